@@ -1,0 +1,38 @@
+/* The pullback._cpu extension module: each kernel family registers its own entry points, so a
+ * new op touches only its family's file. */
+#include <Python.h>
+#define PY_ARRAY_UNIQUE_SYMBOL pb_ARRAY_API
+#include <numpy/arrayobject.h>
+
+int pb_register_elementwise(PyObject *m);
+int pb_register_reduce(PyObject *m);
+int pb_register_copy(PyObject *m);
+int pb_register_dot(PyObject *m);
+int pb_register_view(PyObject *m);
+int pb_set_bf16_typenum(int typenum);
+
+static PyObject *set_bf16(PyObject *self, PyObject *arg) {
+  long num = PyLong_AsLong(arg);
+  if (num == -1 && PyErr_Occurred()) return NULL;
+  pb_set_bf16_typenum((int)num);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+  {"_set_bf16_typenum", set_bf16, METH_O, "Tell the kernels ml_dtypes' bfloat16 type number."},
+  {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_cpu",
+                                    "pullback's C kernels for the CPU backend.", -1, methods};
+
+PyMODINIT_FUNC PyInit__cpu(void) {
+  import_array();
+  PyObject *m = PyModule_Create(&moddef);
+  if (!m) return NULL;
+  if (pb_register_elementwise(m) < 0 || pb_register_reduce(m) < 0 || pb_register_copy(m) < 0 ||
+      pb_register_dot(m) < 0 || pb_register_view(m) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

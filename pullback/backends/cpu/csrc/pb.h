@@ -1,0 +1,72 @@
+/* pullback CPU backend: the shared contract of every kernel family.
+ *
+ * Arrays cross the boundary as NumPy ndarrays (the container); kernels read any strides (zero
+ * for broadcast, negative for flips) and write fresh C-contiguous outputs. Every family walks
+ * memory through the one iteration scheme below (pb_iterate), with a per-dtype inner loop.
+ */
+#ifndef PB_H
+#define PB_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL pb_ARRAY_API
+#include <numpy/arrayobject.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define PB_MAXDIMS 32
+
+/* Hot contiguous loops are compiled three times and picked at load time, so the extension is
+ * built for baseline x86-64 yet uses AVX2/AVX-512 where the machine has them. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PB_NO_CLONES)
+#define PB_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PB_CLONES
+#endif
+
+/* Dtype slots of the per-op loop tables. */
+enum {
+  PB_BOOL, PB_I8, PB_I16, PB_I32, PB_I64, PB_U8, PB_U16, PB_U32, PB_U64,
+  PB_F16, PB_BF16, PB_F32, PB_F64, PB_C64, PB_C128, PB_NDT
+};
+int pb_dtype_slot(PyArray_Descr *d);       /* -1 when the dtype has no slot */
+PyArray_Descr *pb_descr_for_slot(int slot); /* new reference */
+int pb_set_bf16_typenum(int typenum);       /* ml_dtypes' bfloat16 number is known at run time */
+
+/* The inner loop of every strided kernel: n elements, operand i starts at ptrs[i] and advances
+ * by strides[i] bytes. Inputs come first, outputs last. */
+typedef void (*pb_loop_fn)(char **ptrs, const npy_intp *strides, npy_intp n, const void *params);
+
+/* Walks an ndim-dimensional index space of `shape` over nop operands whose byte strides are
+ * strides[op * ndim + d]: drops size-1 dimensions, merges dimensions that are contiguous for
+ * every operand, then calls fn on the innermost dimension. With `threads` > 1 the space is split
+ * into that many contiguous parts run under OpenMP (fn must then be safe to run concurrently on
+ * disjoint output ranges). */
+void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
+                const npy_intp *strides, pb_loop_fn fn, const void *params, int threads);
+
+/* Number of OpenMP threads worth using for `n` elements of work when one thread should get at
+ * least `grain` elements (1 below that). */
+int pb_threads_for(npy_intp n, npy_intp grain);
+
+/* Argument checking shared by the entry points: raise TypeError/ValueError naming the kernel
+ * and the argument, return NULL/-1. */
+PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg);
+PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *descr);
+
+/* A C-contiguous copy of any strided array (new reference, NULL with an exception set). */
+PyArrayObject *pb_copy(PyArrayObject *x);
+
+/* GIL release above this many elements: below it, the ~40 ns of releasing costs more than the
+ * work. */
+#define PB_NOGIL_MIN 16384
+
+/* Family registration, called once from module init. */
+int pb_register_elementwise(PyObject *m);
+int pb_register_reduce(PyObject *m);
+int pb_register_copy(PyObject *m);
+int pb_register_dot(PyObject *m);
+int pb_register_view(PyObject *m);
+
+#endif

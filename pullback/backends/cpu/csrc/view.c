@@ -1,0 +1,84 @@
+/* Zero-copy views (seed 001, Nx View): a new shape, byte strides and byte offset over an
+ * existing array's buffer. Broadcast (zero strides), transpose, slice, flip (negative strides)
+ * and reshape-without-copy are all this one constructor; it checks that every element the view
+ * can reach lies inside the source's memory, so no view can read out of bounds. */
+#include "pb.h"
+
+/* The byte range [lo, hi) that an array's elements occupy relative to its data pointer. */
+static void extent(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp es,
+                   npy_intp *lo, npy_intp *hi) {
+  npy_intp l = 0, h = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] == 0) { *lo = 0; *hi = 0; return; }
+    npy_intp span = (shape[d] - 1) * strides[d];
+    if (span < 0) l += span; else h += span;
+  }
+  *lo = l;
+  *hi = h + es;
+}
+
+static int int_tuple(PyObject *t, npy_intp *out, int max, const char *arg) {
+  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
+    PyErr_Format(PyExc_TypeError, "view: argument '%s' must be a tuple of at most %d ints", arg, max);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); ++i) {
+    out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+    if (out[i] == -1 && PyErr_Occurred()) return -1;
+  }
+  return (int)PyTuple_GET_SIZE(t);
+}
+
+/* view(x, shape, strides, offset) -> ndarray sharing x's buffer */
+static PyObject *view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "view: expected (x, shape, strides, offset)");
+    return NULL;
+  }
+  PyArrayObject *x = pb_arg_array(args[0], "view", "x");
+  if (!x) return NULL;
+  npy_intp shape[PB_MAXDIMS], strides[PB_MAXDIMS];
+  int nd = int_tuple(args[1], shape, PB_MAXDIMS, "shape");
+  if (nd < 0) return NULL;
+  int ns = int_tuple(args[2], strides, PB_MAXDIMS, "strides");
+  if (ns < 0) return NULL;
+  npy_intp offset = PyLong_AsSsize_t(args[3]);
+  if (offset == -1 && PyErr_Occurred()) return NULL;
+  if (ns != nd) {
+    PyErr_SetString(PyExc_ValueError, "view: 'shape' and 'strides' differ in length");
+    return NULL;
+  }
+  for (int d = 0; d < nd; ++d)
+    if (shape[d] < 0) {
+      PyErr_SetString(PyExc_ValueError, "view: negative dimension in 'shape'");
+      return NULL;
+    }
+  PyArray_Descr *descr = PyArray_DESCR(x);
+  npy_intp es = PyDataType_ELSIZE(descr);
+  npy_intp slo, shi, vlo, vhi;
+  extent(PyArray_NDIM(x), PyArray_SHAPE(x), PyArray_STRIDES(x), es, &slo, &shi);
+  extent(nd, shape, strides, es, &vlo, &vhi);
+  if (vhi > vlo && (offset + vlo < slo || offset + vhi > shi)) {
+    PyErr_SetString(PyExc_ValueError, "view: the view reaches outside the source array");
+    return NULL;
+  }
+  Py_INCREF(descr);
+  PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, shape, strides,
+                                     PyArray_BYTES(x) + offset,
+                                     PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+  if (!v) return NULL;
+  Py_INCREF(x);
+  if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) < 0) {
+    Py_DECREF(v);
+    return NULL;
+  }
+  return v;
+}
+
+static PyMethodDef methods[] = {
+  {"view", (PyCFunction)(void (*)(void))view, METH_FASTCALL,
+   "view(x, shape, strides, offset): a zero-copy view of x's buffer (byte strides and offset), "
+   "checked to stay inside x's memory."},
+  {NULL, NULL, 0, NULL}};
+
+int pb_register_view(PyObject *m) { return PyModule_AddFunctions(m, methods); }

@@ -1,0 +1,146 @@
+"""Dtypes, JAX's type-promotion lattice with weak types, and the dtype of Python values.
+
+Python scalars are *weak*: they take the dtype of the array they meet (``x_f16 * 2.0`` stays
+float16). Python floats and lists default to float32 and ints to int32, as in JAX; a NumPy
+float64 array stays float64 (pullback has no global x64 switch).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
+# The tangent dtype of integer and boolean values, as in JAX: a zero-size "no information" type.
+float0 = np.dtype([("float0", np.void, 0)])
+
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
+INEXACT_FLOATS = (bfloat16, float16, float32, float64) + FLOAT8
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bfloat16, float16,
+             float32, float64, complex64, complex128) + FLOAT8
+
+# Defaults for weakly typed Python values.
+DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX = int32, float32, complex64
+
+_SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8",
+          uint16: "u16", uint32: "u32", uint64: "u64", bfloat16: "bf16", float16: "f16",
+          float32: "f32", float64: "f64", complex64: "c64", complex128: "c128", float0: "float0",
+          float8_e4m3fn: "f8_e4m3fn", float8_e5m2: "f8_e5m2", float8_e4m3fnuz: "f8_e4m3fnuz",
+          float8_e5m2fnuz: "f8_e5m2fnuz"}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """The compact name used when printing Jaxprs (``f32``, ``i32``, ``bool``, ...)."""
+    return _SHORT.get(dtype, str(dtype))
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype in INEXACT_FLOATS
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    return dtype.kind == "c"
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    return is_float(dtype) or is_complex(dtype)
+
+
+def is_integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def canonicalize(dtype: Any) -> np.dtype:
+    """A NumPy dtype from anything NumPy or ml_dtypes accepts as a dtype; raises on unsupported."""
+    if dtype is float:
+        return DEFAULT_FLOAT
+    if dtype is int:
+        return DEFAULT_INT
+    if dtype is complex:
+        return DEFAULT_COMPLEX
+    d = np.dtype(dtype)
+    if d not in SUPPORTED and d != float0:
+        raise TypeError(f"dtype {d} is not supported by pullback; supported: "
+                        f"{', '.join(str(s) for s in SUPPORTED)}")
+    return d
+
+
+# ---- promotion lattice (JAX's), with weak categories i*, f*, c* for Python scalars ----
+
+_I, _F, _C = "i*", "f*", "c*"
+_EDGES: dict[Any, tuple] = {
+    bool_: (_I,), _I: (uint8, int8), uint8: (int16, uint16), uint16: (int32, uint32),
+    uint32: (int64, uint64), uint64: (_F,), int8: (int16,), int16: (int32,), int32: (int64,),
+    int64: (_F,), _F: (_C, bfloat16, float16) + FLOAT8, bfloat16: (float32,), float16: (float32,),
+    float32: (float64, complex64), float64: (complex128,), _C: (complex64,),
+    complex64: (complex128,), complex128: (),
+    **{f8: () for f8 in FLOAT8},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _upper_bounds(node: Any) -> frozenset:
+    out = {node}
+    for nxt in _EDGES[node]:
+        out |= _upper_bounds(nxt)
+    return frozenset(out)
+
+
+def _node(dtype: np.dtype, weak: bool) -> Any:
+    if weak and dtype != bool_:
+        return _I if is_integer(dtype) else _F if is_float(dtype) else _C
+    return dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(nodes: tuple) -> Any:
+    common = frozenset.intersection(*(_upper_bounds(n) for n in nodes))
+    # the least upper bound is the common bound that every other common bound lies above
+    for c in common:
+        if all(o in _upper_bounds(c) for o in common):
+            return c
+    raise TypeError(f"no implicit promotion between {', '.join(str(n) for n in nodes)}; "
+                    "convert explicitly with .astype")
+
+
+def promote(dtypes_and_weak: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+    """The result dtype and weakness of combining values of these (dtype, weak) kinds."""
+    nodes = tuple(_node(d, w) for d, w in dtypes_and_weak)
+    j = _join(nodes)
+    if isinstance(j, str):  # every input was weak: keep the widest weak input's dtype
+        weak_dtypes = [d for d, w in dtypes_and_weak if w]
+        cat = {_I: "iu", _F: "f", _C: "c"}[j]
+        cands = [d for d in weak_dtypes if d.kind in cat or (cat == "f" and d in INEXACT_FLOATS)]
+        if cands:
+            return max(cands, key=lambda d: d.itemsize), True
+        return {_I: DEFAULT_INT, _F: DEFAULT_FLOAT, _C: DEFAULT_COMPLEX}[j], True
+    return j, False
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """The dtype JAX's lattice gives two (strong) dtypes, as ``jnp.promote_types``."""
+    return promote(((canonicalize(a), False), (canonicalize(b), False)))[0]
+
+
+def dtype_of_python(x: Any) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of a Python scalar."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool_, False
+    if isinstance(x, int):
+        return DEFAULT_INT, True
+    if isinstance(x, float):
+        return DEFAULT_FLOAT, True
+    if isinstance(x, complex):
+        return DEFAULT_COMPLEX, True
+    raise TypeError(f"{type(x).__name__} is not a valid pullback value")

@@ -1,0 +1,68 @@
+"""Stride arithmetic of zero-copy views (seed 001, Nx View).
+
+Each function maps a source layout (shape, byte strides) to the layout of a view, or None when
+the view cannot share memory (reshape of a non-mergeable layout), in which case the caller
+copies first. Offsets are in bytes from the source's first element.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def broadcast_in_dim(shape: Sequence[int], strides: Sequence[int], out_shape: Sequence[int],
+                     dims: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    out = [0] * len(out_shape)
+    for i, d in enumerate(dims):
+        out[d] = strides[i] if shape[i] == out_shape[d] else 0
+    return tuple(out_shape), tuple(out), 0
+
+
+def transpose(shape: Sequence[int], strides: Sequence[int],
+              perm: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    return tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), 0
+
+
+def reshape(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int],
+            itemsize: int) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """The view of a reshape, or None if the memory layout needs a copy."""
+    new_shape = tuple(new_shape)
+    size = 1
+    for d in shape:
+        size *= d
+    if size <= 1:  # any strides address 0 or 1 elements
+        return new_shape, tuple(itemsize for _ in new_shape), 0
+    old = [(d, s) for d, s in zip(shape, strides) if d != 1]
+    odims = [d for d, _ in old]
+    ostr = [s for _, s in old]
+    nd = len(new_shape)
+    nstr = [0] * nd
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < nd and oi < len(odims):
+        np_, op = new_shape[ni], odims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= odims[oj]
+                oj += 1
+        for k in range(oi, oj - 1):  # the merged source dims must be contiguous
+            if ostr[k] != odims[k + 1] * ostr[k + 1]:
+                return None
+        nstr[nj - 1] = ostr[oj - 1]
+        for k in range(nj - 1, ni, -1):
+            nstr[k - 1] = nstr[k] * new_shape[k]
+        ni, nj = nj, nj + 1
+        oi, oj = oj, oj + 1
+    last = nstr[ni - 1] if ni > 0 else itemsize
+    for k in range(ni, nd):  # trailing size-1 dimensions
+        nstr[k] = last
+    return new_shape, tuple(nstr), 0
+
+
+def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    out, acc = [], itemsize
+    for d in reversed(tuple(shape)):
+        out.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(out))

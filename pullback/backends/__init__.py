@@ -1,0 +1,60 @@
+"""Backends: run one primitive on concrete values.
+
+Eager execution is one kernel call per primitive: the primitive's abstract evaluation checks
+the operands (raising the user-facing errors), then its ``cpu`` rule runs the C kernel on the
+operands' NumPy views. With ``config.backend == "reference"`` (or for a primitive without a
+kernel, counted in ``fallbacks``) its NumPy reference runs instead.
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..config import config
+from ..tracer import core
+from ..tracer.array import Array
+from ..tracer.avals import ShapedArray
+from .cpu import kernels
+
+fallbacks: collections.Counter = collections.Counter()
+
+
+def to_ndarray(x: Any, aval: ShapedArray) -> np.ndarray:
+    if type(x) is Array:
+        return x._value
+    if isinstance(x, np.ndarray) and x.dtype == aval.dtype:
+        return x
+    return np.asarray(x, dtype=aval.dtype)
+
+
+def _run(prim: core.Primitive, vals: list[np.ndarray], params: dict) -> Any:
+    cpu = prim.cpu
+    if config.backend == "cpu" and cpu:
+        return cpu(kernels, *vals, **params)
+    if config.backend == "cpu":
+        fallbacks[prim.name] += 1
+    return prim.rule("reference")(*vals, **params)
+
+
+def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
+    if getattr(prim.cpu, "interpreted", False):
+        # higher-order primitives (jit, control flow) run their sub-Jaxprs on Arrays
+        return prim.cpu(*args, **params)
+    avals = [core.get_aval(a) for a in args]
+    out_aval = prim.rule("abstract_eval")(*avals, **params)
+    vals = [to_ndarray(a, av) for a, av in zip(args, avals)]
+    out = _run(prim, vals, params)
+    if prim.multiple_results:
+        return [_wrap(o, a) for o, a in zip(out, out_aval)]
+    return _wrap(out, out_aval)
+
+
+def _wrap(x: Any, aval: ShapedArray) -> Array:
+    if not isinstance(x, np.ndarray) or x.dtype != aval.dtype:
+        x = np.asarray(x, dtype=aval.dtype)
+    return Array(x, aval.weak_type)
+
+
+core.set_eval_impl(eval_impl)

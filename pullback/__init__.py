@@ -1,0 +1,17 @@
+"""pullback: JAX-style function transformations on C kernels for the CPU.
+
+Write NumPy-style code with ``pullback.numpy``; transform it with ``jit`` (and, as they land,
+``grad``, ``vmap``, ``custom_vjp``, ...); inspect what is traced with ``make_jaxpr``.
+"""
+from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
+from . import lax, numpy, tree_util  # noqa: F401
+from .config import config  # noqa: F401
+from .tracer.array import Array  # noqa: F401
+from .tracer.avals import ShapeDtypeStruct, ShapedArray  # noqa: F401
+from .tracer.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
+                            TracerBoolConversionError, TracerIntegerConversionError,
+                            UnexpectedTracerError)
+from .transforms.jit import jit  # noqa: F401
+from .transforms.make_jaxpr import make_jaxpr  # noqa: F401
+
+__version__ = "0.1.0"

@@ -9,6 +9,12 @@ int pb_register_reduce(PyObject *m);
 int pb_register_copy(PyObject *m);
 int pb_register_dot(PyObject *m);
 int pb_register_view(PyObject *m);
+int pb_register_cast(PyObject *m);
+int pb_register_sort(PyObject *m);
+int pb_register_gather(PyObject *m);
+int pb_register_unfold(PyObject *m);
+int pb_register_random(PyObject *m);
+int pb_register_movement(PyObject *m);
 int pb_set_bf16_typenum(int typenum);
 
 static PyObject *set_bf16(PyObject *self, PyObject *arg) {
@@ -29,10 +35,14 @@ PyMODINIT_FUNC PyInit__cpu(void) {
   import_array();
   PyObject *m = PyModule_Create(&moddef);
   if (!m) return NULL;
-  if (pb_register_elementwise(m) < 0 || pb_register_reduce(m) < 0 || pb_register_copy(m) < 0 ||
-      pb_register_dot(m) < 0 || pb_register_view(m) < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
+  int (*const families[])(PyObject *) = {
+      pb_register_elementwise, pb_register_reduce, pb_register_copy, pb_register_dot,
+      pb_register_view, pb_register_cast, pb_register_sort, pb_register_gather,
+      pb_register_unfold, pb_register_random, pb_register_movement};
+  for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); ++i)
+    if (families[i](m) < 0) {
+      Py_DECREF(m);
+      return NULL;
+    }
   return m;
 }

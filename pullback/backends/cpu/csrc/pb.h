@@ -25,6 +25,27 @@
 #define PB_CLONES
 #endif
 
+/* Half types. float16 is the compiler's _Float16 (IEEE binary16; conversions round to nearest
+ * even). bfloat16 is carried as its uint16 bits: the upper half of a float32. Kernels compute
+ * both in float32 and round once on store. */
+typedef _Float16 pb_f16;
+typedef uint16_t pb_bf16;
+
+static inline float pb_bf16_to_f32(pb_bf16 b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+static inline pb_bf16 pb_f32_to_bf16(float f) {
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (pb_bf16)((u >> 16) | 0x40); /* quiet NaN */
+  u += 0x7fffu + ((u >> 16) & 1u);                                          /* nearest even */
+  return (pb_bf16)(u >> 16);
+}
+
 /* Dtype slots of the per-op loop tables. */
 enum {
   PB_BOOL, PB_I8, PB_I16, PB_I32, PB_I64, PB_U8, PB_U16, PB_U32, PB_U64,
@@ -68,5 +89,11 @@ int pb_register_reduce(PyObject *m);
 int pb_register_copy(PyObject *m);
 int pb_register_dot(PyObject *m);
 int pb_register_view(PyObject *m);
+int pb_register_cast(PyObject *m);
+int pb_register_sort(PyObject *m);
+int pb_register_gather(PyObject *m);
+int pb_register_unfold(PyObject *m);
+int pb_register_random(PyObject *m);
+int pb_register_movement(PyObject *m);
 
 #endif

@@ -1,0 +1,23 @@
+"""How lax functions prepare operands before binding a primitive."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..tracer import core, dtypes
+from ..tracer.array import Array
+
+ArrayLike = Any
+
+
+def scalars_to(args: Sequence[Any]) -> list[Any]:
+    """Python scalars become weakly typed arrays of the array operands' dtype."""
+    ref = next((a for a in args if not isinstance(a, (bool, int, float, complex))), None)
+    out = []
+    for a in args:
+        if isinstance(a, (bool, int, float, complex)):
+            dt, weak = dtypes.dtype_of_python(a) if ref is None else (core.get_aval(ref).dtype, True)
+            a = Array(np.asarray(a, dt), weak)
+        out.append(a)
+    return out

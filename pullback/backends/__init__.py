@@ -38,23 +38,47 @@ def _run(prim: core.Primitive, vals: list[np.ndarray], params: dict) -> Any:
     return prim.rule("reference")(*vals, **params)
 
 
+# Output avals of eager calls, by (primitive, input avals, params): abstract evaluation (and its
+# checks) runs once per signature, as it does under jit.
+_out_avals: dict = {}
+_MAX_CACHED = 65536
+
+
+def _out_aval(prim: core.Primitive, avals: tuple, params: dict) -> Any:
+    try:
+        key = (prim, avals, tuple(params.items()))
+        return _out_avals[key]
+    except KeyError:
+        out = prim.rule("abstract_eval")(*avals, **params)
+        if len(_out_avals) >= _MAX_CACHED:
+            _out_avals.clear()
+        _out_avals[key] = out
+        return out
+    except TypeError:  # an unhashable parameter: check every time
+        return prim.rule("abstract_eval")(*avals, **params)
+
+
 def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
-    if getattr(prim.cpu, "interpreted", False):
+    cpu = prim.cpu
+    if getattr(cpu, "interpreted", False):
         # higher-order primitives (jit, control flow) run their sub-Jaxprs on Arrays
-        return prim.cpu(*args, **params)
-    avals = [core.get_aval(a) for a in args]
-    out_aval = prim.rule("abstract_eval")(*avals, **params)
-    vals = [to_ndarray(a, av) for a, av in zip(args, avals)]
-    out = _run(prim, vals, params)
+        return cpu(*args, **params)
+    avals = tuple([a._aval if type(a) is Array else core.get_aval(a) for a in args])
+    out_aval = _out_aval(prim, avals, params)
+    vals = [a._value if type(a) is Array else to_ndarray(a, av) for a, av in zip(args, avals)]
+    if cpu and config.backend == "cpu":
+        out = cpu(kernels, *vals, **params)
+    else:
+        out = _run(prim, vals, params)
     if prim.multiple_results:
         return [_wrap(o, a) for o, a in zip(out, out_aval)]
     return _wrap(out, out_aval)
 
 
 def _wrap(x: Any, aval: ShapedArray) -> Array:
-    if not isinstance(x, np.ndarray) or x.dtype != aval.dtype:
+    if type(x) is not np.ndarray or x.dtype != aval.dtype:
         x = np.asarray(x, dtype=aval.dtype)
-    return Array(x, aval.weak_type)
+    return Array._new(x, aval)
 
 
 core.set_eval_impl(eval_impl)

@@ -2,6 +2,7 @@
 their arguments before binding a primitive."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -9,41 +10,114 @@ import numpy as np
 from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
+from ..tracer.avals import ShapedArray
 from ..tracer.shapes import broadcast_shapes
 
+_SCALARS = (bool, int, float, complex)
 
-def promote_args(op: str, *args: Any) -> list[Any]:
-    """Operands converted to their common dtype (JAX's lattice) and broadcast to their
-    common shape (0-d operands stay 0-d: element-wise primitives broadcast them)."""
-    return broadcast_args(op, *promote_dtypes(op, *args))
+
+def aval_of(x: Any) -> ShapedArray:
+    return x._aval if type(x) is Array else core.get_aval(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _promoted(kinds: tuple) -> tuple[np.dtype, bool]:
+    return dtypes.promote(kinds)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalar_array(value: Any, kind: type, dtype: np.dtype, weak: bool) -> Array:
+    # Python scalars recur (1.0, 0.5, 2): one immutable Array each, made once
+    return Array(np.asarray(value, dtype), weak)
+
+
+def scalar_array(value: Any, dtype: np.dtype, weak: bool) -> Array:
+    try:
+        return _scalar_array(value, type(value), dtype, weak)
+    except TypeError:  # unhashable (never for Python scalars, but NumPy scalars may be odd)
+        return Array(np.asarray(value, dtype), weak)
+
+
+def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
+    """``x`` (an Array, tracer, NumPy value or Python scalar) as ``dtype``."""
+    if isinstance(x, _SCALARS):
+        return scalar_array(x, dtype, weak)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Array(np.asarray(x, dtype), weak)
+    av = aval_of(x)
+    if av.dtype == dtype and av.weak_type == weak:
+        return x
+    from ..lax import convert_element_type_p_bind  # the conversion primitive (lax/_conversion)
+    return convert_element_type_p_bind(x, dtype, weak)
 
 
 def promote_dtypes(op: str, *args: Any) -> list[Any]:
     """Operands converted to their common dtype (JAX's lattice); Python scalars become weakly
-    typed arrays."""
-    avals = [core.get_aval(a) for a in args]
-    dt, weak = dtypes.promote(tuple((a.dtype, a.weak_type) for a in avals))
-    out = []
-    for a, av in zip(args, avals):
-        if isinstance(a, (bool, int, float, complex, np.generic, np.ndarray)):
-            a = Array(np.asarray(a, dt), weak)
-        elif av.dtype != dt:
-            raise TypeError(f"{op}: operands of dtypes {', '.join(str(x.dtype) for x in avals)} "
-                            "need convert_element_type (issue 3)")
-        out.append(a)
+    typed arrays of that dtype."""
+    avals = [aval_of(a) for a in args]
+    dt, weak = _promoted(tuple((a.dtype, a.weak_type) for a in avals))
+    return [a if av.dtype == dt and (av.weak_type == weak or not isinstance(a, _SCALARS))
+            and not isinstance(a, _SCALARS + (np.ndarray, np.generic))
+            else convert(a, dt, weak and av.weak_type) for a, av in zip(args, avals)]
+
+
+def promote_dtypes_inexact(op: str, *args: Any) -> list[Any]:
+    """As promote_dtypes, then integers and bools become the default float (float32), as
+    jnp.sin or jnp.true_divide do."""
+    out = promote_dtypes(op, *args)
+    av = aval_of(out[0]) if out else None
+    if av is not None and not dtypes.is_inexact(av.dtype):
+        out = [convert(a, dtypes.DEFAULT_FLOAT, av.weak_type) for a in out]
+    return out
+
+
+def promote_dtypes_numeric(op: str, *args: Any) -> list[Any]:
+    """As promote_dtypes, then bool becomes int32 (for arithmetic that bool lacks)."""
+    out = promote_dtypes(op, *args)
+    if out and aval_of(out[0]).dtype == dtypes.bool_:
+        out = [convert(a, dtypes.DEFAULT_INT, False) for a in out]
     return out
 
 
 def broadcast_args(op: str, *args: Any) -> list[Any]:
-    """Operands broadcast to their common shape, except 0-d ones."""
-    out = list(args)
-    avals = [core.get_aval(a) for a in args]
+    """Operands broadcast to their common shape, except 0-d ones (element-wise primitives
+    broadcast those themselves)."""
+    avals = [aval_of(a) for a in args]
     shapes = [av.shape for av in avals if av.ndim]
-    if shapes and any(s != shapes[0] for s in shapes):
-        target = broadcast_shapes(*shapes, op=op)
-        out = [broadcast_to_shape(a, av.shape, target) if av.ndim else a
-               for a, av in zip(out, avals)]
-    return out
+    if not shapes or all(s == shapes[0] for s in shapes):
+        return list(args)
+    target = broadcast_shapes(*shapes, op=op)
+    return [broadcast_to_shape(a, av.shape, target) if av.ndim else a
+            for a, av in zip(args, avals)]
+
+
+def _same_avals(args: tuple) -> bool:
+    """All operands are arrays or tracers of one aval (nothing to promote or broadcast)."""
+    first = None
+    for a in args:
+        if isinstance(a, _SCALARS) or not hasattr(a, "aval"):
+            return False
+        av = a._aval if type(a) is Array else a.aval
+        if first is None:
+            first = av
+        elif av is not first and av != first:
+            return False
+    return True
+
+
+def promote_args(op: str, *args: Any) -> list[Any]:
+    """promote_dtypes, then broadcast_args."""
+    if _same_avals(args):
+        return list(args)
+    return broadcast_args(op, *promote_dtypes(op, *args))
+
+
+def promote_args_inexact(op: str, *args: Any) -> list[Any]:
+    return broadcast_args(op, *promote_dtypes_inexact(op, *args))
+
+
+def promote_args_numeric(op: str, *args: Any) -> list[Any]:
+    return broadcast_args(op, *promote_dtypes_numeric(op, *args))
 
 
 def broadcast_to_shape(x: Any, shape: tuple[int, ...], target: tuple[int, ...]) -> Any:

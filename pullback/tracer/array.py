@@ -27,6 +27,15 @@ class Array:
         self._value = value
         self._aval = ShapedArray(value.shape, value.dtype, weak_type)
 
+    @classmethod
+    def _new(cls, value: np.ndarray, aval: ShapedArray) -> "Array":
+        """An Array over ``value`` whose abstract value is already known (the fast path of
+        every kernel result: no new ShapedArray)."""
+        a = object.__new__(cls)
+        a._value = value
+        a._aval = aval
+        return a
+
     @property
     def aval(self) -> ShapedArray:
         return self._aval

@@ -109,12 +109,14 @@ class MainTrace:
 
 
 class _TraceState:
-    __slots__ = ("stack", "dynamic")
+    __slots__ = ("stack", "dynamic", "eager")
 
     def __init__(self) -> None:
         base = MainTrace(0, EvalTrace, None, "eval")
         self.stack: list[MainTrace] = [base]
         self.dynamic: MainTrace = base
+        # True while no transformation is active: every bind then evaluates directly
+        self.eager = True
 
 
 @contextlib.contextmanager
@@ -127,11 +129,13 @@ def new_main(trace_type: type, payload: Any = None, *, dynamic: bool = False,
     prev_dynamic = state.dynamic
     if dynamic:
         state.dynamic = main
+    state.eager = False
     try:
         yield main
     finally:
         state.dynamic = prev_dynamic
         stack.pop()
+        state.eager = len(stack) == 1
         main.alive = False
 
 
@@ -156,6 +160,11 @@ def find_top_trace(args: Sequence[Any]) -> "Trace":
 
 
 def bind(prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+    if state.eager:  # no transformation active: any tracer here has escaped its trace
+        for a in args:
+            if isinstance(a, Tracer):
+                raise escaped_tracer_error(a)
+        return _eval_impl(prim, args, params)
     trace = find_top_trace(args)
     tracers = [trace.full_raise(a) for a in args]
     out = trace.process_primitive(prim, tracers, params)

@@ -7,6 +7,7 @@ element-wise ops broadcast.
 from ._conversion import *  # noqa: F401,F403
 from ._dot import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
+from ._full import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._movement import *  # noqa: F401,F403
 from ._random_bits import *  # noqa: F401,F403

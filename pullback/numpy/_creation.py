@@ -1,39 +1,58 @@
-"""Array creation from Python and NumPy data."""
+"""Array creation: from data, filled, ranges, grids, triangular and diagonal matrices."""
 from __future__ import annotations
 
-from typing import Any
+import math
+import operator
+from typing import Any, Sequence
 
 import numpy as np
 
+from .. import lax
+from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
+from ..tracer.shapes import check_shape
+
+ArrayLike = Any
 
 
 def _python_default(x: np.ndarray) -> np.dtype:
-    # Python data defaults to 32-bit types (JAX's defaults); NumPy data keeps its dtype.
-    return {"f": dtypes.DEFAULT_FLOAT, "i": dtypes.DEFAULT_INT,
-            "c": dtypes.DEFAULT_COMPLEX}.get(x.dtype.kind, x.dtype) if x.dtype.itemsize == 8 or \
-        x.dtype.kind == "c" else x.dtype
+    # Python data defaults to 32-bit types (JAX's defaults); NumPy data keeps its dtype
+    if x.dtype.kind == "f" and x.dtype.itemsize == 8:
+        return dtypes.DEFAULT_FLOAT
+    if x.dtype.kind in "iu" and x.dtype.itemsize == 8:
+        return dtypes.DEFAULT_INT
+    if x.dtype.kind == "c":
+        return dtypes.DEFAULT_COMPLEX
+    return x.dtype
 
 
-def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+def _contains_numpy(a: Any) -> bool:
+    if isinstance(a, (np.ndarray, np.generic)):
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_contains_numpy(x) for x in a)
+    return False
+
+
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
+            copy: bool | None = None) -> Any:
     """An Array from ``a`` (Array, tracer, NumPy array, scalar or nested sequence).
 
     Args:
-      a: the data. Arrays and traced values pass through unchanged (when ``dtype`` matches).
+      a: the data. Arrays and traced values pass through (converted when ``dtype`` differs).
       dtype: the result dtype; by default NumPy data keeps its dtype and Python data becomes
-        float32 / int32 / complex64 / bool.
+        float32 / int32 / complex64 / bool (Python scalars are weakly typed).
+      order: accepted for NumPy compatibility ("C" or None).
       copy: accepted for NumPy compatibility; Arrays are immutable, so never observable.
 
     Returns:
       An Array (or the traced value, under a transformation).
     """
+    from ._promotion import convert
     want = None if dtype is None else dtypes.canonicalize(dtype)
     if isinstance(a, (Array, core.Tracer)):
-        if want is None or want == a.dtype:
-            return a
-        raise TypeError("asarray: converting between dtypes needs convert_element_type "
-                        "(issue 3)")
+        return a if want is None else convert(a, want)
     if isinstance(a, (bool, int, float, complex)):
         dt, weak = dtypes.dtype_of_python(a)
         return Array(np.asarray(a, want or dt), weak and want is None)
@@ -41,28 +60,64 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
         v = np.array(a, dtype=want, copy=True)  # the caller may mutate their NumPy array later
         dtypes.canonicalize(v.dtype)
         return Array(v)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, (list, tuple)) and any(isinstance(x, (Array, core.Tracer)) or
+                                            (isinstance(x, (list, tuple)) and _has_traced(x))
+                                            for x in a):
+        from ._shape import stack
+        return stack([asarray(x, dtype) for x in a])
     v = np.asarray(a)
     if v.dtype == object:
         raise TypeError(f"asarray: cannot make an array from {type(a).__name__} with "
                         "elements of mixed or non-numeric types")
-    return Array(np.asarray(v, dtype=want or _python_default(v)))
+    default = v.dtype if _contains_numpy(a) else _python_default(v)
+    return Array(np.asarray(v, dtype=want or default))
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """An Array holding ``object``'s data; see :func:`asarray`."""
-    return asarray(object, dtype=dtype)
+def _has_traced(x: Any) -> bool:
+    if isinstance(x, (Array, core.Tracer)):
+        return True
+    return isinstance(x, (list, tuple)) and any(_has_traced(y) for y in x)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    """An array of ``shape`` filled with ``fill_value`` (a zero-copy broadcast of one value)."""
-    from ..primitives.movement import broadcast_in_dim_p
-    from ..tracer.shapes import check_shape
-    shape = check_shape((shape,) if isinstance(shape, int) else shape, "full")
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",  # noqa: A002
+          ndmin: int = 0) -> Any:
+    """An Array holding ``object``'s data (see :func:`asarray`), with at least ``ndmin`` dims."""
+    out = asarray(object, dtype=dtype)
+    nd = core.get_aval(out).ndim
+    if ndmin > nd:
+        from ._shape import reshape
+        out = reshape(out, (1,) * (ndmin - nd) + core.get_aval(out).shape)
+    return out
+
+
+def copy(a: ArrayLike, order: str | None = None) -> Any:
+    """A copy of ``a`` (Arrays are immutable, so the same values)."""
+    return asarray(a)
+
+
+def _shape_arg(shape: Any, name: str) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__") and
+                                                not hasattr(shape, "__len__")):
+        shape = (operator.index(shape),)
+    return check_shape(shape, name)
+
+
+def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (a zero-copy broadcast of one value).
+
+    ``fill_value`` may also be an array broadcastable to ``shape``.
+    """
+    from ._promotion import convert
+    from ._shape import broadcast_to
+    shape = _shape_arg(shape, "full")
     v = asarray(fill_value, dtype=dtype)
-    if isinstance(v, Array) and v.weak_type:
-        v = Array(v._value, False)
-    if core.get_aval(v).ndim:
-        raise ValueError("full: argument 'fill_value' must be a scalar")
+    if isinstance(v, Array) and v.weak_type and dtype is None:
+        v = convert(v, v.dtype)  # the result of full is strongly typed, as in JAX
+    av = core.get_aval(v)
+    if av.ndim:
+        return broadcast_to(v, shape)
     return broadcast_in_dim_p.bind(v, shape=shape, broadcast_dimensions=())
 
 
@@ -74,3 +129,242 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (float32 by default)."""
     return full(shape, 1, dtypes.canonicalize(dtype or float))
+
+
+def empty(shape: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` (zeros: pullback arrays are never uninitialized)."""
+    return zeros(shape, dtype)
+
+
+def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
+    av = core.get_aval(asarray(a))
+    return (av.shape if shape is None else _shape_arg(shape, name),
+            av.dtype if dtype is None else dtypes.canonicalize(dtype))
+
+
+def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
+    """An array like ``a`` (its shape and dtype unless given) filled with ``fill_value``."""
+    shape, dt = _like("full_like", a, dtype, shape)
+    return full(shape, fill_value, dt)
+
+
+def zeros_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
+    """Zeros with ``a``'s shape and dtype."""
+    return full_like(a, 0, dtype, shape)
+
+
+def ones_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
+    """Ones with ``a``'s shape and dtype."""
+    return full_like(a, 1, dtype, shape)
+
+
+def empty_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
+    """Zeros with ``a``'s shape and dtype."""
+    return zeros_like(a, dtype, shape)
+
+
+# ---- ranges ----
+
+def _static_number(x: Any, name: str, arg: str) -> Any:
+    if isinstance(x, core.Tracer):
+        from ..tracer.errors import ConcretizationTypeError
+        raise ConcretizationTypeError(
+            f"{name}: argument '{arg}' must be a concrete number (the output size depends on "
+            "it); mark it static under jit")
+    return x.item() if isinstance(x, (Array, np.ndarray, np.generic)) else x
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
+    """Evenly spaced values in [start, stop) with spacing ``step``, as NumPy.
+
+    Integers give int32 and floats float32 by default; ``start``/``stop``/``step`` must be
+    concrete (the length depends on them).
+    """
+    start = _static_number(start, "arange", "start")
+    stop = None if stop is None else _static_number(stop, "arange", "stop")
+    step = None if step is None else _static_number(step, "arange", "step")
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if step == 0:
+        raise ValueError("arange: argument 'step' must not be zero")
+    n = max(int(math.ceil((stop - start) / step)), 0)
+    if dtype is None:
+        is_float = any(isinstance(v, float) or (isinstance(v, np.floating))
+                       for v in (start, stop, step))
+        dt = dtypes.DEFAULT_FLOAT if is_float else dtypes.DEFAULT_INT
+    else:
+        dt = dtypes.canonicalize(dtype)
+    i = lax.iota(dt, n)
+    if step != 1:
+        i = lax.mul(i, lax.full_like(i, step))
+    if start != 0:
+        i = lax.add(i, lax.full_like(i, start))
+    return i
+
+
+def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive when ``endpoint``).
+
+    ``start`` and ``stop`` may be arrays; the new axis goes at ``axis``.
+    """
+    from ._promotion import convert, promote_dtypes_inexact
+    from ._shape import broadcast_arrays, expand_dims, moveaxis, reshape
+    from ._ufuncs import add, multiply, subtract, true_divide, where
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    start, stop = promote_dtypes_inexact("linspace", start, stop)
+    start, stop = broadcast_arrays(start, stop)
+    ct = core.get_aval(start).dtype
+    div = (num - 1) if endpoint else num
+    step = true_divide(subtract(stop, start), max(div, 1))
+    bshape = core.get_aval(start).shape
+    t = reshape(lax.iota(ct, num), (num,) + (1,) * len(bshape))
+    out = add(expand_dims(start, 0), multiply(t, expand_dims(step, 0)))
+    if endpoint and num > 1:
+        last = lax.broadcasted_iota(dtypes.int32, (num,) + bshape, 0)
+        out = where(lax.eq(last, lax.full_like(last, num - 1)), expand_dims(stop, 0), out)
+    out = moveaxis(out, 0, axis) if bshape else out
+    if dtype is not None:
+        dt = dtypes.canonicalize(dtype)
+        if dtypes.is_integer(dt):
+            from ._ufuncs import floor
+            out = floor(out)
+        out = convert(out, dt)
+    return (out, step) if retstep else out
+
+
+def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
+             base: ArrayLike = 10.0, dtype: Any = None, axis: int = 0) -> Any:
+    """``base ** linspace(start, stop, num)``."""
+    from ._promotion import convert
+    from ._ufuncs import power
+    out = power(base, linspace(start, stop, num, endpoint, axis=axis))
+    return out if dtype is None else convert(out, dtypes.canonicalize(dtype))
+
+
+def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
+              dtype: Any = None, axis: int = 0) -> Any:
+    """Values spaced evenly on a log scale from ``start`` to ``stop``."""
+    from ._ufuncs import log10
+    return logspace(log10(start), log10(stop), num, endpoint, 10.0, dtype, axis)
+
+
+# ---- matrices ----
+
+def _tri_mask(n: int, m: int, k: int) -> Any:
+    rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
+    return lax.ge(lax.add(rows, lax.full_like(rows, k)), cols)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    """A 2-D array with ones on the ``k``-th diagonal, zeros elsewhere."""
+    from ._promotion import convert
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    k = operator.index(k)
+    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
+    mask = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
+    return convert(mask, dtypes.canonicalize(dtype or float))
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    """The ``n`` x ``n`` identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    """Ones at and below the ``k``-th diagonal."""
+    from ._promotion import convert
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    return convert(_tri_mask(N, M, operator.index(k)), dtypes.canonicalize(dtype or float))
+
+
+def tril(m: ArrayLike, k: int = 0) -> Any:
+    """``m`` with the elements above the ``k``-th diagonal zeroed (last two axes)."""
+    from ._ufuncs import where
+    m = asarray(m)
+    av = core.get_aval(m)
+    if av.ndim < 2:
+        raise ValueError("tril: argument 'm' must be at least 2-D")
+    return where(_tri_mask(av.shape[-2], av.shape[-1], k), m, lax.full_like(m, 0))
+
+
+def triu(m: ArrayLike, k: int = 0) -> Any:
+    """``m`` with the elements below the ``k``-th diagonal zeroed (last two axes)."""
+    from ._ufuncs import where
+    m = asarray(m)
+    av = core.get_aval(m)
+    if av.ndim < 2:
+        raise ValueError("triu: argument 'm' must be at least 2-D")
+    return where(_tri_mask(av.shape[-2], av.shape[-1], k - 1), lax.full_like(m, 0), m)
+
+
+def diag(v: ArrayLike, k: int = 0) -> Any:
+    """The ``k``-th diagonal of a 2-D ``v``, or a 2-D array with 1-D ``v`` on it."""
+    from ._indexing import take
+    from ._linalg import diagonal
+    from ._ufuncs import where
+    v = asarray(v)
+    av = core.get_aval(v)
+    if av.ndim == 2:
+        return diagonal(v, k)
+    if av.ndim != 1:
+        raise ValueError("diag: argument 'v' must be 1-D or 2-D")
+    n = av.shape[0] + abs(k)
+    rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+    on = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
+    idx = rows if k >= 0 else cols
+    vals = take(v, idx, mode="clip") if av.shape[0] else lax.full_like(rows, 0, av.dtype)
+    return where(on, vals, lax.full_like(vals, 0))
+
+
+def diagflat(v: ArrayLike, k: int = 0) -> Any:
+    """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
+    from ._shape import ravel
+    return diag(ravel(v), k)
+
+
+def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Any]:
+    """Coordinate matrices from coordinate vectors ("xy" Cartesian or "ij" matrix indexing)."""
+    from ._shape import broadcast_to, ravel, reshape
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: argument 'indexing' must be 'xy' or 'ij', got {indexing!r}")
+    xs = [ravel(asarray(x)) for x in xi]
+    n = len(xs)
+    shape = [core.get_aval(x).shape[0] for x in xs]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xs):
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        s = [1] * n
+        s[pos] = core.get_aval(x).shape[0]
+        g = reshape(x, tuple(s))
+        out.append(g if sparse else broadcast_to(g, tuple(shape)))
+    return out
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    """The grid of indices of an array of shape ``dimensions`` (stacked, or a sparse tuple)."""
+    from ._shape import stack
+    dims = check_shape(dimensions, "indices")
+    dt = dtypes.canonicalize(dtype or int)
+    grids = []
+    for i, d in enumerate(dims):
+        if sparse:
+            s = [1] * len(dims)
+            s[i] = d
+            grids.append(lax.broadcasted_iota(dt, tuple(s), i))
+        else:
+            grids.append(lax.broadcasted_iota(dt, dims, i))
+    return tuple(grids) if sparse else stack(grids) if grids else zeros((0,), dt)

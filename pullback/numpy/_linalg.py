@@ -1,50 +1,261 @@
-"""Products: matmul and dot, lowered to dot_general."""
+"""Products: matmul, dot, vdot, inner, outer, tensordot, einsum, kron; trace and diagonal.
+
+Every contraction lowers to one dot_general (batched BLAS on the CPU). einsum takes its
+pairwise contraction order from opt_einsum.
+"""
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
 
+import numpy as np
+import opt_einsum
+
+from .. import lax
 from ..primitives.dot import dot_general_p
-from ..tracer import core
-from ..tracer.shapes import broadcast_shapes
-from ._promotion import broadcast_to_shape, promote_dtypes
-from ._shape import reshape
+from ..tracer import dtypes
+from ..tracer.shapes import broadcast_shapes, canonicalize_axis
+from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
+from ._shape import moveaxis, ravel, reshape, transpose
 from ._ufuncs import multiply
 
+ArrayLike = Any
 
-def matmul(a: Any, b: Any, /) -> Any:
+
+def _dot(a: Any, b: Any, contract: tuple, batch: tuple, preferred: Any = None) -> Any:
+    if aval_of(a).dtype == dtypes.bool_:  # logical or of ands, via an integer count
+        r = _dot(convert(a, dtypes.int32), convert(b, dtypes.int32), contract, batch)
+        return lax.ne(r, lax.full_like(r, 0))
+    return dot_general_p.bind(a, b, dimension_numbers=(contract, batch), precision=None,
+                              preferred_element_type=preferred)
+
+
+def matmul(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's ``@`` semantics (1-D operands promoted, batch dims
     broadcast)."""
     a, b = promote_dtypes("matmul", a, b)
-    av, bv = core.get_aval(a), core.get_aval(b)
+    av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
         raise ValueError("matmul: operands must be at least 1-D (use multiply for scalars)")
     a2 = reshape(a, (1,) + av.shape) if av.ndim == 1 else a
     b2 = reshape(b, bv.shape + (1,)) if bv.ndim == 1 else b
-    as_, bs = core.get_aval(a2).shape, core.get_aval(b2).shape
+    as_, bs = aval_of(a2).shape, aval_of(b2).shape
     if as_[-1] != bs[-2]:
-        raise ValueError(f"matmul: contracting dimensions differ: {av.shape} @ {bv.shape}")
+        raise ValueError(f"matmul: the contracting dimensions differ: shapes {av.shape} and "
+                         f"{bv.shape} (last of a, second-to-last of b)")
     batch = broadcast_shapes(as_[:-2], bs[:-2], op="matmul")
     a2 = broadcast_to_shape(a2, as_, batch + as_[-2:])
     b2 = broadcast_to_shape(b2, bs, batch + bs[-2:])
     nb = len(batch)
-    out = dot_general_p.bind(a2, b2, dimension_numbers=(((nb + 1,), (nb,)),
-                                                         (tuple(range(nb)), tuple(range(nb)))),
-                             precision=None, preferred_element_type=None)
+    pref = None if preferred_element_type is None else dtypes.canonicalize(preferred_element_type)
+    out = _dot(a2, b2, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))), pref)
     shape = batch + (as_[-2],) * (av.ndim > 1) + (bs[-1],) * (bv.ndim > 1)
     return reshape(out, shape)
 
 
-def dot(a: Any, b: Any) -> Any:
-    """NumPy's ``dot``: scalars multiply, 1-D·1-D is an inner product, N-D contracts a's last
-    axis with b's second-to-last."""
+def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
+        preferred_element_type: Any = None) -> Any:
+    """NumPy's ``dot``: scalars multiply, 1-D·1-D is an inner product, otherwise a's last axis
+    contracts with b's second-to-last (or only) axis."""
     a, b = promote_dtypes("dot", a, b)
-    av, bv = core.get_aval(a), core.get_aval(b)
+    av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
         return multiply(a, b)
-    if bv.ndim <= 2:
-        return matmul(a, b)
-    bc = bv.ndim - 2
+    bc = max(bv.ndim - 2, 0)
     if av.shape[-1] != bv.shape[bc]:
-        raise ValueError(f"dot: shapes {av.shape} and {bv.shape} are not aligned")
-    return dot_general_p.bind(a, b, dimension_numbers=(((av.ndim - 1,), (bc,)), ((), ())),
-                              precision=None, preferred_element_type=None)
+        raise ValueError(f"dot: shapes {av.shape} and {bv.shape} are not aligned: "
+                         f"{av.shape[-1]} (dim {av.ndim - 1}) != {bv.shape[bc]} (dim {bc})")
+    return _dot(a, b, ((av.ndim - 1,), (bc,)), ((), ()), preferred_element_type)
+
+
+def vdot(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
+         preferred_element_type: Any = None) -> Any:
+    """Inner product of the flattened inputs, conjugating the first."""
+    from ._ufuncs import conj
+    a, b = promote_dtypes("vdot", a, b)
+    return dot(ravel(conj(a)), ravel(b))
+
+
+def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Any:
+    """Vector dot product along ``axis`` (conjugating x1), broadcasting the rest."""
+    from ._reductions import sum as sum_
+    from ._ufuncs import conj
+    x1, x2 = promote_args("vecdot", x1, x2)
+    return sum_(multiply(conj(x1), x2), axis=axis)
+
+
+def inner(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
+          preferred_element_type: Any = None) -> Any:
+    """Sum product over the last axes."""
+    a, b = promote_dtypes("inner", a, b)
+    av, bv = aval_of(a), aval_of(b)
+    if av.ndim == 0 or bv.ndim == 0:
+        return multiply(a, b)
+    if av.shape[-1] != bv.shape[-1]:
+        raise ValueError(f"inner: the last dimensions differ: {av.shape} and {bv.shape}")
+    return _dot(a, b, ((av.ndim - 1,), (bv.ndim - 1,)), ((), ()), preferred_element_type)
+
+
+def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Any:
+    """Outer product of the flattened inputs."""
+    a, b = promote_dtypes("outer", a, b)
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """Contract ``a`` and ``b`` over ``axes`` (the last n of a with the first n of b, or two
+    explicit axis lists)."""
+    a, b = promote_dtypes("tensordot", a, b)
+    av, bv = aval_of(a), aval_of(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(av.ndim, bv.ndim):
+            raise ValueError(f"tensordot: argument 'axes' must be in [0, {min(av.ndim, bv.ndim)}]")
+        ax_a, ax_b = tuple(range(av.ndim - n, av.ndim)), tuple(range(n))
+    else:
+        ax_a, ax_b = axes
+        ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise ValueError("tensordot: the two axis lists must have the same length")
+        ax_a = tuple(canonicalize_axis(x, av.ndim, "tensordot", "axes") for x in ax_a)
+        ax_b = tuple(canonicalize_axis(x, bv.ndim, "tensordot", "axes") for x in ax_b)
+    for i, j in zip(ax_a, ax_b):
+        if av.shape[i] != bv.shape[j]:
+            raise ValueError(f"tensordot: shape mismatch on axes {i} of a {av.shape} and {j} of "
+                             f"b {bv.shape}")
+    return _dot(a, b, (ax_a, ax_b), ((), ()), preferred_element_type)
+
+
+def kron(a: ArrayLike, b: ArrayLike) -> Any:
+    """Kronecker product."""
+    a, b = promote_dtypes("kron", a, b)
+    av, bv = aval_of(a), aval_of(b)
+    nd = max(av.ndim, bv.ndim)
+    a = reshape(a, (1,) * (nd - av.ndim) + av.shape)
+    b = reshape(b, (1,) * (nd - bv.ndim) + bv.shape)
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    a = reshape(a, tuple(d for s in sa for d in (s, 1)))
+    b = reshape(b, tuple(d for s in sb for d in (1, s)))
+    return reshape(multiply(a, b), tuple(x * y for x, y in zip(sa, sb)))
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The ``offset`` diagonal over ``axis1``/``axis2``, as a new last axis."""
+    from ._indexing import rewriting_take
+    (a,) = promote_args("diagonal", a)
+    av = aval_of(a)
+    if av.ndim < 2:
+        raise ValueError("diagonal: argument 'a' must be at least 2-D")
+    i1 = canonicalize_axis(axis1, av.ndim, "diagonal", "axis1")
+    i2 = canonicalize_axis(axis2, av.ndim, "diagonal", "axis2")
+    if i1 == i2:
+        raise ValueError("diagonal: 'axis1' and 'axis2' cannot be the same")
+    x = moveaxis(a, (i1, i2), (-2, -1))
+    n, m = aval_of(x).shape[-2:]
+    rows0, cols0 = max(-offset, 0), max(offset, 0)
+    length = max(min(n - rows0, m - cols0), 0)
+    rows = lax.add(lax.iota(dtypes.int32, length), lax.full_like(lax.iota(dtypes.int32, length), rows0))
+    cols = lax.add(lax.iota(dtypes.int32, length), lax.full_like(lax.iota(dtypes.int32, length), cols0))
+    return rewriting_take(x, (Ellipsis, rows, cols))
+
+
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: None = None) -> Any:
+    """Sum along a diagonal."""
+    from ._reductions import sum as sum_
+    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# ---- einsum ----
+
+def einsum(subscripts: str, /, *operands: ArrayLike, out: None = None,
+           optimize: str | bool = "auto", precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """Einstein summation, contracted pairwise in the order opt_einsum finds.
+
+    Args:
+      subscripts: e.g. ``"bij,bjk->bik"`` (``...`` broadcasting is supported).
+      *operands: the arrays.
+      optimize: opt_einsum's path strategy ("auto", "greedy", "optimal", ... or True/False).
+      preferred_element_type: the accumulation/output dtype of the contractions.
+
+    Returns:
+      The contraction.
+    """
+    ops = promote_dtypes("einsum", *operands)
+    shapes = [aval_of(o).shape for o in ops]
+    strategy = "auto" if optimize is True else ("left_to_right" if optimize is False else optimize)
+    _, contractions = opt_einsum.contract_path(subscripts, *shapes, shapes=True,
+                                               optimize=strategy, einsum_call=True)
+    ops = list(ops)
+    for inds, _, einsum_str, _, _ in contractions:
+        # opt_einsum lists the operands of each step in the order it pops them
+        args = [ops.pop(i) for i in inds]
+        ins, res = einsum_str.split("->")
+        names = ins.split(",")
+        if len(args) == 1:
+            ops.append(_einsum_single(args[0], names[0], res))
+        else:
+            ops.append(_einsum_pair(args[0], args[1], names[0], names[1], res,
+                                    preferred_element_type))
+    (result,) = ops
+    return result
+
+
+def _einsum_single(x: Any, names: str, out: str) -> Any:
+    """Diagonals of repeated names, sums over dropped names, then the output order."""
+    from ._reductions import sum as sum_
+    while True:
+        dup = next((c for c in names if names.count(c) > 1), None)
+        if dup is None:
+            break
+        i = names.index(dup)
+        j = names.index(dup, i + 1)
+        x = diagonal(x, 0, i, j)  # the diagonal axis goes last
+        names = "".join(c for k, c in enumerate(names) if k not in (i, j)) + dup
+    drop = tuple(i for i, c in enumerate(names) if c not in out)
+    if drop:
+        x = sum_(x, axis=drop)
+        names = "".join(c for i, c in enumerate(names) if i not in drop)
+    if names != out:
+        x = transpose(x, tuple(names.index(c) for c in out))
+    return x
+
+
+def _einsum_pair(a: Any, b: Any, an: str, bn: str, out: str, preferred: Any) -> Any:
+    # names only in one operand and absent from the output are summed first
+    a_keep = "".join(c for c in dict.fromkeys(an) if c in out or c in bn)
+    b_keep = "".join(c for c in dict.fromkeys(bn) if c in out or c in an)
+    a = _einsum_single(a, an, a_keep)
+    b = _einsum_single(b, bn, b_keep)
+    an, bn = a_keep, b_keep
+    batch = [c for c in an if c in bn and c in out]
+    contract = [c for c in an if c in bn and c not in out]
+    a_sizes, b_sizes = dict(zip(an, aval_of(a).shape)), dict(zip(bn, aval_of(b).shape))
+    for c in batch + contract:  # size-1 broadcasting between operands
+        if a_sizes[c] != b_sizes[c]:
+            if a_sizes[c] == 1:
+                a = _bcast_named(a, an, c, b_sizes[c])
+            elif b_sizes[c] == 1:
+                b = _bcast_named(b, bn, c, a_sizes[c])
+            else:
+                raise ValueError(f"einsum: size of label '{c}' differs between operands: "
+                                 f"{a_sizes[c]} and {b_sizes[c]}")
+    dn = ((tuple(an.index(c) for c in contract), tuple(bn.index(c) for c in contract)),
+          (tuple(an.index(c) for c in batch), tuple(bn.index(c) for c in batch)))
+    r = dot_general_p.bind(a, b, dimension_numbers=dn, precision=None,
+                           preferred_element_type=None if preferred is None
+                           else dtypes.canonicalize(preferred))
+    rn = "".join(batch) + "".join(c for c in an if c not in bn) + \
+        "".join(c for c in bn if c not in an)
+    return transpose(r, tuple(rn.index(c) for c in out)) if rn != out else r
+
+
+def _bcast_named(x: Any, names: str, c: str, size: int) -> Any:
+    shape = list(aval_of(x).shape)
+    shape[names.index(c)] = size
+    return lax.broadcast_in_dim(x, tuple(shape), tuple(range(len(shape))))

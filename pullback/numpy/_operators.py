@@ -1,24 +1,27 @@
-"""Python operators and methods of Array and of every Tracer, forwarded to pullback.numpy
-(as jax.Array's are to jax.numpy), so user code reads the same traced or not."""
+"""Python operators, methods and properties of Array and of every Tracer, forwarded to
+pullback.numpy (as jax.Array's are to jax.numpy), so user code reads the same traced or not."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from ..backends import eager
-from ..primitives.elementwise import add_p, mul_p
+from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
-from . import _linalg, _reductions, _shape, _ufuncs
+from . import _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
+from ._promotion import aval_of, convert
 
 
 def _swap(f: Callable) -> Callable:
     return lambda self, other: f(other, self)
 
 
-def _binary(prim: Primitive, general: Callable) -> Callable:
+def _binary(prim_name: str, general: Callable) -> Callable:
     """An operator taking the eager short path for two Arrays of one aval, else ``general``."""
+    prim = Primitive.registry.get(prim_name)
+
     def op(self: Any, other: Any) -> Any:
-        if type(other) is Array and type(self) is Array:
+        if prim is not None and type(other) is Array and type(self) is Array:
             out = eager.binary(prim, self, other)
             if out is not None:
                 return out
@@ -26,20 +29,93 @@ def _binary(prim: Primitive, general: Callable) -> Callable:
     return op
 
 
-def _reshape_method(self: Any, *shape: Any, order: str = "C") -> Any:
+def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = tuple(shape[0])
     return _shape.reshape(self, shape, order=order)
 
 
-_METHODS = {
-    "__add__": _binary(add_p, _ufuncs.add), "__radd__": _swap(_ufuncs.add),
-    "__mul__": _binary(mul_p, _ufuncs.multiply), "__rmul__": _swap(_ufuncs.multiply),
-    "__neg__": _ufuncs.negative, "__pos__": lambda self: self,
+def _transpose(self: Any, *axes: Any) -> Any:
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return _shape.transpose(self, axes or None)
+
+
+def _astype(self: Any, dtype: Any, copy: bool = False) -> Any:
+    return convert(self, dtypes.canonicalize(dtype))
+
+
+def _view(self: Any, dtype: Any = None) -> Any:
+    if dtype is None:
+        return self
+    from .. import lax
+    return lax.bitcast_convert_type(self, dtypes.canonicalize(dtype))
+
+
+def _flatten(self: Any, order: str = "C") -> Any:
+    return _shape.ravel(self, order)
+
+
+def _truediv(prim_general: Callable) -> Callable:
+    div = _binary("div", prim_general)
+
+    def op(self: Any, other: Any) -> Any:
+        if type(self) is Array and dtypes.is_inexact(self._aval.dtype):
+            return div(self, other)
+        return prim_general(self, other)
+    return op
+
+
+_OPERATORS = {
+    "__add__": _binary("add", _ufuncs.add), "__radd__": _swap(_ufuncs.add),
+    "__sub__": _binary("sub", _ufuncs.subtract), "__rsub__": _swap(_ufuncs.subtract),
+    "__mul__": _binary("mul", _ufuncs.multiply), "__rmul__": _swap(_ufuncs.multiply),
+    "__truediv__": _truediv(_ufuncs.true_divide), "__rtruediv__": _swap(_ufuncs.true_divide),
+    "__floordiv__": _ufuncs.floor_divide, "__rfloordiv__": _swap(_ufuncs.floor_divide),
+    "__mod__": _ufuncs.remainder, "__rmod__": _swap(_ufuncs.remainder),
+    "__divmod__": _ufuncs.divmod, "__rdivmod__": _swap(_ufuncs.divmod),
+    "__pow__": lambda self, other, mod=None: _ufuncs.power(self, other),
+    "__rpow__": lambda self, other, mod=None: _ufuncs.power(other, self),
     "__matmul__": _linalg.matmul, "__rmatmul__": _swap(_linalg.matmul),
-    "sum": _reductions.sum, "reshape": _reshape_method,
+    "__and__": _ufuncs.bitwise_and, "__rand__": _swap(_ufuncs.bitwise_and),
+    "__or__": _ufuncs.bitwise_or, "__ror__": _swap(_ufuncs.bitwise_or),
+    "__xor__": _ufuncs.bitwise_xor, "__rxor__": _swap(_ufuncs.bitwise_xor),
+    "__lshift__": _ufuncs.left_shift, "__rlshift__": _swap(_ufuncs.left_shift),
+    "__rshift__": _ufuncs.right_shift, "__rrshift__": _swap(_ufuncs.right_shift),
+    "__neg__": _ufuncs.negative, "__pos__": _ufuncs.positive, "__abs__": _ufuncs.absolute,
+    "__invert__": _ufuncs.bitwise_not,
+    "__lt__": _binary("lt", _ufuncs.less), "__le__": _binary("le", _ufuncs.less_equal),
+    "__gt__": _binary("gt", _ufuncs.greater), "__ge__": _binary("ge", _ufuncs.greater_equal),
+    "__eq__": _binary("eq", _ufuncs.equal), "__ne__": _binary("ne", _ufuncs.not_equal),
+    "__round__": lambda self, ndigits=None: _ufuncs.round(self, ndigits or 0),
+    "__getitem__": lambda self, idx: _indexing.rewriting_take(self, idx),
+}
+
+_METHODS = {
+    "all": _reductions.all, "any": _reductions.any, "argmax": _reductions.argmax,
+    "argmin": _reductions.argmin, "argsort": _sorting.argsort, "astype": _astype,
+    "clip": _ufuncs.clip, "conj": _ufuncs.conj, "conjugate": _ufuncs.conjugate,
+    "copy": lambda self: self, "cumprod": _reductions.cumprod, "cumsum": _reductions.cumsum,
+    "diagonal": _linalg.diagonal, "dot": _linalg.dot, "flatten": _flatten,
+    "max": _reductions.max, "mean": _reductions.mean, "min": _reductions.min,
+    "nonzero": _sorting.nonzero, "prod": _reductions.prod, "ptp": _reductions.ptp,
+    "ravel": _shape.ravel, "repeat": _shape.repeat, "reshape": _reshape,
+    "round": _ufuncs.round, "searchsorted": _sorting.searchsorted, "sort": _sorting.sort,
+    "squeeze": _shape.squeeze, "std": _reductions.std, "sum": _reductions.sum,
+    "swapaxes": _shape.swapaxes, "take": _indexing.take, "trace": _linalg.trace,
+    "transpose": _transpose, "var": _reductions.var, "view": _view,
+}
+
+_PROPERTIES = {
+    "T": lambda self: _shape.transpose(self),
+    "mT": lambda self: _shape.matrix_transpose(self),
+    "real": _ufuncs.real, "imag": _ufuncs.imag,
+    "at": lambda self: _indexing._IndexUpdateHelper(self),
 }
 
 for _cls in (Array, Tracer):
-    for _name, _fn in _METHODS.items():
+    for _name, _fn in {**_OPERATORS, **_METHODS}.items():
         setattr(_cls, _name, _fn)
+    for _name, _fn in _PROPERTIES.items():
+        setattr(_cls, _name, property(_fn))
+    _cls.__hash__ = _cls.__dict__.get("__hash__") or None  # __eq__ is element-wise

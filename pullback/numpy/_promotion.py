@@ -47,8 +47,8 @@ def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     av = aval_of(x)
     if av.dtype == dtype and av.weak_type == weak:
         return x
-    from ..lax import convert_element_type_p_bind  # the conversion primitive (lax/_conversion)
-    return convert_element_type_p_bind(x, dtype, weak)
+    from ..primitives.conversion import convert_element_type_p
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
 
 
 def promote_dtypes(op: str, *args: Any) -> list[Any]:
@@ -103,6 +103,13 @@ def _same_avals(args: tuple) -> bool:
         elif av is not first and av != first:
             return False
     return True
+
+
+def broadcast_all(op: str, *args: Any) -> list[Any]:
+    """Operands broadcast to their common shape, 0-d ones included."""
+    avals = [aval_of(a) for a in args]
+    target = broadcast_shapes(*(av.shape for av in avals), op=op)
+    return [broadcast_to_shape(a, av.shape, target) for a, av in zip(args, avals)]
 
 
 def promote_args(op: str, *args: Any) -> list[Any]:

@@ -1,22 +1,505 @@
-"""Reductions."""
+"""Reductions: sum, mean, var, min/max, arg-reductions, cumulative ops, quantiles, nan-variants.
+
+As in JAX, sums and products of booleans and narrow integers accumulate in the default integer
+width (int32 / uint32), and means of integers are floating.
+"""
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import math
+from typing import Any, Sequence
 
-from ..primitives.reductions import reduce_sum_p
-from ..tracer import core
-from ..tracer.shapes import canonicalize_axes
-from ._promotion import promote_args
-from ._shape import reshape
+import numpy as np
+
+from .. import lax
+from ..tracer import dtypes
+from ..tracer.shapes import canonicalize_axes, canonicalize_axis
+from ._promotion import aval_of, convert, promote_args, promote_dtypes
+from ._shape import expand_dims, ravel, reshape
+from ._ufuncs import (_as_bool, isnan, logical_not, sqrt, subtract, true_divide, where)
+
+ArrayLike = Any
+Axis = int | Sequence[int] | None
 
 
-def sum(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
-        keepdims: bool = False) -> Any:
-    """Sum of array elements over ``axis`` (all axes by default)."""
-    (a,) = promote_args("sum", a)
-    aval = core.get_aval(a)
-    axes = canonicalize_axes(axis, aval.ndim, "sum")
-    out = reduce_sum_p.bind(a, axes=axes)
+def _prep(name: str, a: ArrayLike) -> tuple[Any, Any]:
+    (a,) = promote_args(name, a)
+    return a, aval_of(a)
+
+
+def _accumulation_dtype(dt: np.dtype) -> np.dtype:
+    if dt == dtypes.bool_ or (dt.kind == "i" and dt.itemsize < 4):
+        return dtypes.int32
+    if dt.kind == "u" and dt.itemsize < 4:
+        return dtypes.uint32
+    return dt
+
+
+def _keep(out: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
+    if not keepdims:
+        return out
+    return reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+
+
+def _masked(a: Any, where_: Any, identity: Any) -> Any:
+    return a if where_ is None else where(where_, a, identity)
+
+
+def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  # noqa: A001
+        keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Sum over ``axis`` (all axes by default).
+
+    Args:
+      a: the input.
+      axis: an axis or tuple of axes; None sums everything.
+      dtype: the accumulation and result dtype (default: the input's, with booleans and narrow
+        integers widened to 32 bits).
+      keepdims: keep reduced axes as size 1.
+      initial: a value added to the sum.
+      where: a boolean mask of the elements to include.
+
+    Returns:
+      The sums.
+    """
+    _no_out(out, "sum")
+    a, av = _prep("sum", a)
+    a = convert(a, dtypes.canonicalize(dtype) if dtype else _accumulation_dtype(av.dtype))
+    a = _masked(a, where, 0)
+    axes = canonicalize_axes(axis, av.ndim, "sum")
+    r = _keep(lax.reduce_sum(a, axes), av.shape, axes, keepdims)
+    return r if initial is None else promote_args("sum", r, initial)[0] + initial
+
+
+def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
+         keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Product over ``axis`` (see :func:`sum` for the arguments)."""
+    _no_out(out, "prod")
+    a, av = _prep("prod", a)
+    a = convert(a, dtypes.canonicalize(dtype) if dtype else _accumulation_dtype(av.dtype))
+    a = _masked(a, where, 1)
+    axes = canonicalize_axes(axis, av.ndim, "prod")
+    r = _keep(lax.reduce_prod(a, axes), av.shape, axes, keepdims)
+    return r if initial is None else r * initial
+
+
+def _extreme(name: str, reducer: Any, identity: Any, bool_reducer: Any) -> Any:
+    def f(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,
+          initial: Any = None, where: ArrayLike | None = None) -> Any:
+        _no_out(out, name)
+        a, av = _prep(name, a)
+        axes = canonicalize_axes(axis, av.ndim, name)
+        if where is not None:
+            if initial is None:
+                raise ValueError(f"{name}: reducing with 'where' needs 'initial'")
+            a = where_(where, a, initial)
+        elif initial is None and any(av.shape[i] == 0 for i in axes):
+            raise ValueError(f"{name}: zero-size array to reduction operation {name} which has "
+                             "no identity (pass 'initial')")
+        red = bool_reducer if av.dtype == dtypes.bool_ else reducer
+        r = _keep(red(a, axes), av.shape, axes, keepdims)
+        if initial is not None:
+            from ._ufuncs import maximum, minimum
+            r = (maximum if name in ("max", "amax") else minimum)(r, initial)
+        return r
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"The {name} over ``axis`` (NaN propagates). ``initial`` also bounds the "
+                 "result; ``where`` masks elements (with ``initial``).")
+    return f
+
+
+def where_(cond: Any, x: Any, y: Any) -> Any:
+    return where(cond, x, y)
+
+
+max = amax = _extreme("max", lambda a, ax: lax.reduce_max(a, ax), -np.inf,  # noqa: A001
+                      lambda a, ax: lax.reduce_or(a, ax))
+min = amin = _extreme("min", lambda a, ax: lax.reduce_min(a, ax), np.inf,  # noqa: A001
+                      lambda a, ax: lax.reduce_and(a, ax))
+
+
+def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
+    """Range (max - min) over ``axis``."""
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def all(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,  # noqa: A001
+        *, where: ArrayLike | None = None) -> Any:
+    """Whether every element (over ``axis``) is true."""
+    _no_out(out, "all")
+    b = _as_bool(a)
+    av = aval_of(b)
+    b = _masked(b, where, True)
+    axes = canonicalize_axes(axis, av.ndim, "all")
+    return _keep(lax.reduce_and(b, axes), av.shape, axes, keepdims)
+
+
+def any(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,  # noqa: A001
+        *, where: ArrayLike | None = None) -> Any:
+    """Whether any element (over ``axis``) is true."""
+    _no_out(out, "any")
+    b = _as_bool(a)
+    av = aval_of(b)
+    b = _masked(b, where, False)
+    axes = canonicalize_axes(axis, av.ndim, "any")
+    return _keep(lax.reduce_or(b, axes), av.shape, axes, keepdims)
+
+
+def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
+    """Number of non-zero elements over ``axis``."""
+    return sum(_as_bool(a), axis=axis, keepdims=keepdims, dtype=dtypes.int32)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    return math.prod(shape[i] for i in axes)
+
+
+def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
+         keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+    """Arithmetic mean over ``axis`` (floating point for integer input)."""
+    _no_out(out, "mean")
+    a, av = _prep("mean", a)
+    dt = dtypes.canonicalize(dtype) if dtype else (
+        av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
+    axes = canonicalize_axes(axis, av.ndim, "mean")
+    s = sum(convert(a, dt), axis=axes, keepdims=keepdims, where=where)
+    if where is None:
+        n = convert(_count(av.shape, axes), dt)
+    else:
+        n = sum(_broadcast_mask(where, av.shape), axis=axes, keepdims=keepdims, dtype=dt)
+    return true_divide(s, n)
+
+
+def _broadcast_mask(where_: Any, shape: tuple) -> Any:
+    from ._shape import broadcast_to
+    return broadcast_to(_as_bool(where_), shape)
+
+
+def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: ArrayLike | None = None,
+        correction: int | float | None = None) -> Any:
+    """Variance over ``axis``: mean squared deviation, divided by ``N - ddof``."""
+    _no_out(out, "var")
+    if correction is not None:
+        ddof = correction
+    a, av = _prep("var", a)
+    dt = dtypes.canonicalize(dtype) if dtype else (
+        av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
+    a = convert(a, dt)
+    axes = canonicalize_axes(axis, av.ndim, "var")
+    centered = subtract(a, mean(a, axes, keepdims=True, where=where))
+    from ._ufuncs import conj, multiply, real
+    sq = real(multiply(centered, conj(centered))) if dtypes.is_complex(dt) else \
+        multiply(centered, centered)
+    if where is None:
+        n = _count(av.shape, axes)
+        denom = convert(n - ddof, aval_of(sq).dtype)
+    else:
+        denom = subtract(sum(_broadcast_mask(where, av.shape), axis=axes, keepdims=keepdims,
+                             dtype=aval_of(sq).dtype), ddof)
+    return true_divide(sum(sq, axis=axes, keepdims=keepdims, where=where), denom)
+
+
+def std(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: ArrayLike | None = None,
+        correction: int | float | None = None) -> Any:
+    """Standard deviation over ``axis`` (the square root of :func:`var`)."""
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
+
+
+def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
+            returned: bool = False, keepdims: bool = False) -> Any:
+    """Weighted average over ``axis``; ``returned`` also gives the sum of the weights."""
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        a2, av = _prep("average", a)
+        n = _count(av.shape, canonicalize_axes(axis, av.ndim, "average"))
+        wsum = convert(n, aval_of(avg).dtype)
+        from ._shape import broadcast_to
+        wsum = broadcast_to(wsum, aval_of(avg).shape)
+    else:
+        from ._ufuncs import multiply
+        a, w = promote_dtypes("average", a, weights)
+        av, wv = aval_of(a), aval_of(w)
+        if not dtypes.is_inexact(av.dtype):
+            a, w = convert(a, dtypes.DEFAULT_FLOAT), convert(w, dtypes.DEFAULT_FLOAT)
+        if wv.shape != av.shape:
+            if axis is None or wv.ndim != 1:
+                raise ValueError("average: 1-D weights need an axis; otherwise weights must "
+                                 "have the shape of a")
+            ax = canonicalize_axis(axis, av.ndim, "average")
+            if wv.shape[0] != av.shape[ax]:
+                raise ValueError("average: weights length differs from a's size along axis")
+            w = reshape(w, tuple(wv.shape[0] if i == ax else 1 for i in range(av.ndim)))
+        wsum = sum(_bcast(w, av.shape), axis, keepdims=keepdims)
+        avg = true_divide(sum(multiply(a, w), axis, keepdims=keepdims), wsum)
+    return (avg, wsum) if returned else avg
+
+
+def _bcast(x: Any, shape: tuple) -> Any:
+    from ._shape import broadcast_to
+    return broadcast_to(x, shape)
+
+
+# ---- arg-reductions ----
+
+def _arg(name: str, laxop: Any) -> Any:
+    def f(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        _no_out(out, name)
+        a, av = _prep(name, a)
+        if axis is None:
+            r = laxop(ravel(a), 0, dtypes.int32)
+            return reshape(r, (1,) * av.ndim) if keepdims else r
+        ax = canonicalize_axis(axis, av.ndim, name)
+        r = laxop(a, ax, dtypes.int32)
+        return expand_dims(r, ax) if keepdims else r
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Index of the first {'maximum' if 'max' in name else 'minimum'} over "
+                 "``axis`` (flattened when None); NaN counts as the extreme, as NumPy.")
+    return f
+
+
+argmax = _arg("argmax", lambda a, ax, dt: lax.argmax(a, ax, dt))
+argmin = _arg("argmin", lambda a, ax, dt: lax.argmin(a, ax, dt))
+
+
+# ---- cumulative ----
+
+def _cumulative(name: str, laxop: Any, widen: bool) -> Any:
+    def f(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+        _no_out(out, name)
+        a, av = _prep(name, a)
+        if axis is None:
+            a, av = ravel(a), aval_of(ravel(a))
+            axis = 0
+        ax = canonicalize_axis(axis, av.ndim, name)
+        dt = dtypes.canonicalize(dtype) if dtype else (
+            _accumulation_dtype(av.dtype) if widen else av.dtype)
+        return laxop(convert(a, dt), axis=ax)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Inclusive cumulative {name[3:]} along ``axis`` (flattened when None)."
+    return f
+
+
+cumsum = cumulative_sum = _cumulative("cumsum", lambda a, axis: lax.cumsum(a, axis), True)
+cumprod = cumulative_prod = _cumulative("cumprod", lambda a, axis: lax.cumprod(a, axis), True)
+
+
+# ---- order statistics ----
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
+             overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+             *, interpolation: str | None = None) -> Any:
+    """The ``q``-th quantiles (q in [0, 1]) over ``axis``, by sorting.
+
+    Args:
+      a: the input.
+      q: a quantile or an array of quantiles.
+      axis: an axis, a tuple of axes, or None (all).
+      method: "linear" (default), "lower", "higher", "nearest" or "midpoint".
+      keepdims: keep reduced axes as size 1.
+
+    Returns:
+      The quantiles; with array ``q``, its dimensions come first.
+    """
+    return _quantile("quantile", a, q, axis, method if interpolation is None else interpolation,
+                     keepdims, nan_policy=False)
+
+
+def percentile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
+               overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+               *, interpolation: str | None = None) -> Any:
+    """The ``q``-th percentiles (q in [0, 100]); see :func:`quantile`."""
+    (q,) = promote_args("percentile", q)
+    return quantile(a, true_divide(q, 100), axis, method=method, keepdims=keepdims,
+                    interpolation=interpolation)
+
+
+def median(a: ArrayLike, axis: Axis = None, out: None = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """The median over ``axis``."""
+    return quantile(a, 0.5, axis, keepdims=keepdims, method="midpoint")
+
+
+def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool,
+              nan_policy: bool) -> Any:
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"{name}: argument 'method' must be one of {_QUANTILE_METHODS}, "
+                         f"got {method!r}")
+    from ._indexing import take_along_axis
+    from ._shape import broadcast_to, moveaxis, transpose
+    from ._sorting import sort
+    from ._ufuncs import add, ceil, clip, floor, multiply, round as round_
+    a, av = _prep(name, a)
+    if not dtypes.is_inexact(av.dtype):
+        a = convert(a, dtypes.DEFAULT_FLOAT)
+    dt = aval_of(a).dtype
+    axes = canonicalize_axes(axis, av.ndim, name)
+    keep = [i for i in range(av.ndim) if i not in axes]
+    kshape = tuple(av.shape[i] for i in keep)
+    n = _count(av.shape, axes)
+    # the reduced axes, moved last and merged, sorted (NaN sorts last): xs is (K..., n)
+    xs = sort(reshape(transpose(a, keep + list(axes)), kshape + (n,)), axis=-1)
+    q = convert(promote_args(name, q)[0], dt)
+    qshape = aval_of(q).shape
+    nq, nk = len(qshape), len(kshape)
+    qb = reshape(q, (1,) * nk + qshape + (1,))                      # (1.., Q.., 1)
+    if nan_policy:
+        valid = sum(logical_not(isnan(xs)), axis=-1, dtype=dt)      # (K..)
+        cnt = reshape(valid, kshape + (1,) * nq + (1,))
+    else:
+        cnt = convert(n, dt)
+    pos = multiply(qb, subtract(cnt, 1))                             # (K.. or 1.., Q.., 1)
+    xb = reshape(xs, kshape + (1,) * nq + (n,))
+    full_shape = kshape + qshape + (1,)
+    hi_idx = builtins.max(n - 1, 0)
+
+    def at(p: Any) -> Any:
+        i = clip(convert(p, dtypes.int32), 0, hi_idx)
+        return take_along_axis(xb, broadcast_to(i, full_shape), axis=-1)
+
+    if method == "lower":
+        r = at(floor(pos))
+    elif method == "higher":
+        r = at(ceil(pos))
+    elif method == "nearest":
+        r = at(round_(pos))
+    elif method == "midpoint":
+        r = multiply(add(at(floor(pos)), at(ceil(pos))), 0.5)
+    else:
+        lo = floor(pos)
+        vlo, vhi = at(lo), at(ceil(pos))
+        r = add(vlo, multiply(subtract(vhi, vlo), subtract(pos, lo)))
+    r = reshape(r, kshape + qshape)
+    if not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
+        if n:
+            last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
+            r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
+        else:
+            r = where(True, np.nan, r)
+    r = moveaxis(r, tuple(range(nk, nk + nq)), tuple(range(nq)))   # (Q.., K..)
     if keepdims:
-        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(aval.shape)))
-    return out
+        r = reshape(r, qshape + tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
+    return r
+
+
+# ---- NaN-ignoring variants ----
+
+def _nan_to(a: Any, value: Any) -> Any:
+    (a,) = promote_args("nan", a)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        return a
+    return where(isnan(a), value, a)
+
+
+def nansum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
+           keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Sum treating NaN as zero."""
+    return sum(_nan_to(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Product treating NaN as one."""
+    return prod(_nan_to(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Maximum ignoring NaN (NaN only where a slice is all NaN)."""
+    r = max(_nan_to(a, -np.inf), axis, keepdims=keepdims, initial=initial, where=where)
+    return _all_nan_to_nan(a, r, axis, keepdims)
+
+
+def nanmin(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: ArrayLike | None = None) -> Any:
+    """Minimum ignoring NaN (NaN only where a slice is all NaN)."""
+    r = min(_nan_to(a, np.inf), axis, keepdims=keepdims, initial=initial, where=where)
+    return _all_nan_to_nan(a, r, axis, keepdims)
+
+
+def _all_nan_to_nan(a: Any, r: Any, axis: Axis, keepdims: bool) -> Any:
+    (a,) = promote_args("nan", a)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        return r
+    return where(all(isnan(a), axis, keepdims=keepdims), np.nan, r)
+
+
+def nanargmax(a: ArrayLike, axis: int | None = None, out: None = None,
+              keepdims: bool = False) -> Any:
+    """Index of the maximum ignoring NaN."""
+    return argmax(_nan_to(a, -np.inf), axis, keepdims=keepdims)
+
+
+def nanargmin(a: ArrayLike, axis: int | None = None, out: None = None,
+              keepdims: bool = False) -> Any:
+    """Index of the minimum ignoring NaN."""
+    return argmin(_nan_to(a, np.inf), axis, keepdims=keepdims)
+
+
+def nanmean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+    """Mean ignoring NaN."""
+    (a,) = promote_args("nanmean", a)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        return mean(a, axis, dtype, keepdims=keepdims, where=where)
+    mask = logical_not(isnan(a))
+    if where is not None:
+        from ._ufuncs import logical_and
+        mask = logical_and(mask, where)
+    return mean(a, axis, dtype, keepdims=keepdims, where=mask)
+
+
+def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
+           keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+    """Variance ignoring NaN."""
+    (a,) = promote_args("nanvar", a)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        return var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)
+    mask = logical_not(isnan(a))
+    return var(_nan_to(a, 0), axis, dtype, ddof=ddof, keepdims=keepdims, where=mask)
+
+
+def nanstd(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
+           keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+    """Standard deviation ignoring NaN."""
+    return sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
+
+
+def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+    """Cumulative sum treating NaN as zero."""
+    return cumsum(_nan_to(a, 0), axis, dtype)
+
+
+def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None,
+               out: None = None) -> Any:
+    """Cumulative product treating NaN as one."""
+    return cumprod(_nan_to(a, 1), axis, dtype)
+
+
+def nanquantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False) -> Any:
+    """Quantiles ignoring NaN."""
+    return _quantile("nanquantile", a, q, axis, method, keepdims, nan_policy=True)
+
+
+def nanpercentile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False) -> Any:
+    """Percentiles ignoring NaN."""
+    (q,) = promote_args("nanpercentile", q)
+    return nanquantile(a, true_divide(q, 100), axis, method=method, keepdims=keepdims)
+
+
+def nanmedian(a: ArrayLike, axis: Axis = None, out: None = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    """Median ignoring NaN."""
+    return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+
+
+def _no_out(out: Any, name: str) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: the 'out' argument is not supported (arrays are immutable)")

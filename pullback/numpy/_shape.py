@@ -1,23 +1,38 @@
-"""Shape manipulation."""
+"""Shape manipulation: reshape, transpose, stacking, splitting, tiling, flipping, padding."""
 from __future__ import annotations
 
+import builtins
 import math
+import operator
 from typing import Any, Sequence
 
+import numpy as np
+
+from .. import lax
 from ..primitives.movement import reshape_p
-from ..tracer import core
-from ..tracer.shapes import broadcast_shapes, check_shape
-from ._promotion import broadcast_to_shape, promote_args
+from ..tracer import core, dtypes
+from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
+from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape
+from ._promotion import aval_of, broadcast_to_shape, promote_args, promote_dtypes
+
+ArrayLike = Any
 
 
-def reshape(a: Any, shape: int | Sequence[int], order: str = "C") -> Any:
-    """``a`` with a new shape (one dimension may be -1)."""
+def _arr(name: str, a: Any) -> tuple[Any, Any]:
+    (a,) = promote_args(name, a)
+    return a, aval_of(a)
+
+
+def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str = "C", *,
+            newshape: Any = None) -> Any:
+    """``a`` with a new shape (one dimension may be -1); a view when the layout allows."""
     if order != "C":
         raise ValueError(f"reshape: argument 'order' must be 'C', got {order!r}")
-    (a,) = promote_args("reshape", a)
-    aval = core.get_aval(a)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if sum(1 for d in shape if d == -1) > 1:
+    shape = newshape if shape is None else shape
+    a, aval = _arr("reshape", a)
+    shape = (shape,) if isinstance(shape, int) or not hasattr(shape, "__iter__") else tuple(shape)
+    shape = tuple(operator.index(d) for d in shape)
+    if builtins.sum(1 for d in shape if d == -1) > 1:
         raise ValueError(f"reshape: argument 'shape' may have at most one -1, got {shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
@@ -31,11 +46,491 @@ def reshape(a: Any, shape: int | Sequence[int], order: str = "C") -> Any:
     return reshape_p.bind(a, new_sizes=shape, dimensions=None)
 
 
-def broadcast_to(array: Any, shape: Sequence[int]) -> Any:
-    """``array`` broadcast to ``shape`` with NumPy's rules."""
-    (array,) = promote_args("broadcast_to", array)
-    aval = core.get_aval(array)
+def ravel(a: ArrayLike, order: str = "C") -> Any:
+    """The flattened array."""
+    return reshape(a, (-1,), order)
+
+
+def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Any:
+    """``a`` with its axes permuted (reversed by default); a zero-copy view."""
+    a, av = _arr("transpose", a)
+    if axes is None:
+        perm = tuple(reversed(range(av.ndim)))
+    else:
+        perm = tuple(canonicalize_axis(x, av.ndim, "transpose", "axes") for x in axes)
+        if sorted(perm) != list(range(av.ndim)):
+            raise ValueError(f"transpose: argument 'axes' {tuple(axes)} is not a permutation of "
+                             f"the {av.ndim} axes")
+    if perm == tuple(range(av.ndim)):
+        return a
+    return lax.transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+def matrix_transpose(x: ArrayLike, /) -> Any:
+    """Swap the last two axes."""
+    x, av = _arr("matrix_transpose", x)
+    if av.ndim < 2:
+        raise ValueError("matrix_transpose: argument 'x' must be at least 2-D")
+    return swapaxes(x, -1, -2)
+
+
+def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
+    """Move axes ``source`` to positions ``destination``, keeping the others in order."""
+    a, av = _arr("moveaxis", a)
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: 'source' and 'destination' must have the same length")
+    src = tuple(canonicalize_axis(s, av.ndim, "moveaxis", "source") for s in src)
+    dst = tuple(canonicalize_axis(d, av.ndim, "moveaxis", "destination") for d in dst)
+    order = [i for i in range(av.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Any:
+    """``a`` with two axes interchanged."""
+    a, av = _arr("swapaxes", a)
+    perm = list(range(av.ndim))
+    i = canonicalize_axis(axis1, av.ndim, "swapaxes", "axis1")
+    j = canonicalize_axis(axis2, av.ndim, "swapaxes", "axis2")
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Any:
+    """``a`` without size-1 axes (all of them, or those in ``axis``, which must be size 1)."""
+    a, av = _arr("squeeze", a)
+    if axis is None:
+        dims = tuple(i for i, d in enumerate(av.shape) if d == 1)
+    else:
+        dims = canonicalize_axes(axis, av.ndim, "squeeze")
+        for d in dims:
+            if av.shape[d] != 1:
+                raise ValueError(f"squeeze: cannot select an axis to squeeze out which has "
+                                 f"size not equal to one (axis {d} of shape {av.shape})")
+    return lax.squeeze(a, dims) if dims else a
+
+
+def expand_dims(a: ArrayLike, axis: int | Sequence[int]) -> Any:
+    """``a`` with new size-1 axes at positions ``axis`` (of the result)."""
+    a, av = _arr("expand_dims", a)
+    n = av.ndim + (1 if isinstance(axis, int) else len(tuple(axis)))
+    dims = canonicalize_axes(axis, n, "expand_dims")
+    shape = list(av.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return reshape(a, tuple(shape))
+
+
+def atleast_1d(*arys: ArrayLike) -> Any:
+    """Each input with at least one dimension."""
+    out = [a if aval_of(a).ndim >= 1 else reshape(a, (1,))
+           for a in (promote_args("atleast_1d", x)[0] for x in arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys: ArrayLike) -> Any:
+    """Each input with at least two dimensions (new axes in front)."""
+    out = []
+    for x in arys:
+        x, av = _arr("atleast_2d", x)
+        out.append(x if av.ndim >= 2 else reshape(x, (1,) * (2 - av.ndim) + av.shape))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys: ArrayLike) -> Any:
+    """Each input with at least three dimensions, as NumPy places them."""
+    out = []
+    for x in arys:
+        x, av = _arr("atleast_3d", x)
+        shape = {0: (1, 1, 1), 1: (1,) + av.shape + (1,), 2: av.shape + (1,)}.get(av.ndim, av.shape)
+        out.append(reshape(x, shape))
+    return out[0] if len(out) == 1 else out
+
+
+def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Any:
+    """``array`` broadcast to ``shape`` with NumPy's rules (a zero-copy view)."""
+    array, aval = _arr("broadcast_to", array)
     shape = check_shape((shape,) if isinstance(shape, int) else shape, "broadcast_to")
-    if broadcast_shapes(aval.shape, shape, op="broadcast_to") != shape:
+    if len(shape) < aval.ndim or _broadcast_shapes(aval.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {aval.shape} to {shape}")
     return broadcast_to_shape(array, aval.shape, shape)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape NumPy broadcasting gives ``shapes``."""
+    return _broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes),
+                             op="broadcast_shapes")
+
+
+def broadcast_arrays(*args: ArrayLike) -> list[Any]:
+    """The inputs broadcast to their common shape."""
+    arrs = [promote_args("broadcast_arrays", a)[0] for a in args]
+    shape = broadcast_shapes(*(aval_of(a).shape for a in arrs))
+    return [broadcast_to(a, shape) for a in arrs]
+
+
+# ---- joining and splitting ----
+
+def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = None) -> Any:
+    """Join arrays along an existing axis (``axis=None`` flattens them first)."""
+    if not len(arrays):
+        raise ValueError("concatenate: need at least one array to concatenate")
+    arrs = promote_dtypes("concatenate", *arrays)
+    if dtype is not None:
+        from ._promotion import convert
+        arrs = [convert(a, dtypes.canonicalize(dtype)) for a in arrs]
+    if axis is None:
+        arrs, axis = [ravel(a) for a in arrs], 0
+    nd = aval_of(arrs[0]).ndim
+    if nd == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    ax = canonicalize_axis(axis, nd, "concatenate")
+    if len(arrs) == 1:
+        return arrs[0]
+    return lax.concatenate(arrs, ax)
+
+
+concat = concatenate
+
+
+def stack(arrays: Sequence[ArrayLike], axis: int = 0, dtype: Any = None) -> Any:
+    """Join arrays of one shape along a new axis."""
+    arrs = promote_dtypes("stack", *arrays) if len(arrays) else []
+    if not arrs:
+        raise ValueError("stack: need at least one array to stack")
+    shapes = {aval_of(a).shape for a in arrs}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+    nd = aval_of(arrs[0]).ndim + 1
+    ax = canonicalize_axis(axis, nd, "stack")
+    return concatenate([expand_dims(a, ax) for a in arrs], ax, dtype)
+
+
+def vstack(tup: Sequence[ArrayLike], dtype: Any = None) -> Any:
+    """Stack arrays row-wise (along axis 0 of their 2-D forms)."""
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup: Sequence[ArrayLike], dtype: Any = None) -> Any:
+    """Stack arrays column-wise (axis 1, or axis 0 for 1-D inputs)."""
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if aval_of(arrs[0]).ndim == 1 else 1, dtype)
+
+
+def dstack(tup: Sequence[ArrayLike], dtype: Any = None) -> Any:
+    """Stack arrays along the third axis."""
+    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
+
+
+def column_stack(tup: Sequence[ArrayLike]) -> Any:
+    """Stack 1-D arrays as columns of a 2-D array."""
+    arrs = []
+    for a in tup:
+        a, av = _arr("column_stack", a)
+        arrs.append(reshape(a, (av.size, 1)) if av.ndim < 2 else a)
+    return concatenate(arrs, 1)
+
+
+def _split_points(name: str, n: int, sections: Any, even: bool) -> list[int]:
+    if isinstance(sections, (int, np.integer)):
+        k = int(sections)
+        if k <= 0:
+            raise ValueError(f"{name}: number of sections must be larger than 0")
+        if even and n % k:
+            raise ValueError(f"{name}: array split does not result in an equal division "
+                             f"({n} into {k})")
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+        return list(np.cumsum(sizes)[:-1])
+    return [builtins.min(builtins.max(int(i) if i >= 0 else n + int(i), 0), n) for i in sections]
+
+
+def _split(name: str, ary: Any, sections: Any, axis: int, even: bool) -> list[Any]:
+    ary, av = _arr(name, ary)
+    ax = canonicalize_axis(axis, av.ndim, name)
+    n = av.shape[ax]
+    pts = [0] + _split_points(name, n, sections, even) + [n]
+    return [lax.slice_in_dim(ary, builtins.min(lo, hi), hi, axis=ax)
+            for lo, hi in zip(pts[:-1], pts[1:])]
+
+
+def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into equal sections (or at the given indices) along ``axis``."""
+    return _split("split", ary, indices_or_sections, axis, even=True)
+
+
+def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """As :func:`split`, allowing unequal sections."""
+    return _split("array_split", ary, indices_or_sections, axis, even=False)
+
+
+def hsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 1 (axis 0 for 1-D)."""
+    return split(ary, indices_or_sections, 0 if aval_of(promote_args("hsplit", ary)[0]).ndim == 1
+                 else 1)
+
+
+def vsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 0."""
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 2."""
+    return split(ary, indices_or_sections, 2)
+
+
+# ---- repetition ----
+
+def tile(A: ArrayLike, reps: int | Sequence[int]) -> Any:
+    """``A`` repeated ``reps`` times along each axis (a broadcast view, then a reshape)."""
+    A, av = _arr("tile", A)
+    reps = (reps,) if isinstance(reps, int) else tuple(int(r) for r in reps)
+    nd = builtins.max(len(reps), av.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    shape = (1,) * (nd - av.ndim) + av.shape
+    x = reshape(A, tuple(d for s in shape for d in (1, s)))
+    x = broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
+
+    ``repeats`` may be an int or a concrete array of per-element counts; a traced array of
+    counts needs ``total_repeat_length`` (the static output length), as in JAX.
+    """
+    a, av = _arr("repeat", a)
+    if axis is None:
+        a, av, axis = ravel(a), aval_of(ravel(a)), 0
+    ax = canonicalize_axis(axis, av.ndim, "repeat")
+    n = av.shape[ax]
+    if isinstance(repeats, (int, np.integer)):
+        r = int(repeats)
+        if r < 0:
+            raise ValueError("repeat: 'repeats' may not be negative")
+        x = expand_dims(a, ax + 1)
+        shape = list(aval_of(x).shape)
+        shape[ax + 1] = r
+        x = broadcast_to(x, tuple(shape))
+        out = list(av.shape)
+        out[ax] = n * r
+        return reshape(x, tuple(out))
+    from ._indexing import take
+    from ._reductions import cumsum
+    from ._sorting import searchsorted
+    reps = promote_args("repeat", repeats)[0]
+    if aval_of(reps).ndim == 0:
+        reps = broadcast_to(reps, (n,))
+    if total_repeat_length is None:
+        conc = getattr(reps, "to_concrete_value", lambda: None)()
+        if conc is None:
+            raise core_concretization("repeat", reps)
+        total_repeat_length = int(np.sum(conc))
+    # output position j takes input index searchsorted(cumsum(reps), j, 'right')
+    ends = cumsum(reps)
+    pos = lax.iota(dtypes.int32, total_repeat_length)
+    idx = searchsorted(ends, pos, side="right")
+    return take(a, idx, axis=ax, mode="clip")
+
+
+def core_concretization(name: str, x: Any) -> Exception:
+    from ..tracer.errors import ConcretizationTypeError
+    return ConcretizationTypeError(
+        f"{name}: the output size depends on the traced value {x!r}; pass "
+        "total_repeat_length (a static int) under jit")
+
+
+# ---- flipping and rolling ----
+
+def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Any:
+    """``m`` reversed along ``axis`` (all axes by default); a negative-stride view."""
+    m, av = _arr("flip", m)
+    dims = canonicalize_axes(axis, av.ndim, "flip")
+    return lax.rev(m, dims) if dims else m
+
+
+def fliplr(m: ArrayLike) -> Any:
+    """Reverse along axis 1."""
+    return flip(m, 1)
+
+
+def flipud(m: ArrayLike) -> Any:
+    """Reverse along axis 0."""
+    return flip(m, 0)
+
+
+def roll(a: ArrayLike, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Any:
+    """Elements shifted cyclically by ``shift`` along ``axis`` (flattened when None)."""
+    a, av = _arr("roll", a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), av.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("roll: 'shift' and 'axis' must have the same length")
+    for s, ax in zip(shifts, axes):
+        ax = canonicalize_axis(ax, av.ndim, "roll")
+        n = av.shape[ax]
+        if n == 0:
+            continue
+        k = int(s) % n
+        if k:
+            a = concatenate([lax.slice_in_dim(a, n - k, n, axis=ax),
+                             lax.slice_in_dim(a, 0, n - k, axis=ax)], ax)
+    return a
+
+
+def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    m, av = _arr("rot90", m)
+    ax0, ax1 = (canonicalize_axis(x, av.ndim, "rot90", "axes") for x in axes)
+    if ax0 == ax1:
+        raise ValueError("rot90: 'axes' must be two different axes")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, ax0), ax1)
+    m = swapaxes(m, ax0, ax1)
+    return flip(m, ax1) if k == 1 else flip(m, ax0)
+
+
+# ---- padding ----
+
+def _pad_widths(name: str, pad_width: Any, nd: int) -> list[tuple[int, int]]:
+    pw = np.asarray(pad_width, dtype=np.int64)
+    if pw.ndim == 0:
+        pw = np.broadcast_to(pw, (nd, 2))
+    elif pw.ndim == 1:
+        pw = np.broadcast_to(pw if pw.size == 2 else pw.reshape(1, -1), (nd, 2))
+    else:
+        pw = np.broadcast_to(pw, (nd, 2))
+    if (pw < 0).any():
+        raise ValueError(f"{name}: argument 'pad_width' must not be negative, got {pad_width}")
+    return [(int(lo), int(hi)) for lo, hi in pw]
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum",
+              "minimum", "mean", "empty")
+
+
+def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad with NumPy's modes: constant (``constant_values``), edge, reflect and symmetric
+    (``reflect_type`` "even"), wrap, linear_ramp (``end_values``), maximum, minimum, mean
+    (``stat_length`` not supported), empty (zeros)."""
+    array, av = _arr("pad", array)
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: argument 'mode' must be one of {_PAD_MODES}, got {mode!r}")
+    widths = _pad_widths("pad", pad_width, av.ndim)
+    if mode in ("constant", "empty"):
+        cv = np.asarray(kwargs.get("constant_values", 0))
+        cv = np.broadcast_to(cv, (av.ndim, 2)) if cv.ndim else cv
+        if cv.ndim == 0:
+            from ._promotion import convert
+            value = convert(cv.item(), av.dtype)
+            return lax.pad(array, value, [(lo, hi, 0) for lo, hi in widths])
+        out = array
+        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, cv)):
+            out = _pad_axis_constant(out, ax, lo, hi, vlo, vhi)
+        return out
+    if kwargs.get("reflect_type", "even") != "even":
+        raise ValueError("pad: only reflect_type='even' is supported")
+    out = array
+    for ax, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            out = _pad_axis(out, ax, lo, hi, mode, kwargs)
+    return out
+
+
+def _pad_axis_constant(x: Any, ax: int, lo: int, hi: int, vlo: Any, vhi: Any) -> Any:
+    from ._promotion import convert
+    dt = aval_of(x).dtype
+    cfg = [(0, 0, 0)] * aval_of(x).ndim
+    cfg[ax] = (lo, 0, 0)
+    x = lax.pad(x, convert(np.asarray(vlo).item(), dt), cfg)
+    cfg[ax] = (0, hi, 0)
+    return lax.pad(x, convert(np.asarray(vhi).item(), dt), cfg)
+
+
+def _pad_axis(x: Any, ax: int, lo: int, hi: int, mode: str, kw: dict) -> Any:
+    av = aval_of(x)
+    n = av.shape[ax]
+    sl = lambda a, b: lax.slice_in_dim(x, a, b, axis=ax)  # noqa: E731
+    if n == 0:
+        raise ValueError(f"pad: cannot pad an empty axis with mode {mode!r}")
+    if mode == "edge":
+        left = broadcast_to(sl(0, 1), _with(av.shape, ax, lo))
+        right = broadcast_to(sl(n - 1, n), _with(av.shape, ax, hi))
+        return concatenate([left, x, right], ax)
+    if mode == "wrap":
+        reps = -(-(lo + hi) // n) + 1
+        big = concatenate([x] * (2 * reps + 1), ax)
+        start = reps * n - lo
+        return lax.slice_in_dim(big, start, start + n + lo + hi, axis=ax)
+    if mode in ("reflect", "symmetric"):
+        period = 2 * n - 2 if mode == "reflect" else 2 * n
+        if period <= 0:  # reflecting a length-1 axis repeats the edge
+            return _pad_axis(x, ax, lo, hi, "edge", kw)
+        body = sl(1, n - 1) if mode == "reflect" else x
+        cycle = concatenate([x, flip(body, ax)], ax) if mode == "reflect" else \
+            concatenate([x, flip(x, ax)], ax)
+        reps = -(-(lo + hi + n) // period) + 2
+        big = concatenate([cycle] * (2 * reps), ax)
+        start = reps * period - lo
+        return lax.slice_in_dim(big, start, start + n + lo + hi, axis=ax)
+    if mode in ("maximum", "minimum", "mean"):
+        from . import _reductions
+        red = {"maximum": _reductions.max, "minimum": _reductions.min,
+               "mean": _reductions.mean}[mode]
+        if "stat_length" in kw:
+            raise ValueError("pad: 'stat_length' is not supported")
+        stat = red(x, axis=ax, keepdims=True)
+        from ._promotion import convert
+        stat = convert(stat, av.dtype) if mode == "mean" and not dtypes.is_inexact(av.dtype) \
+            else stat
+        return concatenate([broadcast_to(stat, _with(av.shape, ax, lo)), x,
+                            broadcast_to(stat, _with(av.shape, ax, hi))], ax)
+    if mode == "linear_ramp":
+        ev = np.broadcast_to(np.asarray(kw.get("end_values", 0)), (2,))
+        parts = []
+        if lo:
+            parts.append(_ramp(sl(0, 1), float(ev[0]), lo, av, ax))
+        parts.append(x)
+        if hi:
+            parts.append(flip(_ramp(sl(n - 1, n), float(ev[1]), hi, av, ax), ax))
+        return concatenate(parts, ax)
+    raise AssertionError(mode)
+
+
+def _ramp(edge: Any, end: float, k: int, av: Any, ax: int) -> Any:
+    # k values from `end` toward the edge value (exclusive): end + (edge - end) * i / k
+    from ._creation import arange
+    from ._promotion import convert
+    from ._ufuncs import add, multiply, subtract, trunc, true_divide
+    ft = dtypes.float64 if av.dtype == dtypes.float64 else dtypes.float32
+    t = reshape(true_divide(arange(k, dtype=ft), k), _with((1,) * av.ndim, ax, k))
+    out = add(end, multiply(subtract(convert(edge, ft), end), t))
+    if dtypes.is_integer(av.dtype):
+        out = trunc(out)
+    return convert(broadcast_to(out, _with(av.shape, ax, k)), av.dtype)
+
+
+def _with(shape: tuple, ax: int, n: int) -> tuple:
+    s = list(shape)
+    s[ax] = n
+    return tuple(s)

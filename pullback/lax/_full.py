@@ -1,0 +1,34 @@
+"""full_like: a broadcast scalar shaped like another array (used throughout jnp's
+element-wise compositions)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..primitives.movement import broadcast_in_dim_p
+from ..tracer import core, dtypes
+from ..tracer.array import Array
+
+__all__ = ["full_like"]
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None,
+              shape: Sequence[int] | None = None) -> Any:
+    """An array shaped like ``x`` (or ``shape``) filled with ``fill_value``.
+
+    Args:
+      x: the array whose shape and dtype (and weak type, when ``dtype`` is None) to take.
+      fill_value: a scalar.
+      dtype: the result dtype (default: ``x``'s).
+      shape: the result shape (default: ``x``'s).
+
+    Returns:
+      A zero-copy broadcast of the one value.
+    """
+    av = core.get_aval(x)
+    dt = av.dtype if dtype is None else dtypes.canonicalize(dtype)
+    weak = av.weak_type if dtype is None else False
+    value = Array(np.asarray(fill_value, dt), weak)
+    shape = av.shape if shape is None else tuple(shape)
+    return broadcast_in_dim_p.bind(value, shape=shape, broadcast_dimensions=())

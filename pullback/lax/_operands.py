@@ -13,10 +13,10 @@ ArrayLike = Any
 
 def scalars_to(args: Sequence[Any]) -> list[Any]:
     """Python scalars become weakly typed arrays of the array operands' dtype."""
-    ref = next((a for a in args if not isinstance(a, (bool, int, float, complex))), None)
+    ref = next((a for a in args if not dtypes.is_python_scalar(a)), None)
     out = []
     for a in args:
-        if isinstance(a, (bool, int, float, complex)):
+        if dtypes.is_python_scalar(a):
             dt, weak = dtypes.dtype_of_python(a) if ref is None else (core.get_aval(ref).dtype, True)
             a = Array(np.asarray(a, dt), weak)
         out.append(a)

@@ -53,7 +53,7 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
     want = None if dtype is None else dtypes.canonicalize(dtype)
     if isinstance(a, (Array, core.Tracer)):
         return a if want is None else convert(a, want)
-    if isinstance(a, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(a):
         dt, weak = dtypes.dtype_of_python(a)
         return Array(np.asarray(a, want or dt), weak and want is None)
     if isinstance(a, (np.ndarray, np.generic)):

@@ -80,8 +80,9 @@ def _to_dtype(x: Any) -> Any:
 def issubdtype(arg1: Any, arg2: Any) -> bool:
     """Whether ``arg1`` is ``arg2`` or a kind below it (knows bfloat16 and float8 are
     floating)."""
-    d1 = np.dtype(_to_dtype(arg1)) if not (isinstance(arg1, type) and
-                                          issubclass(arg1, np.generic)) else arg1
+    abstract = (np.generic, np.number, np.inexact, np.floating, np.complexfloating,
+                np.integer, np.signedinteger, np.unsignedinteger)
+    d1 = arg1 if arg1 in abstract else np.dtype(_to_dtype(arg1))
     if isinstance(d1, np.dtype) and d1 in dtypes.INEXACT_FLOATS and d1.kind != "f":
         kinds = (np.floating, np.inexact, np.number, np.generic)
         if isinstance(arg2, type) and arg2 in kinds:
@@ -104,7 +105,7 @@ def result_type(*args: Any) -> np.dtype:
     """The dtype of combining ``args`` (arrays, dtypes, Python scalars, which are weak)."""
     kinds = []
     for a in args:
-        if isinstance(a, (bool, int, float, complex)):
+        if dtypes.is_python_scalar(a):
             kinds.append(dtypes.dtype_of_python(a))
         elif hasattr(a, "aval"):
             kinds.append((a.aval.dtype, a.aval.weak_type))

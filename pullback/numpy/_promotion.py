@@ -13,7 +13,6 @@ from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.shapes import broadcast_shapes
 
-_SCALARS = (bool, int, float, complex)
 
 
 def aval_of(x: Any) -> ShapedArray:
@@ -40,7 +39,7 @@ def scalar_array(value: Any, dtype: np.dtype, weak: bool) -> Array:
 
 def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     """``x`` (an Array, tracer, NumPy value or Python scalar) as ``dtype``."""
-    if isinstance(x, _SCALARS):
+    if dtypes.is_python_scalar(x):
         return scalar_array(x, dtype, weak)
     if isinstance(x, (np.ndarray, np.generic)):
         return Array(np.asarray(x, dtype), weak)
@@ -56,8 +55,8 @@ def promote_dtypes(op: str, *args: Any) -> list[Any]:
     typed arrays of that dtype."""
     avals = [aval_of(a) for a in args]
     dt, weak = _promoted(tuple((a.dtype, a.weak_type) for a in avals))
-    return [a if av.dtype == dt and (av.weak_type == weak or not isinstance(a, _SCALARS))
-            and not isinstance(a, _SCALARS + (np.ndarray, np.generic))
+    return [a if av.dtype == dt and (av.weak_type == weak or not dtypes.is_python_scalar(a))
+            and not dtypes.is_python_scalar(a) and not isinstance(a, (np.ndarray, np.generic))
             else convert(a, dt, weak and av.weak_type) for a, av in zip(args, avals)]
 
 
@@ -95,7 +94,7 @@ def _same_avals(args: tuple) -> bool:
     """All operands are arrays or tracers of one aval (nothing to promote or broadcast)."""
     first = None
     for a in args:
-        if isinstance(a, _SCALARS) or not hasattr(a, "aval"):
+        if dtypes.is_python_scalar(a) or not hasattr(a, "aval"):
             return False
         av = a._aval if type(a) is Array else a.aval
         if first is None:

@@ -332,7 +332,7 @@ def get_aval(x: Any) -> ShapedArray:
         return aval
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
-    if isinstance(x, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(x):
         dt, weak = dtypes.dtype_of_python(x)
         return ShapedArray((), dt, weak)
     raise TypeError(f"value of type {type(x).__name__} is not a valid pullback array: pass "

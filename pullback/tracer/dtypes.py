@@ -133,6 +133,12 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return promote(((canonicalize(a), False), (canonicalize(b), False)))[0]
 
 
+def is_python_scalar(x: Any) -> bool:
+    """A Python bool/int/float/complex (weakly typed), but not a NumPy scalar (np.float64
+    subclasses float yet carries its own dtype)."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
 def dtype_of_python(x: Any) -> tuple[np.dtype, bool]:
     """(dtype, weak) of a Python scalar."""
     if isinstance(x, (bool, np.bool_)):

@@ -1,0 +1,132 @@
+"""Forward-mode differentiation: the JVP trace, symbolic zero tangents, ``jvp``.
+
+Each primitive's ``jvp`` rule takes ``(primals, tangents, **params)`` and returns
+``(primal_out, tangent_out)``; tangents may be ``Zero`` (known to be zero, never materialized),
+and a rule returns ``Zero`` when its output tangent is known to vanish. The tangent of an
+integer or boolean value has dtype float0, as in JAX.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..tracer import core, dtypes, pytree
+from ..tracer.avals import ShapedArray
+from ..primitives.rules import (Zero, add_tangents, instantiate, tangent_aval,  # noqa: F401
+                               zeros_like_aval)
+
+
+class JVPTracer(core.Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: "JVPTrace", primal: Any, tangent: Any):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return core.get_aval(self.primal)
+
+    def full_lower(self) -> Any:
+        # a value whose tangent is known to be zero needs no JVP level any more
+        if type(self.tangent) is Zero:
+            return core.full_lower(self.primal)
+        return self
+
+    def to_concrete_value(self) -> Any:
+        p = self.primal
+        return p.to_concrete_value() if hasattr(p, "to_concrete_value") else None
+
+    def _source_description(self) -> str:
+        p = self.primal
+        return p._source_description() if isinstance(p, core.Tracer) else ""
+
+
+class JVPTrace(core.Trace):
+    __slots__ = ()
+
+    def pure(self, val: Any) -> JVPTracer:
+        return JVPTracer(self, val, Zero.from_primal(val))
+
+    lift = pure
+
+    def process_primitive(self, prim: core.Primitive, tracers: list, params: dict) -> Any:
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(type(t) is Zero for t in tangents):
+            out = prim.bind(*primals, **params)
+            if prim.multiple_results:
+                return [JVPTracer(self, o, Zero.from_primal(o)) for o in out]
+            return JVPTracer(self, out, Zero.from_primal(out))
+        primal_out, tangent_out = prim.rule("jvp")(primals, tangents, **params)
+        if prim.multiple_results:
+            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+        return JVPTracer(self, primal_out, tangent_out)
+
+
+def jvp_flat(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+             name: str = "jvp") -> tuple[list[Any], list[Any], Any]:
+    """Run ``fun`` (flat inputs → pytree) on JVP tracers: flat primal and tangent outputs,
+    and the output tree."""
+    with core.new_main(JVPTrace, debug_name=name) as main:
+        trace = JVPTrace(main)
+        tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        out = fun(*tracers)
+        leaves, tree = pytree.tree_flatten(out)
+        outs = [trace.full_raise(x) for x in leaves]
+        return [o.primal for o in outs], [o.tangent for o in outs], tree
+
+
+def _check_tangent(p: Any, t: Any, i: int) -> Any:
+    pa, ta = core.get_aval(p), core.get_aval(t)
+    want = tangent_aval(pa)
+    if ta.shape != want.shape or ta.dtype != want.dtype:
+        raise TypeError(f"jvp: the tangent of primal {i} must have shape {want.shape} and dtype "
+                        f"{want.dtype} (the primal is {pa.str_short()}), got {ta.str_short()}")
+    return t
+
+
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """Forward-mode derivative: ``fun(*primals)`` and its directional derivative along
+    ``tangents``.
+
+    Args:
+      fun: the function to differentiate; its arguments and outputs are pytrees of arrays.
+      primals: a tuple or list of the arguments.
+      tangents: the tangent of each argument, same structure, shapes and (tangent) dtypes;
+        integer arguments take float0 tangents.
+      has_aux: ``fun`` returns ``(output, aux)``; aux is returned unchanged.
+
+    Returns:
+      ``(primals_out, tangents_out)`` (and ``aux`` when ``has_aux``).
+    """
+    from ..numpy._creation import asarray
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: 'primals' and 'tangents' must be tuples or lists of arguments")
+    p_leaves, p_tree = pytree.tree_flatten(tuple(primals))
+    t_leaves, t_tree = pytree.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: 'primals' and 'tangents' must have the same structure, got "
+                        f"{p_tree} and {t_tree}")
+    p_leaves = [asarray(p) if not isinstance(p, core.Tracer) else p for p in p_leaves]
+    t_leaves = [_check_tangent(p, asarray(t) if not isinstance(t, core.Tracer) else t, i)
+                for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
+    t_leaves = [Zero(core.get_aval(t)) if core.get_aval(t).dtype == dtypes.float0 else t
+                for t in t_leaves]
+    aux_box = []
+
+    def flat_fun(*args):
+        out = fun(*pytree.tree_unflatten(p_tree, args))
+        if has_aux:
+            out, aux = out
+            aux_box.append(aux)
+        return out
+
+    outs, tans, tree = jvp_flat(flat_fun, p_leaves, t_leaves)
+    tans = [instantiate(t) for t in tans]
+    result = (pytree.tree_unflatten(tree, outs), pytree.tree_unflatten(tree, tans))
+    if has_aux:
+        aux = pytree.tree_map(core.full_lower, aux_box[0])
+        return result + (aux,)
+    return result

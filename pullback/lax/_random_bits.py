@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..primitives.random_bits import (random_bits_p, random_fold_in_p, random_seed_p,
+                                      random_uniform_range_p,
                                       random_split_p, threefry2x32_p)
 from ..tracer.array import Array
 from ._operands import ArrayLike
@@ -57,3 +58,9 @@ def random_split(keys: ArrayLike, shape: Sequence[int]) -> Array:
 def random_fold_in(keys: ArrayLike, msgs: ArrayLike) -> Array:
     """Each key with a uint32 message folded in (``msgs`` broadcasts to the batch shape)."""
     return random_fold_in_p.bind(keys, _u32(msgs))
+
+
+def random_uniform_range(u: ArrayLike, minval: ArrayLike, maxval: ArrayLike) -> Array:
+    """``max(minval, u * (maxval - minval) + minval)`` rounded as XLA's CPU backend rounds
+    JAX's uniform (a fused multiply-add for float32/float64 and, via float32, float16)."""
+    return random_uniform_range_p.bind(u, minval, maxval)

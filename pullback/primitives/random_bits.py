@@ -26,7 +26,7 @@ from ..tracer import dtypes
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, not_applicable
 from ..tracer.shapes import check_shape
-from .rules import BATCHING, NONLINEAR
+from .rules import AUTODIFF, BATCHING, NONLINEAR
 
 _INTEGER_OUTPUT = not_applicable("integer-valued output: not differentiable")
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
@@ -54,14 +54,15 @@ def threefry2x32_reference(k0: np.ndarray, k1: np.ndarray, x0: np.ndarray,
     u32 = np.uint32
     k0, k1, x0, x1 = (np.asarray(a, u32) for a in (k0, k1, x0, x1))
     ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
-    x0, x1 = x0 + ks[0], x1 + ks[1]
-    for group in range(5):
-        for r in _ROTATIONS[group % 2]:
-            x0 = x0 + x1
-            x1 = (x1 << u32(r)) | (x1 >> u32(32 - r))
-            x1 = x1 ^ x0
-        x0 = x0 + ks[(group + 1) % 3]
-        x1 = x1 + ks[(group + 2) % 3] + u32(group + 1)
+    with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as intended
+        x0, x1 = x0 + ks[0], x1 + ks[1]
+        for group in range(5):
+            for r in _ROTATIONS[group % 2]:
+                x0 = x0 + x1
+                x1 = (x1 << u32(r)) | (x1 >> u32(32 - r))
+                x1 = x1 ^ x0
+            x0 = x0 + ks[(group + 1) % 3]
+            x1 = x1 + ks[(group + 2) % 3] + u32(group + 1)
     return np.asarray(x0, u32), np.asarray(x1, u32)
 
 
@@ -219,3 +220,74 @@ def _fold_in_ref(keys: np.ndarray, msgs: np.ndarray) -> np.ndarray:
 
 
 random_fold_in_p = _declare("random_fold_in", _fold_in_aval, _fold_in_cpu, _fold_in_ref)
+
+
+# ---- random_uniform_range: unit uniforms to [minval, maxval) ----
+#
+# JAX's uniform computes max(minval, u * (maxval - minval) + minval) as four XLA ops, which
+# XLA's CPU backend compiles with a fused multiply-add (float32, float64; float16 evaluated in
+# float32) and per-op rounding (bfloat16). Composing pullback's separately rounded mul and add
+# would differ in the last bits (many ulps near 0), so this fused primitive reproduces XLA's
+# rounding exactly.
+
+_RANGE_ARGS = ("u", "minval", "maxval")
+
+
+def _range_aval(u: ShapedArray, lo: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    name = "random_uniform_range"
+    if u.dtype not in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64):
+        raise TypeError(f"{name}: argument 'u' must be float16, bfloat16, float32 or float64, "
+                        f"got {u.dtype}")
+    for n, a in zip(_RANGE_ARGS[1:], (lo, hi)):
+        if a.dtype != u.dtype:
+            raise TypeError(f"{name}: argument '{n}' must have the dtype of 'u' ({u.dtype}), got "
+                            f"{a.dtype}")
+        if a.ndim and a.shape != u.shape:
+            raise TypeError(f"{name}: argument '{n}' must have the shape of 'u' {u.shape} or be "
+                            f"0-d, got {a.shape}")
+    return ShapedArray(u.shape, u.dtype)
+
+
+def _fma_rounded(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """a * b + c rounded once to float32 or float64, from exact rational arithmetic (the
+    reference backend's oracle of a fused multiply-add; slow, for small test arrays)."""
+    from fractions import Fraction
+    flat = [np.asarray(f, np.float64).ravel().tolist() for f in np.broadcast_arrays(a, b, c)]
+    out = []
+    for x, y, z in zip(*flat):
+        if not np.isfinite([x, y, z]).all():
+            out.append(dt.type(x * y + z))
+            continue
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        near = dt.type(float(exact))  # within one unit of the correctly rounded value
+        cands = [np.nextafter(near, dt.type(-np.inf)), near, np.nextafter(near, dt.type(np.inf))]
+        best = min(cands, key=lambda v: (abs(Fraction(float(v)) - exact),
+                                         int(np.asarray(v).view(f"u{dt.itemsize}")) & 1))
+        out.append(best)
+    return np.array(out, dt).reshape(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)))
+
+
+def _range_ref(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    dt = u.dtype
+    lo, hi = np.broadcast_to(lo, u.shape), np.broadcast_to(hi, u.shape)
+    f32 = np.dtype(np.float32)
+    with np.errstate(all="ignore"):
+        if dt in (dtypes.float32, dtypes.float64):
+            y = _fma_rounded(u, hi - lo, lo, dt)
+        elif dt == dtypes.float16:  # one float32 FMA, then one rounding to float16
+            span = (hi.astype(f32) - lo.astype(f32)).astype(dt)
+            y = _fma_rounded(u, span, lo, f32).astype(dt)
+        else:  # bfloat16: every operation rounds to bfloat16
+            span = (hi.astype(f32) - lo.astype(f32)).astype(dt)
+            prod = (u.astype(f32) * span.astype(f32)).astype(dt)
+            y = (prod.astype(f32) + lo.astype(f32)).astype(dt)
+    return np.where(np.isnan(lo) | np.isnan(y), np.nan, np.maximum(lo, y)).astype(dt)
+
+
+random_uniform_range_p = Primitive("random_uniform_range")
+random_uniform_range_p.abstract_eval = _range_aval
+random_uniform_range_p.cpu = lambda k, u, lo, hi: k.random_uniform_range(u, lo, hi)
+random_uniform_range_p.reference = _range_ref
+random_uniform_range_p.jvp = AUTODIFF  # d/dminval = 1 - u, d/dmaxval = u (where not clamped)
+random_uniform_range_p.transpose = NONLINEAR
+random_uniform_range_p.batch = BATCHING

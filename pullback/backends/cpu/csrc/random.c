@@ -431,7 +431,113 @@ static PyObject *py_random_seed(PyObject *self, PyObject *arg) {
   return (PyObject *)out;
 }
 
+/* ---- random_uniform_range: max(lo, u * (hi - lo) + lo), rounded as XLA's CPU backend does ----
+ *
+ * JAX's uniform ends with sub, mul, add, max; XLA contracts the mul and add into one fused
+ * multiply-add for float32 and float64, evaluates float16 in float32 (one f32 FMA, then one
+ * rounding to f16) and rounds bfloat16 after every operation. These loops reproduce each. */
+
+#define PB_RANGE_LOOP(NAME, T, EXPR)                                                            \
+  static PB_CLONES void NAME##_contig(const T *u, const T *lo, const T *hi, T *y, npy_intp n,   \
+                                      npy_intp ls, npy_intp hs) {                               \
+    for (npy_intp i = 0; i < n; ++i) {                                                          \
+      const T a = u[i], l = lo[i * ls], h = hi[i * hs];                                         \
+      y[i] = EXPR;                                                                              \
+    }                                                                                           \
+  }                                                                                             \
+  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                 \
+    (void)prm;                                                                                  \
+    const npy_intp e = (npy_intp)sizeof(T);                                                     \
+    if (s[0] == e && s[3] == e && (s[1] == 0 || s[1] == e) && (s[2] == 0 || s[2] == e)) {       \
+      NAME##_contig((const T *)p[0], (const T *)p[1], (const T *)p[2], (T *)p[3], n, s[1] / e,  \
+                    s[2] / e);                                                                  \
+      return;                                                                                   \
+    }                                                                                           \
+    char *pu = p[0], *pl = p[1], *ph = p[2], *py = p[3];                                        \
+    for (npy_intp i = 0; i < n; ++i, pu += s[0], pl += s[1], ph += s[2], py += s[3]) {           \
+      const T a = *(const T *)pu, l = *(const T *)pl, h = *(const T *)ph;                       \
+      *(T *)py = EXPR;                                                                          \
+    }                                                                                           \
+  }
+
+/* lax.max: NaN if either is NaN, else the larger */
+static inline float max_f32(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+static inline double max_f64(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+static inline float f16r(float x) { return (float)(pb_f16)x; }
+static inline float bf16r(float x) { return pb_bf16_to_f32(pb_f32_to_bf16(x)); }
+
+PB_RANGE_LOOP(range_f32, float, max_f32(l, __builtin_fmaf(a, h - l, l)))
+PB_RANGE_LOOP(range_f64, double, max_f64(l, __builtin_fma(a, h - l, l)))
+PB_RANGE_LOOP(range_f16, pb_f16,
+              (pb_f16)max_f32((float)l, f16r(__builtin_fmaf((float)a, f16r((float)h - (float)l),
+                                                            (float)l))))
+PB_RANGE_LOOP(range_bf16, pb_bf16,
+              pb_f32_to_bf16(max_f32(pb_bf16_to_f32(l),
+                                     bf16r(bf16r(pb_bf16_to_f32(a) *
+                                                 bf16r(pb_bf16_to_f32(h) - pb_bf16_to_f32(l))) +
+                                           pb_bf16_to_f32(l)))))
+
+static const pb_loop_fn range_loops[PB_NDT] = {
+    [PB_F16] = range_f16, [PB_BF16] = range_bf16, [PB_F32] = range_f32, [PB_F64] = range_f64};
+
+/* random_uniform_range(u, lo, hi) -> array of u's shape: lo and hi have u's shape or are 0-d */
+static PyObject *py_uniform_range(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  (void)self;
+  static const char *names[3] = {"u", "minval", "maxval"};
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "random_uniform_range: expected (u, minval, maxval)");
+    return NULL;
+  }
+  PyArrayObject *in[3];
+  for (int i = 0; i < 3; ++i)
+    if (!(in[i] = pb_arg_array(args[i], "random_uniform_range", names[i]))) return NULL;
+  int ndim = PyArray_NDIM(in[0]);
+  const npy_intp *shape = PyArray_SHAPE(in[0]);
+  int slot = pb_dtype_slot(PyArray_DESCR(in[0]));
+  for (int i = 0; i < 3; ++i) {
+    int nd = PyArray_NDIM(in[i]);
+    if (nd && (nd != ndim || !PyArray_CompareLists(PyArray_SHAPE(in[i]), shape, ndim))) {
+      PyErr_Format(PyExc_ValueError, "random_uniform_range: argument '%s' must have the shape "
+                   "of 'u' or be 0-d", names[i]);
+      return NULL;
+    }
+    if (pb_dtype_slot(PyArray_DESCR(in[i])) != slot) {
+      PyErr_Format(PyExc_TypeError, "random_uniform_range: argument '%s' must have the dtype of "
+                   "'u'", names[i]);
+      return NULL;
+    }
+  }
+  pb_loop_fn fn = slot >= 0 ? range_loops[slot] : NULL;
+  if (!fn) {
+    PyErr_Format(PyExc_TypeError, "random_uniform_range: dtype %S is not supported (float16, "
+                 "bfloat16, float32 or float64)", (PyObject *)PyArray_DESCR(in[0]));
+    return NULL;
+  }
+  PyArray_Descr *d = pb_descr_for_slot(slot);
+  PyArrayObject *out = d ? pb_new_array(ndim, shape, d) : NULL;
+  if (!out) return NULL;
+  char *base[4];
+  npy_intp strides[4 * PB_MAXDIMS];
+  for (int i = 0; i < 4; ++i) {
+    PyArrayObject *a = i < 3 ? in[i] : out;
+    base[i] = PyArray_BYTES(a);
+    for (int k = 0; k < ndim; ++k) strides[i * ndim + k] = PyArray_NDIM(a) ? PyArray_STRIDES(a)[k] : 0;
+  }
+  npy_intp n = PyArray_SIZE(out);
+  if (n >= PB_NOGIL_MIN) {
+    Py_BEGIN_ALLOW_THREADS
+    pb_iterate(ndim, shape, 4, base, strides, fn, NULL, pb_threads_for(n, 262144));
+    Py_END_ALLOW_THREADS
+  } else {
+    pb_iterate(ndim, shape, 4, base, strides, fn, NULL, 1);
+  }
+  return (PyObject *)out;
+}
+
 static PyMethodDef methods[] = {
+    {"random_uniform_range", (PyCFunction)(void (*)(void))py_uniform_range, METH_FASTCALL,
+     "random_uniform_range(u, minval, maxval): max(minval, u * (maxval - minval) + minval) "
+     "with XLA's CPU rounding (fused multiply-add for f32/f64, f32 FMA for f16)."},
     {"threefry2x32", (PyCFunction)(void (*)(void))py_threefry2x32, METH_FASTCALL,
      "threefry2x32(key1, key2, x1, x2) -> (y1, y2): Threefry-2x32 (20 rounds) of same-shape "
      "uint32 arrays of any strides."},

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import pullback
 from pullback import lax, random
 from pullback.lax._random_bits import (random_bits, random_fold_in, random_seed, random_split,
-                                       threefry2x32)
+                                       random_uniform_range, threefry2x32)
 from pullback.primitives.random_bits import (random_bits_p, random_split_p,
                                              threefry2x32_reference)
 from pullback.tracer.array import Array
@@ -433,16 +433,127 @@ def test_key_primitive_shape_errors():
                                         "of dtype uint32, got int32"):
         random_bits(np.zeros(2, np.int32), 32, (2,))
     from pullback.backends.cpu import kernels as k
-    with pytest.raises(ValueError, match=r"random_split: argument 'keys' must have shape \(\.\.\., 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"random_split: argument 'keys' must have shape \(\.\.\., 2\)"):
         k.random_split(np.zeros(3, U32), (2,))
     with pytest.raises(ValueError, match="random_bits: argument 'shape' has a negative dimension"):
         k.random_bits(np.zeros(2, U32), (-2,), 32)
-    with pytest.raises(ValueError, match="random_bits: argument 'bit_width' must be 8, 16, 32 or 64"):
+    with pytest.raises(ValueError, match="random_bits: argument 'bit_width' must be 8, 16, 32"):
         k.random_bits(np.zeros(2, U32), (2,), 7)
-    with pytest.raises(ValueError, match="random_fold_in: argument 'msgs' must have the batch shape"):
+    with pytest.raises(ValueError, match="random_fold_in: argument 'msgs' must have the batch"):
         k.random_fold_in(np.zeros((2, 2), U32), np.zeros(3, U32))
     with pytest.raises(TypeError, match="random_seed: argument 'seeds' must be an integer array"):
         k.random_seed(np.zeros(2, np.float64))
+
+
+def test_large_draws_split_across_threads_match_the_reference():
+    keys = np.array([[1, 2], [3, 4]], U32)
+    for f, args in [(random_bits, (keys, 32, (150_001,))), (random_bits, (keys, 16, (70_000,))),
+                    (random_split, (keys[0], (100_003,)))]:
+        np.testing.assert_array_equal(f(*args), on_reference(f, *args))
+
+
+def test_key_primitives_accept_zero_stride_key_batches():
+    keys = np.broadcast_to(KEYS["kr"], (3, 2))
+    got = np.asarray(random_bits(Array(keys), 32, (4,)))
+    np.testing.assert_array_equal(got, np.broadcast_to(random.bits(KEYS["kr"], (4,)), (3, 4)))
+    got = np.asarray(random_fold_in(Array(keys), np.broadcast_to(U32(5), (3,))))
+    np.testing.assert_array_equal(got, np.broadcast_to(random.fold_in(KEYS["kr"], 5), (3, 2)))
+
+
+# ---- random_uniform_range: uniform's scaling, rounded as XLA rounds it ----
+
+RANGE_DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
+
+
+def _range_independent(u, lo, hi, dt):
+    """The same rounding from first principles: exact rationals for the fused multiply-add of
+    float32/float64 (float16: of the float32 values, then rounded), per-op rounding for
+    bfloat16."""
+    from fractions import Fraction
+    f32 = np.float32
+    out = []
+    for a, l, h in zip(*(np.broadcast_to(v, u.shape).ravel().tolist() for v in (u, lo, hi))):
+        if dt == ml_dtypes.bfloat16:
+            span = float(np.asarray(f32(h) - f32(l)).astype(dt))
+            prod = float(np.asarray(f32(a) * f32(span)).astype(dt))
+            y = float(np.asarray(f32(prod) + f32(l)).astype(dt))
+        else:
+            span = float(np.asarray(h - l, dtype=np.float64).astype(
+                dt if dt != np.float16 else np.float32).astype(dt))
+            exact = Fraction(a) * Fraction(span) + Fraction(l)
+            work = np.float64 if dt == np.float64 else np.float32
+            # nearest representable value of `work` to the exact result, ties to even
+            near = work(float(exact))
+            cands = [np.nextafter(near, work(-np.inf)), near, np.nextafter(near, work(np.inf))]
+            odd = lambda v: int(np.asarray(v).view(f"u{np.dtype(work).itemsize}")) & 1
+            y = float(min(cands, key=lambda v: (abs(Fraction(float(v)) - exact), odd(v))))
+            y = float(np.asarray(y, work).astype(dt))
+        out.append(max(l, y))
+    return np.array(out, dtype=dt).reshape(u.shape)
+
+
+@st.composite
+def _range_case(draw):
+    dt = draw(st.sampled_from(RANGE_DTYPES))
+    rank = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 3), min_size=rank, max_size=rank)))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    u = rng.random(shape).astype(dt)
+    bounds = []
+    for _ in range(2):
+        if draw(st.booleans()):
+            bounds.append(np.asarray(rng.uniform(-5, 5), dtype=dt))
+        else:
+            bounds.append(rng.uniform(-5, 5, shape).astype(dt))
+    layout = draw(st.sampled_from(["contiguous", "strided", "flipped", "transposed"]))
+    return dt, u, bounds[0], bounds[1], layout
+
+
+@given(_range_case())
+def test_uniform_range_against_reference_and_exact_rounding(case):
+    dt, u, lo, hi, layout = case
+    args = [Array(layouts(v).get(layout, v)) for v in (u, lo, hi)]
+    got = np.asarray(random_uniform_range(*args))
+    assert got.dtype == dt and got.shape == u.shape
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"),
+                                  on_reference(random_uniform_range, *args).__array__()
+                                  .view(f"u{got.itemsize}"))
+    want = _range_independent(u, lo, hi, dt)
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{got.itemsize}"))
+
+
+def test_uniform_range_rounds_with_one_fused_multiply_add():
+    # XLA's result for uniform(PRNGKey(42), (2, 3), minval=-2.5, maxval=3.0): a separately
+    # rounded product and sum would give 1044408720 (not ...716) at [0, 0]
+    u = np.array([0.4545454, 0.5], np.float32)
+    fused = np.asarray(random_uniform_range(u, np.float32(-2.5), np.float32(3.0)))
+    exact = (u.astype(np.float64) * 5.5 - 2.5).astype(np.float32)
+    np.testing.assert_array_equal(fused, exact)
+    big = np.linspace(0, 1, 100_001, dtype=np.float32)
+    np.testing.assert_array_equal(random_uniform_range(big, np.float32(-2), np.float32(3)),
+                                  np.maximum(np.float32(-2),
+                                             (big.astype(np.float64) * 5 - 2).astype(np.float32)))
+    f = pullback.jit(random_uniform_range)
+    np.testing.assert_array_equal(f(u, np.float32(-2.5), np.float32(3.0)), fused)
+
+
+def test_uniform_range_errors():
+    f32 = np.zeros(3, np.float32)
+    with pytest.raises(TypeError, match="random_uniform_range: argument 'u' must be float16, "
+                                        "bfloat16, float32 or float64, got int32"):
+        random_uniform_range(np.zeros(3, np.int32), f32, f32)
+    with pytest.raises(TypeError, match="random_uniform_range: argument 'maxval' must have the "
+                                        "dtype of 'u'"):
+        random_uniform_range(f32, f32, np.zeros(3))
+    with pytest.raises(TypeError, match=r"random_uniform_range: argument 'minval' must have the "
+                                        r"shape of 'u' \(3,\) or be 0-d, got \(2,\)"):
+        random_uniform_range(f32, np.zeros(2, np.float32), f32)
+    from pullback.backends.cpu import kernels as k
+    with pytest.raises(TypeError, match="random_uniform_range: dtype int64 is not supported"):
+        k.random_uniform_range(*[np.zeros(2, np.int64)] * 3)
+    with pytest.raises(ValueError, match="random_uniform_range: argument 'maxval' must have"):
+        k.random_uniform_range(f32, f32, np.zeros(2, np.float32))
 
 
 # ---- typed key arrays ----
@@ -514,7 +625,8 @@ needs_truncated = needs(*UNIFORM, "erf_inv", "erf", "div", "nextafter", "min")
 needs_logs = needs(*UNIFORM, "neg", "log", "log1p", "slice", "select_n", "ge")
 needs_randint = needs(*UNIFORM, "min", "gt", "le", "select_n", "rem")
 needs_bernoulli = needs(*UNIFORM, "lt", "slice")
-needs_categorical = needs(*UNIFORM, "neg", "log", "argmax", "top_k", "transpose")
+needs_categorical = needs(*UNIFORM, "neg", "log", "log1p", "slice", "select_n", "ge", "argmax",
+                          "top_k", "transpose")
 needs_permutation = needs("sort", "iota", "gather", "GatherDimensionNumbers")
 needs_choice = needs(*UNIFORM, "sort", "iota", "gather", "GatherDimensionNumbers", "min", "gt",
                      "le", "select_n", "rem", "cumsum", "slice", "lt", "neg", "log", "top_k")

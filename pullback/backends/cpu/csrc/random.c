@@ -41,8 +41,9 @@ static inline __attribute__((always_inline)) void threefry(uint32_t k0, uint32_t
 
 /* ---- threefry2x32(key1, key2, x1, x2) over same-shape strided operands ---- */
 
-static PB_CLONES void tf_contig(const uint32_t *k0, const uint32_t *k1, const uint32_t *a,
-                                const uint32_t *b, uint32_t *y0, uint32_t *y1, npy_intp n) {
+static PB_CLONES void tf_contig(const uint32_t *restrict k0, const uint32_t *restrict k1,
+                                const uint32_t *restrict a, const uint32_t *restrict b,
+                                uint32_t *restrict y0, uint32_t *restrict y1, npy_intp n) {
   for (npy_intp i = 0; i < n; ++i) {
     uint32_t x0 = a[i], x1 = b[i];
     threefry(k0[i], k1[i], &x0, &x1);
@@ -52,8 +53,9 @@ static PB_CLONES void tf_contig(const uint32_t *k0, const uint32_t *k1, const ui
 }
 
 /* The common case: one key (zero strides) over contiguous counters. */
-static PB_CLONES void tf_scalar_key(uint32_t k0, uint32_t k1, const uint32_t *a, const uint32_t *b,
-                                    uint32_t *y0, uint32_t *y1, npy_intp n) {
+static PB_CLONES void tf_scalar_key(uint32_t k0, uint32_t k1, const uint32_t *restrict a,
+                                    const uint32_t *restrict b, uint32_t *restrict y0,
+                                    uint32_t *restrict y1, npy_intp n) {
   for (npy_intp i = 0; i < n; ++i) {
     uint32_t x0 = a[i], x1 = b[i];
     threefry(k0, k1, &x0, &x1);

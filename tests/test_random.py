@@ -826,6 +826,13 @@ def test_sampler_argument_errors():
     with pytest.raises(ValueError, match=r"uniform parameter shapes must be broadcast-compatible "
                                          r"with shape argument.* \(3,\)"):
         random.uniform(k, (3,), minval=np.zeros(2, np.float32))
+    with pytest.raises(OverflowError, match="randint: argument 'maxval' is the Python int "
+                                            "4294967296, which overflows int32"):
+        random.randint(k, (2,), 0, 2 ** 32, np.uint32)
+    with pytest.raises(NotImplementedError, match="normal: complex dtypes"):
+        random.normal(k, (2,), np.complex64)
+    with pytest.raises(NotImplementedError, match="mode='highest' for float32"):
+        random.gumbel(k, (2,), mode="highest")
     with pytest.raises(TypeError, match="randint only accepts integer dtypes, got float32"):
         random.randint(k, (2,), 0, 5, np.float32)
     with pytest.raises(TypeError, match="bernoulli probability `p` must have a floating dtype"):

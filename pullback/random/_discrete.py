@@ -19,10 +19,16 @@ from ._uniform import uniform_from_keys
 
 # ---- randint ----
 
-def _int_param(x: Any) -> Any:
-    """An integer bound as JAX sees it: Python ints are int32, floats are truncated to int32."""
+def _int_param(x: Any, arg: str, wide: bool) -> Any:
+    """An integer bound as JAX sees it: Python ints are int32 (int64 when sampling a 64-bit
+    dtype, as in JAX's x64 mode) and must fit; floats are truncated to int32."""
     if isinstance(x, (bool, int)) and not isinstance(x, np.generic):
-        return const(np.int64(x).astype(np.int32), dtypes.int32)
+        dt = dtypes.int64 if wide else dtypes.int32
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"randint: argument '{arg}' is the Python int {x}, which "
+                                f"overflows {dt}")
+        return const(x, dt)
     x = as_value(x)
     if not dtypes.is_integer(x.dtype):
         x = lax.convert_element_type(x, dtypes.int32)
@@ -83,8 +89,9 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = canonicalize_shape("randint", shape)
     check_broadcast("randint", shape, shape_of(minval), shape_of(maxval))
-    minval, maxval = _int_param(minval), _int_param(maxval)
     info = np.iinfo(dtype)
+    wide = info.bits == 64
+    minval, maxval = _int_param(minval, "minval", wide), _int_param(maxval, "maxval", wide)
     if info.bits >= 32:
         return _randint(keys, shape, minval, maxval, dtype)
     # narrow types: sample in int32 between the clipped bounds, then narrow

@@ -32,6 +32,9 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
       (-1, 1), as JAX computes it.
     """
     keys, _ = check_key("normal", key)
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise NotImplementedError("normal: complex dtypes are not implemented yet (JAX draws "
+                                  "the real and imaginary parts from split keys)")
     dtype = float_dtype("normal", dtype)
     return normal_from_keys(keys, canonicalize_shape("normal", shape), dtype)
 

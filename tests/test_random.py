@@ -688,6 +688,17 @@ def test_normal_many_values_and_float64():
     np.testing.assert_array_equal(random.normal(KEYS["k0"], (200,)), want)
 
 
+@needs(*UNIFORM, "erf_inv", "div", "complex")
+def test_complex_normal_matches_jax():
+    # JAX divides by sqrt(2) as a complex division: one more ulp on each part
+    z = random.normal(KEYS["k42"], (5,), np.complex64)
+    check_pin(PINS_X32, "normal(k42,(5,),complex64)", np.asarray(z).view(np.float32).reshape(5, 2),
+              ulps=ERF_INV_ULPS["float32"] + 1)
+    z = random.normal(KEYS["k42"], (3,), np.complex128)
+    check_pin(PINS_X64, "normal(k42,(3,),complex128)", np.asarray(z).view(np.float64).reshape(3, 2),
+              ulps=ERF_INV_ULPS["float64"] + 1)
+
+
 @needs_truncated
 def test_truncated_normal_matches_jax_and_stays_inside():
     got = random.truncated_normal(KEYS["k0"], -1.0, 2.0, (6,))
@@ -829,8 +840,6 @@ def test_sampler_argument_errors():
     with pytest.raises(OverflowError, match="randint: argument 'maxval' is the Python int "
                                             "4294967296, which overflows int32"):
         random.randint(k, (2,), 0, 2 ** 32, np.uint32)
-    with pytest.raises(NotImplementedError, match="normal: complex dtypes"):
-        random.normal(k, (2,), np.complex64)
     with pytest.raises(NotImplementedError, match="mode='highest' for float32"):
         random.gumbel(k, (2,), mode="highest")
     with pytest.raises(TypeError, match="randint only accepts integer dtypes, got float32"):
@@ -853,7 +862,8 @@ def test_sampler_argument_errors():
 
 # ---- pinned values from JAX 0.10.2 (see the module docstring) ----
 
-PINS_X32 = {'PRNGKey(-1)': ('int', 'uint32', [2], [0, 4294967295]),
+PINS_X32 = {'normal(k42,(5,),complex64)': ('bits', 'float32', [5, 2], [1029433186, 1054560092, 3199210281, 1058055286, 1063883439, 3206842507, 1052515998, 3202743520, 1046053912, 3210564392]),
+ 'PRNGKey(-1)': ('int', 'uint32', [2], [0, 4294967295]),
  'PRNGKey(-2147483648)': ('int', 'uint32', [2], [0, 2147483648]),
  'PRNGKey(-9223372036854775808)': ('int', 'uint32', [2], [0, 0]),
  'PRNGKey(0)': ('int', 'uint32', [2], [0, 0]),
@@ -1082,7 +1092,8 @@ PINS_X32 = {'PRNGKey(-1)': ('int', 'uint32', [2], [0, 4294967295]),
                                                [1050355424, 1067782344, 1086179476, 1057750840,
                                                 1067146626, 1085978607])}
 
-PINS_X64 = {'PRNGKey(np.int64(-1))': ('int', 'uint32', [2], [4294967295, 4294967295]),
+PINS_X64 = {'normal(k42,(3,),complex128)': ('bits', 'float64', [3, 2], [13826134888956458425, 4601950011527785402, 13819179725390586835, 4590701191675950707, 4608033817524124471, 13831005084623384111]),
+ 'PRNGKey(np.int64(-1))': ('int', 'uint32', [2], [4294967295, 4294967295]),
  'PRNGKey(np.int64(1099511627779))': ('int', 'uint32', [2], [256, 3]),
  'PRNGKey(np.int64(9223372036854775807))': ('int', 'uint32', [2], [2147483647, 4294967295]),
  'PRNGKey(np.uint64(18446744073709551615))': ('int', 'uint32', [2], [4294967295, 4294967295]),

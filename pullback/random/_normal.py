@@ -6,7 +6,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lax
-from ._checks import canonicalize_shape, float_dtype, shape_or_broadcast
+from ..tracer import dtypes
+from ._checks import canonicalize_shape, float_dtype, shape_or_broadcast, user_dtype
+from ._derive import split2
 from ._keys import check_key
 from ._ops import broadcast, const, param, shape_of
 from ._uniform import uniform_from_keys
@@ -25,18 +27,24 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     Args:
       key: a PRNG key (typed or raw).
       shape: the result shape. Default ().
-      dtype: a float dtype (float32 by default).
+      dtype: a float or complex dtype (float32 by default).
 
     Returns:
       An array of ``shape`` and ``dtype``: ``sqrt(2) * erf_inv(u)`` with ``u`` uniform in
-      (-1, 1), as JAX computes it.
+      (-1, 1), as JAX computes it; complex samples have independent real and imaginary parts
+      of variance 1/2.
     """
     keys, _ = check_key("normal", key)
-    if dtype is not None and np.dtype(dtype).kind == "c":
-        raise NotImplementedError("normal: complex dtypes are not implemented yet (JAX draws "
-                                  "the real and imaginary parts from split keys)")
-    dtype = float_dtype("normal", dtype)
-    return normal_from_keys(keys, canonicalize_shape("normal", shape), dtype)
+    shape = canonicalize_shape("normal", shape)
+    if dtype is not None and user_dtype("normal", dtype).kind == "c":
+        # real and imaginary parts from the two halves of split(key), each of variance 1/2
+        real = dtypes.float32 if user_dtype("normal", dtype) == dtypes.complex64 else \
+            dtypes.float64
+        sqrt2 = const(np.sqrt(2), real)
+        k_re, k_im = split2(keys)
+        return lax.complex(lax.div(normal_from_keys(k_re, shape, real), sqrt2),
+                           lax.div(normal_from_keys(k_im, shape, real), sqrt2))
+    return normal_from_keys(keys, shape, float_dtype("normal", dtype))
 
 
 def _stop_gradient(x: Any) -> Any:

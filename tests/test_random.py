@@ -567,6 +567,8 @@ def test_typed_keys_behave_as_arrays_of_keys():
     np.testing.assert_array_equal(random.key_data(keys[1, 2]), data[1, 2])
     np.testing.assert_array_equal(random.key_data(keys[..., 0]), data[:, 0])
     assert [k.shape for k in keys] == [(3,), (3,)]
+    np.testing.assert_array_equal(random.key_data(keys.reshape(6)), data.reshape(6, 2))
+    assert keys.reshape((3, 2)).shape == (3, 2)
     leaves, tree = pullback.tree_util.tree_flatten({"k": keys})
     assert len(leaves) == 1 and leaves[0].shape == (2, 3, 2)
     assert isinstance(pullback.tree_util.tree_unflatten(tree, leaves)["k"], random.PRNGKeyArray)

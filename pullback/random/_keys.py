@@ -75,6 +75,12 @@ class PRNGKeyArray:
             return PRNGKeyArray(Array(data._value[full]))  # a NumPy view of concrete data
         return PRNGKeyArray(data[full])
 
+    def reshape(self, *shape: Any) -> "PRNGKeyArray":
+        """The same keys in a new shape (row-major), as ``jax.Array.reshape``."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return PRNGKeyArray(self._base_array.reshape(tuple(shape) + (2,)))
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TypeError("a PRNG key array cannot be converted to a NumPy array: use "
                         "pullback.random.key_data(keys) for its uint32 data")
@@ -222,6 +228,13 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
 
 
 def key_impl(keys: Any) -> str:
-    """The name of the PRNG implementation of ``keys``: always "threefry2x32"."""
+    """The name of the PRNG implementation of ``keys``.
+
+    Args:
+      keys: a typed key array or raw key data.
+
+    Returns:
+      "threefry2x32", pullback's only implementation.
+    """
     check_key("key_impl", keys, allow_batched=True)
     return IMPL

@@ -13,5 +13,6 @@ from .tracer.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             UnexpectedTracerError)
 from .transforms.jit import jit  # noqa: F401
 from .transforms.make_jaxpr import make_jaxpr  # noqa: F401
+from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 
 __version__ = "0.1.0"

@@ -4,6 +4,7 @@ lax is strict: operands of one op share a dtype (Python scalars are converted we
 array operand's dtype) and shapes are not broadcast implicitly, except that 0-d operands of
 element-wise ops broadcast.
 """
+from ._collectives import *  # noqa: F401,F403
 from ._conversion import *  # noqa: F401,F403
 from ._dot import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403

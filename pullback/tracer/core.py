@@ -60,7 +60,7 @@ class Primitive:
     kernel lowering and the NumPy reference. A slot that cannot be filled holds a ``NoRule``.
     """
 
-    __slots__ = ("name", "multiple_results") + RULE_SLOTS + ("__weakref__",)
+    __slots__ = ("name", "multiple_results", "collective") + RULE_SLOTS + ("__weakref__",)
 
     registry: dict[str, "Primitive"] = {}
 
@@ -70,6 +70,7 @@ class Primitive:
         Primitive.registry[name] = self
         self.name = name
         self.multiple_results = multiple_results
+        self.collective = False  # reduces across a named vmap axis (see primitives/collectives)
         for slot in RULE_SLOTS:
             setattr(self, slot, None)
 

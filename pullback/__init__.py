@@ -11,8 +11,14 @@ from .tracer.avals import ShapeDtypeStruct, ShapedArray  # noqa: F401
 from .tracer.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
                             TracerBoolConversionError, TracerIntegerConversionError,
                             UnexpectedTracerError)
+from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: F401
+from .transforms.jacobians import hessian, jacfwd, jacrev  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from .transforms.jvp import jvp  # noqa: F401
 from .transforms.make_jaxpr import make_jaxpr  # noqa: F401
+from .transforms.reverse import grad, linearize, value_and_grad, vjp  # noqa: F401
+from .transforms.vmap import vmap  # noqa: F401
+from .lax import stop_gradient  # noqa: F401
 from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 
 __version__ = "0.1.0"

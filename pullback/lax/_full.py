@@ -10,7 +10,7 @@ from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
 
-__all__ = ["full_like"]
+__all__ = ["full_like", "stop_gradient"]
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None,
@@ -32,3 +32,11 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None,
     value = Array(np.asarray(fill_value, dt), weak)
     shape = av.shape if shape is None else tuple(shape)
     return broadcast_in_dim_p.bind(value, shape=shape, broadcast_dimensions=())
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x``, treated as a constant by differentiation (a pytree of arrays)."""
+    from ..primitives.gradient_control import stop_gradient_p
+    from ..tracer import pytree
+    from ._operands import scalars_to
+    return pytree.tree_map(lambda v: stop_gradient_p.bind(*scalars_to((v,))), x)

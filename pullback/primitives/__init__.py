@@ -1,6 +1,6 @@
 """Every primitive, one module per op family; importing this package fills the registry."""
-from . import (collectives, conversion, dot, elementwise, indexing, movement, random_bits,  # noqa: F401
-               reductions, sort, windows)
+from . import (collectives, conversion, dot, elementwise, gradient_control,  # noqa: F401
+               indexing, movement, random_bits, reductions, sort, windows)
 from ..tracer.core import Primitive
 
 registry = Primitive.registry

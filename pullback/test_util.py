@@ -1,0 +1,133 @@
+"""``check_grads``: derivatives checked against finite differences, as ``jax.test_util``."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .tracer import dtypes, pytree
+
+_DEFAULT_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2, np.dtype(np.float64): 1e-5}
+_DEFAULT_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}
+
+
+def _rand_like(rng: np.random.Generator, x: Any) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        return (rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)).astype(a.dtype)
+    if dtypes.is_inexact(a.dtype):
+        return rng.standard_normal(a.shape).astype(a.dtype)
+    return np.zeros(a.shape, dtypes.float0)
+
+
+def _add(x: Any, y: Any, scale: float) -> Any:
+    x = np.asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    return (x.astype(np.result_type(x.dtype, np.float64)) +
+            scale * np.asarray(y, np.result_type(x.dtype, np.float64))).astype(x.dtype)
+
+
+def _inner(xs: Sequence, ys: Sequence) -> complex:
+    total = 0.0
+    for x, y in zip(xs, ys):
+        x, y = np.asarray(x), np.asarray(y)
+        if not dtypes.is_inexact(x.dtype):
+            continue
+        total = total + np.sum(np.asarray(x, np.complex128) * np.asarray(y, np.complex128))
+    return total
+
+
+def _close(name: str, a: Any, b: Any, atol: float, rtol: float) -> None:
+    for x, y in zip(pytree.tree_leaves(a), pytree.tree_leaves(b)):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
+            continue
+        np.testing.assert_allclose(np.asarray(x, np.complex128), np.asarray(y, np.complex128),
+                                   atol=atol, rtol=rtol, err_msg=name)
+
+
+def _tols(args: Sequence, atol: float | None, rtol: float | None, eps: float | None):
+    dts = [np.asarray(x).dtype for x in pytree.tree_leaves(args)
+           if dtypes.is_inexact(np.asarray(x).dtype)]
+    worst = max(dts, key=lambda d: _DEFAULT_TOL.get(np.dtype(d.char if d.kind == "c" else d),
+                                                    1e-5), default=np.dtype(np.float64))
+    base = np.dtype(np.float32) if worst == np.complex64 else np.dtype(np.float64) \
+        if worst == np.complex128 else worst
+    return (_DEFAULT_TOL.get(base, 1e-5) if atol is None else atol,
+            _DEFAULT_TOL.get(base, 1e-5) if rtol is None else rtol,
+            _DEFAULT_EPS.get(base, 1e-5) if eps is None else eps)
+
+
+def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, rng: Any = None) -> None:
+    """``f_jvp(args, tangents)`` against central differences of ``f`` along random tangents."""
+    atol, rtol, eps = _tols(args, atol, rtol, eps)
+    rng = rng or np.random.default_rng(0)
+    tangents = pytree.tree_map(lambda x: _rand_like(rng, x), args)
+    v_out, t_out = f_jvp(args, tangents)
+    plus = f(*pytree.tree_map(lambda x, t: _add(x, t, eps / 2), args, tangents))
+    minus = f(*pytree.tree_map(lambda x, t: _add(x, t, -eps / 2), args, tangents))
+    fd = pytree.tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
+                         / eps, plus, minus)
+    _close("jvp primal output", v_out, f(*args), atol, rtol)
+    _close("jvp tangent vs finite differences", t_out, fd, atol, rtol)
+
+
+def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, rng: Any = None) -> None:
+    """``f_vjp`` against finite differences through ``<ct, J t> == <J^T ct, t>``."""
+    atol, rtol, eps = _tols(args, atol, rtol, eps)
+    rng = rng or np.random.default_rng(1)
+    v_out, pullback = f_vjp(*args)
+    _close("vjp primal output", v_out, f(*args), atol, rtol)
+    tangents = pytree.tree_map(lambda x: _rand_like(rng, x), args)
+    plus = f(*pytree.tree_map(lambda x, t: _add(x, t, eps / 2), args, tangents))
+    minus = f(*pytree.tree_map(lambda x, t: _add(x, t, -eps / 2), args, tangents))
+    fd = [(np.asarray(p, np.complex128) - np.asarray(m, np.complex128)) / eps
+          for p, m in zip(pytree.tree_leaves(plus), pytree.tree_leaves(minus))]
+    cts = pytree.tree_map(lambda y: _rand_like(rng, y), v_out)
+    ct_in = pullback(cts)
+    lhs = _inner(pytree.tree_leaves(cts), fd)
+    rhs = _inner(pytree.tree_leaves(ct_in), pytree.tree_leaves(tangents))
+    # real parts: for complex functions the pairing is the real inner product
+    np.testing.assert_allclose(np.real(lhs), np.real(rhs), atol=atol * max(1, abs(lhs)),
+                               rtol=rtol, err_msg="vjp vs finite differences")
+
+
+def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = ("fwd", "rev"),
+                atol: float | None = None, rtol: float | None = None, eps: float | None = None
+                ) -> None:
+    """Check ``f``'s derivatives up to ``order`` against finite differences.
+
+    Args:
+      f: the function (of the positional ``args``).
+      args: a tuple of arguments (float64 recommended).
+      order: the highest derivative order to check (1: jvp/vjp; 2: also the derivatives of
+        those; ...).
+      modes: "fwd" (jvp) and/or "rev" (vjp).
+      atol, rtol: tolerances (default by dtype).
+      eps: the finite-difference step (default by dtype).
+
+    Raises:
+      AssertionError if a derivative disagrees with finite differences.
+    """
+    from .transforms.jvp import jvp
+    from .transforms.reverse import vjp
+    args = tuple(args)
+
+    def _check(fun: Callable, fargs: tuple, level: int) -> None:
+        if "fwd" in modes:
+            check_jvp(fun, lambda a, t: jvp(fun, a, t), fargs, atol, rtol, eps)
+            if level > 1:
+                _check(lambda *a: jvp(fun, a[:len(fargs)], a[len(fargs):])[1],
+                       fargs + tuple(pytree.tree_map(lambda x: _rand_like(np.random.default_rng(2), x),
+                                                     fargs)), level - 1)
+        if "rev" in modes:
+            check_vjp(fun, lambda *a: vjp(fun, *a), fargs, atol, rtol, eps)
+            if level > 1:
+                out = fun(*fargs)
+                ct = pytree.tree_map(lambda y: _rand_like(np.random.default_rng(3), y), out)
+                _check(lambda *a: vjp(fun, *a)[1](ct), fargs, level - 1)
+
+    _check(f, args, order)

@@ -19,7 +19,6 @@ that order, min/max propagate NaN.
 from __future__ import annotations
 
 import enum
-import math
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -310,8 +309,8 @@ def _gather_cpu(k, operand, indices, *, dimension_numbers, slice_sizes, mode, fi
 
 
 def _window_starts(operand_shape, indices, index_map, obd, ibd, window_sizes):
-    """Per operand dimension, the window starts over the batch shape (int64 arrays, before
-    clamping) and the bounds they must respect: (starts, in_bounds, clamped)."""
+    """Per operand dimension, the window starts over the batch shape (int64 arrays, clamped so
+    the window fits) and whether each window fitted before clamping."""
     batch = indices.shape[:-1]
     values = _index_values(indices)
     grid = np.indices(batch, dtype=np.int64) if batch else np.zeros((0,), np.int64)
@@ -351,7 +350,8 @@ def _gather_ref(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_
     starts, in_bounds = _window_starts(operand.shape, indices, dn.start_index_map,
                                        dn.operand_batching_dims, dn.start_indices_batching_dims,
                                        slice_sizes)
-    out = operand[_full_index(starts, window_dims, slice_sizes, batch)]
+    full = _full_index(starts, window_dims, slice_sizes, batch)
+    out = operand[full] if full else np.broadcast_to(operand, batch)  # a 0-d operand
     if _kernel_mode(mode, scatter=False):
         mask = in_bounds.reshape(batch + (1,) * len(window_dims))
         out = np.where(mask, out, _fill_array(fill_value, operand.dtype, "gather"))
@@ -449,7 +449,8 @@ def _scatter_ref(name: str, operand, indices, updates, *, dimension_numbers, mod
     keep = np.broadcast_to(in_bounds.reshape(batch + (1,) * len(window_dims)), upd.shape)
     if not _kernel_mode(mode, scatter=True):
         keep = np.ones(upd.shape, bool)
-    flat = np.ravel_multi_index(tuple(i[keep] for i in full), operand.shape)
+    flat = (np.ravel_multi_index(tuple(i[keep] for i in full), operand.shape) if full
+            else np.zeros(np.count_nonzero(keep), np.intp))  # a 0-d operand
     vals = upd[keep]
     target = out.reshape(-1)
     if name == "scatter":

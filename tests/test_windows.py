@@ -190,6 +190,17 @@ def test_unfold_layout_matches_the_seed():
     assert d.tolist() == [[0, 3], [2, 5]]
 
 
+def test_unfold_writes_every_element():
+    # the output is not pre-zeroed: poison the allocator with a freed block of the same size
+    x = np.arange(1, 2 * 5 * 5 + 1, dtype=np.float64).reshape(2, 5, 5)
+    g = dict(kernel_size=(3, 3), stride=(2, 1), dilation=(1, 2), padding=((2, 1), (3, 0)))
+    want = unfold_loop(x, g)
+    for _ in range(3):
+        poison = np.full(want.shape, np.nan)
+        del poison
+        assert_same(lax.unfold(pb.Array(x), **g), want)
+
+
 def test_convolution_as_unfold_and_dot_general():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 3, 6, 5))  # N, C, H, W

@@ -114,17 +114,23 @@ pb_loop_fn pb_move_combine_loop(int op, PyArray_Descr *d) {
 
 enum { MODE_CLIP = 0, MODE_FILL_OR_DROP = 1 };
 
+/* How an index vector becomes a window start. */
 typedef struct {
   int K, islot, mode;
   npy_intp ivs;                    /* byte stride along the index vector */
   npy_intp hi[PB_MAXDIMS];         /* start component k must lie in [0, hi[k]] */
   npy_intp step[PB_MAXDIMS];       /* byte stride of the operand dimension it moves */
+} gs_index;
+
+typedef struct {
+  gs_index X;
   int wnd;                         /* window dimensions of size > 1 */
   npy_intp wshape[PB_MAXDIMS];
   npy_intp wstr[2 * PB_MAXDIMS];   /* (source, destination) strides, pb_iterate layout */
   npy_intp fstr[2 * PB_MAXDIMS];   /* the same with a zero-stride source: a gather fill */
   pb_loop_fn move;
-  char *fill;                      /* gather FILL: the fill element */
+  char *fill;                      /* gather FILL: the fill element (else zero_elem) */
+  char zero_elem[16];
   bool scatter;
 } gs_plan;
 
@@ -146,15 +152,15 @@ static inline int64_t load_index(const char *p, int slot) {
 }
 
 /* The byte offset of the window start, or false when it is out of range in FILL_OR_DROP. */
-static inline bool window_start(const gs_plan *P, const char *pi, npy_intp *off) {
+static inline bool window_start(const gs_index *X, const char *pi, npy_intp *off) {
   npy_intp o = 0;
-  for (int k = 0; k < P->K; ++k, pi += P->ivs) {
-    int64_t v = load_index(pi, P->islot);
-    if (v < 0 || v > P->hi[k]) {
-      if (P->mode != MODE_CLIP) return false;
-      v = v < 0 ? 0 : P->hi[k];
+  for (int k = 0; k < X->K; ++k, pi += X->ivs) {
+    int64_t v = load_index(pi, X->islot);
+    if (v < 0 || v > X->hi[k]) {
+      if (X->mode != MODE_CLIP) return false;
+      v = v < 0 ? 0 : X->hi[k];
     }
-    o += (npy_intp)v * P->step[k];
+    o += (npy_intp)v * X->step[k];
   }
   *off = o;
   return true;
@@ -174,7 +180,7 @@ static void gs_rows(char **p, const npy_intp *s, npy_intp n, const void *prm) {
   char *pi = p[0], *pb = p[1], *pw = p[2];
   for (npy_intp i = 0; i < n; ++i, pi += s[0], pb += s[1], pw += s[2]) {
     npy_intp off;
-    bool in = window_start(P, pi, &off);
+    bool in = window_start(&P->X, pi, &off);
     if (P->scatter) {
       if (in) move_window(P, pw, pb + off, P->wstr);
     } else if (in) {
@@ -183,6 +189,60 @@ static void gs_rows(char **p, const npy_intp *s, npy_intp n, const void *prm) {
       move_window(P, P->fill, pw, P->fstr);
     }
   }
+}
+
+/* The common case of one-element windows (NumPy-style element indexing): elements move by
+ * size without the indirect call of move_window. Scatter combiners still call their loop. */
+typedef struct { char b[16]; } elem16;
+#define PB_ELEMENT_ROWS(NAME, T)                                                                  \
+  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
+    const gs_plan *P = prm;                                                                      \
+    /* a private copy of the index plan: stores through T* could otherwise alias its fields   \
+     * and force reloads per element */                                                          \
+    const gs_index X = P->X;                                                                     \
+    const bool scatter = P->scatter;                                                             \
+    const T fill = *(const T *)P->fill;                                                          \
+    char *pi = p[0], *pb = p[1], *pw = p[2];                                                     \
+    for (npy_intp i = 0; i < n; ++i, pi += s[0], pb += s[1], pw += s[2]) {                       \
+      npy_intp off;                                                                              \
+      bool in = window_start(&X, pi, &off);                                                      \
+      if (scatter) {                                                                             \
+        if (in) *(T *)(pb + off) = *(const T *)pw;                                               \
+      } else {                                                                                   \
+        *(T *)pw = in ? *(const T *)(pb + off) : fill;                                           \
+      }                                                                                          \
+    }                                                                                            \
+  }
+PB_ELEMENT_ROWS(element_rows1, uint8_t) PB_ELEMENT_ROWS(element_rows2, uint16_t)
+PB_ELEMENT_ROWS(element_rows4, uint32_t) PB_ELEMENT_ROWS(element_rows8, uint64_t)
+PB_ELEMENT_ROWS(element_rows16, elem16)
+
+/* One-element scatter windows with a combiner: one direct call of the combining loop each. */
+static void element_combine_rows(char **p, const npy_intp *s, npy_intp n, const void *prm) {
+  const gs_plan *P = prm;
+  const gs_index X = P->X;
+  const pb_loop_fn move = P->move;
+  static const npy_intp zero[2] = {0, 0};
+  char *pi = p[0], *pb = p[1], *pw = p[2];
+  for (npy_intp i = 0; i < n; ++i, pi += s[0], pb += s[1], pw += s[2]) {
+    npy_intp off;
+    if (window_start(&X, pi, &off)) {
+      char *b[2] = {pw, pb + off};
+      move(b, zero, 1, NULL);
+    }
+  }
+}
+
+/* The batch loop for a plan: element moves when the window is one element and the move is a
+ * plain copy (gather, scatter-set), else the general window walk. */
+static pb_loop_fn rows_for(const gs_plan *P, npy_intp itemsize, bool plain_copy) {
+  if (P->wnd == 0 && plain_copy) {
+    switch (itemsize) {
+      case 1: return element_rows1; case 2: return element_rows2; case 4: return element_rows4;
+      case 8: return element_rows8; case 16: return element_rows16;
+    }
+  }
+  return P->wnd == 0 && P->scatter ? element_combine_rows : gs_rows;
 }
 
 /* The window: its dimensions of size > 1 with source and destination byte strides, in the
@@ -265,7 +325,7 @@ static bool batching_strides(PyArrayObject *x, PyArrayObject *idx, const int *ob
 }
 
 static void run_batches(gs_plan *P, PyArrayObject *idx, char *bases[3], const npy_intp *bstr1,
-                        const npy_intp *bstr2, npy_intp work) {
+                        const npy_intp *bstr2, npy_intp work, pb_loop_fn rows) {
   int nb = PyArray_NDIM(idx) - 1;
   npy_intp strides[3 * PB_MAXDIMS];
   for (int t = 0; t < nb; ++t) {
@@ -274,7 +334,7 @@ static void run_batches(gs_plan *P, PyArrayObject *idx, char *bases[3], const np
     strides[2 * nb + t] = bstr2[t];
   }
   int threads = P->scatter ? 1 : pb_threads_for(work, 262144);
-  pb_move_run(nb, PyArray_SHAPE(idx), 3, bases, strides, gs_rows, P, work, threads);
+  pb_move_run(nb, PyArray_SHAPE(idx), 3, bases, strides, rows, P, work, threads);
 }
 
 /* ---- gather ---- */
@@ -291,9 +351,10 @@ static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   }
   gs_plan P;
   memset(&P, 0, sizeof P);
+  P.fill = P.zero_elem; /* the element loops read a fill even where none is used */
   PyArrayObject *x = pb_arg_array(args[0], K, "operand");
   if (!x) return NULL;
-  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.islot);
+  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.X.islot);
   if (!idx || !(P.move = pb_move_loop_for(x, K, "operand"))) return NULL;
   int nd = PyArray_NDIM(x), nb = PyArray_NDIM(idx) - 1;
   const npy_intp *xs = PyArray_SHAPE(x);
@@ -316,15 +377,15 @@ static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   int nobd = ncoll < 0 ? -1 : pb_move_dims(args[5], obd, nd, true, K, "operand_batching_dims");
   int nibd = nobd < 0 ? -1 : pb_move_dims(args[6], ibd, nb, false, K,
                                           "start_indices_batching_dims");
-  P.K = nibd < 0 ? -1 : pb_move_dims(args[4], sim, nd, false, K, "start_index_map");
-  if (P.K < 0) return NULL;
-  if (P.K != PyArray_SHAPE(idx)[nb] || nibd != nobd) {
+  P.X.K = nibd < 0 ? -1 : pb_move_dims(args[4], sim, nd, false, K, "start_index_map");
+  if (P.X.K < 0) return NULL;
+  if (P.X.K != PyArray_SHAPE(idx)[nb] || nibd != nobd) {
     PyErr_SetString(PyExc_ValueError, "gather: 'start_index_map' must have one entry per index "
                     "vector element and the two batching tuples equal lengths");
     return NULL;
   }
   if (!disjoint(coll, ncoll, obd, nobd, K, "collapsed_slice_dims", "operand_batching_dims") ||
-      !disjoint(sim, P.K, obd, nobd, K, "start_index_map", "operand_batching_dims"))
+      !disjoint(sim, P.X.K, obd, nobd, K, "start_index_map", "operand_batching_dims"))
     return NULL;
   for (int i = 0; i < ncoll; ++i)
     if (sizes[coll[i]] != 1) {
@@ -356,7 +417,7 @@ static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyErr_SetString(PyExc_ValueError, "gather: argument 'mode' must be 0 (clip) or 1 (fill)");
     return NULL;
   }
-  P.mode = (int)mode;
+  P.X.mode = (int)mode;
   if (mode == MODE_FILL_OR_DROP) {
     PyArrayObject *f = pb_arg_array(args[9], K, "fill");
     if (!f) return NULL;
@@ -387,11 +448,11 @@ static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   PyArrayObject *out = pb_new_array(ond, oshape, descr);
   if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
   const npy_intp *os = PyArray_STRIDES(out);
-  for (int k = 0; k < P.K; ++k) {
-    P.hi[k] = xs[sim[k]] - sizes[sim[k]];
-    P.step[k] = PyArray_STRIDES(x)[sim[k]];
+  for (int k = 0; k < P.X.K; ++k) {
+    P.X.hi[k] = xs[sim[k]] - sizes[sim[k]];
+    P.X.step[k] = PyArray_STRIDES(x)[sim[k]];
   }
-  P.ivs = PyArray_STRIDES(idx)[nb];
+  P.X.ivs = PyArray_STRIDES(idx)[nb];
   npy_intp wsz[PB_MAXDIMS], wss[PB_MAXDIMS], wds[PB_MAXDIMS];
   for (int j = 0; j < nwd; ++j) {
     wsz[j] = sizes[wd[j]];
@@ -402,7 +463,8 @@ static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   npy_intp bstr2[PB_MAXDIMS];
   for (int t = 0; t < nb; ++t) bstr2[t] = os[bpos[t]];
   char *bases[3] = {PyArray_BYTES(idx), PyArray_BYTES(x), PyArray_BYTES(out)};
-  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(out));
+  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(out),
+              rows_for(&P, PyDataType_ELSIZE(descr), true));
   return (PyObject *)out;
 }
 
@@ -421,10 +483,11 @@ static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   }
   gs_plan P;
   memset(&P, 0, sizeof P);
+  P.fill = P.zero_elem; /* the element loops read a fill even where none is used */
   P.scatter = true;
   PyArrayObject *x = pb_arg_array(args[0], K, "operand");
   if (!x) return NULL;
-  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.islot);
+  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.X.islot);
   PyArrayObject *u = idx ? pb_arg_array(args[2], K, "updates") : NULL;
   if (!u) return NULL;
   if (!PyArray_EquivTypes(PyArray_DESCR(x), PyArray_DESCR(u))) {
@@ -447,17 +510,17 @@ static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int nobd = niwd < 0 ? -1 : pb_move_dims(args[6], obd, nd, true, K, "operand_batching_dims");
   int nibd = nobd < 0 ? -1 : pb_move_dims(args[7], ibd, nb, false, K,
                                           "scatter_indices_batching_dims");
-  P.K = nibd < 0 ? -1 : pb_move_dims(args[5], sdod, nd, false, K,
+  P.X.K = nibd < 0 ? -1 : pb_move_dims(args[5], sdod, nd, false, K,
                                      "scatter_dims_to_operand_dims");
-  if (P.K < 0) return NULL;
-  if (P.K != PyArray_SHAPE(idx)[nb] || nibd != nobd || und != nb + nuwd ||
+  if (P.X.K < 0) return NULL;
+  if (P.X.K != PyArray_SHAPE(idx)[nb] || nibd != nobd || und != nb + nuwd ||
       nuwd + niwd + nobd != nd) {
     PyErr_SetString(PyExc_ValueError, "scatter: the dimension numbers do not fit the shapes of "
                     "operand, indices and updates");
     return NULL;
   }
   if (!disjoint(iwd, niwd, obd, nobd, K, "inserted_window_dims", "operand_batching_dims") ||
-      !disjoint(sdod, P.K, obd, nobd, K, "scatter_dims_to_operand_dims", "operand_batching_dims"))
+      !disjoint(sdod, P.X.K, obd, nobd, K, "scatter_dims_to_operand_dims", "operand_batching_dims"))
     return NULL;
   /* window size along every operand dimension: 1 for inserted and batching dimensions */
   npy_intp wsize[PB_MAXDIMS];
@@ -491,7 +554,7 @@ static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PyErr_SetString(PyExc_ValueError, "scatter: argument 'mode' must be 0 (clip) or 1 (drop)");
     return NULL;
   }
-  P.mode = (int)mode;
+  P.X.mode = (int)mode;
   npy_intp bstr1[PB_MAXDIMS];
   PyArrayObject *out = pb_copy(x);
   if (!out) return NULL;
@@ -501,11 +564,11 @@ static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return NULL;
   }
   if (PyArray_SIZE(out) == 0 || PyArray_SIZE(u) == 0) return (PyObject *)out;
-  for (int k = 0; k < P.K; ++k) {
-    P.hi[k] = xs[sdod[k]] - wsize[sdod[k]]; /* >= 0: the operand is not empty */
-    P.step[k] = os[sdod[k]];
+  for (int k = 0; k < P.X.K; ++k) {
+    P.X.hi[k] = xs[sdod[k]] - wsize[sdod[k]]; /* >= 0: the operand is not empty */
+    P.X.step[k] = os[sdod[k]];
   }
-  P.ivs = PyArray_STRIDES(idx)[nb];
+  P.X.ivs = PyArray_STRIDES(idx)[nb];
   npy_intp wsz[PB_MAXDIMS], wss[PB_MAXDIMS], wds[PB_MAXDIMS];
   for (int j = 0; j < nwd; ++j) {
     wsz[j] = wsize[wd[j]];
@@ -516,7 +579,8 @@ static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   npy_intp bstr2[PB_MAXDIMS];
   for (int t = 0; t < nb; ++t) bstr2[t] = PyArray_STRIDES(u)[spos[t]];
   char *bases[3] = {PyArray_BYTES(idx), PyArray_BYTES(out), PyArray_BYTES(u)};
-  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(u));
+  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(u),
+              rows_for(&P, PyArray_ITEMSIZE(x), comb == PB_COMBINE_SET));
   return (PyObject *)out;
 }
 

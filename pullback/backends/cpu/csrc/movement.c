@@ -250,6 +250,10 @@ static PyObject *iota(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyArrayObject *out = pb_new_array(nd, shape, descr);
   if (!out) return NULL;
   npy_intp es = PyDataType_ELSIZE(descr), n = shape[dim];
+  if (n == PyArray_SIZE(out)) { /* every other dimension has size 1: the output is the ramp */
+    fill_ramp(slot, PyArray_BYTES(out), n);
+    return (PyObject *)out;
+  }
   char *ramp = PyMem_Malloc((size_t)(n > 0 ? n : 1) * (size_t)es);
   if (!ramp) {
     Py_DECREF(out);

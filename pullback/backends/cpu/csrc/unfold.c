@@ -63,9 +63,10 @@ static bool parse_geom(PyObject *const *args, const npy_intp *size, int K, geom 
 }
 
 /* For kernel offset `kk`: per spatial dimension the window positions [first, first + count)
- * that read inside the image, and the image coordinate of `first`. False if none do. */
+ * that read inside the image, and the image coordinate of `first`. False if some count is 0. */
 static bool offset_box(const geom *g, npy_intp kk, npy_intp *first, npy_intp *count,
                        npy_intp *coord) {
+  bool any = true;
   for (int i = g->K - 1; i >= 0; --i) {
     npy_intp ki = kk % g->k[i];
     kk /= g->k[i];
@@ -73,12 +74,39 @@ static bool offset_box(const geom *g, npy_intp kk, npy_intp *first, npy_intp *co
     npy_intp f = off >= 0 ? 0 : pb_floordiv(-off + g->s[i] - 1, g->s[i]);
     npy_intp l = g->size[i] - 1 - off < 0 ? -1 : pb_floordiv(g->size[i] - 1 - off, g->s[i]);
     if (l > g->L[i] - 1) l = g->L[i] - 1;
-    if (l < f) return false;
+    if (f > g->L[i]) f = g->L[i];
     first[i] = f;
-    count[i] = l - f + 1;
+    count[i] = l >= f ? l - f + 1 : 0;
     coord[i] = off + f * g->s[i];
+    any = any && count[i] > 0;
   }
-  return true;
+  return any;
+}
+
+/* Zeros the window positions of one unfold row outside the box [first, first + count): the
+ * complement of a box is K slabs, slab i being inside the box along dimensions < i, outside
+ * it along i, anything along > i. */
+static void zero_outside(const geom *g, char *row, const npy_intp *grid, const npy_intp *first,
+                         const npy_intp *count, pb_loop_fn copy) {
+  static const char zero[16] = {0}; /* 0 bits: zero in every dtype */
+  const int K = g->K;
+  npy_intp shape[PB_MAXDIMS], strides[2 * PB_MAXDIMS] = {0};
+  for (int i = 0; i < K; ++i) strides[K + i] = grid[i];
+  for (int i = 0; i < K; ++i) {
+    char *base = row;
+    for (int j = 0; j < i; ++j) {
+      shape[j] = count[j];
+      base += first[j] * grid[j];
+    }
+    for (int j = i + 1; j < K; ++j) shape[j] = g->L[j];
+    npy_intp before = first[i], after = g->L[i] - first[i] - count[i];
+    char *b[2] = {(char *)zero, base};
+    shape[i] = before;
+    pb_iterate(K, shape, 2, b, strides, copy, NULL, 1);
+    shape[i] = after;
+    b[1] = base + (first[i] + count[i]) * grid[i];
+    pb_iterate(K, shape, 2, b, strides, copy, NULL, 1);
+  }
 }
 
 /* Strides of the L axis (byte stride `ls`) seen as the K-dimensional window grid. */
@@ -89,37 +117,57 @@ static void grid_strides(const geom *g, npy_intp ls, npy_intp *out) {
   }
 }
 
-/* Runs fn over every kernel offset's box: `img` is the image side, `col` the column side. */
+typedef struct {
+  const geom *g;
+  pb_loop_fn fn;
+  bool img_is_src;                   /* unfold (image to columns), which also zero-fills */
+  const npy_intp *img_str, *col_str; /* the spatial strides of the image, the (K, L) strides */
+  npy_intp grid[PB_MAXDIMS];         /* the L axis seen as the window grid */
+} offsets_plan;
+
+/* For each leading element: every kernel offset's box, moved by the plan's loop. */
+static void offset_boxes(char **p, const npy_intp *s, npy_intp n, const void *prm) {
+  const offsets_plan *U = prm;
+  const geom *g = U->g;
+  const int K = g->K, si = U->img_is_src ? 0 : K, sc = U->img_is_src ? K : 0;
+  npy_intp first[PB_MAXDIMS], count[PB_MAXDIMS], coord[PB_MAXDIMS], strides[2 * PB_MAXDIMS];
+  for (int i = 0; i < K; ++i) {
+    strides[si + i] = g->s[i] * U->img_str[i];
+    strides[sc + i] = U->grid[i];
+  }
+  char *img = p[0], *col = p[1];
+  for (npy_intp e = 0; e < n; ++e, img += s[0], col += s[1])
+    for (npy_intp kk = 0; kk < g->nk; ++kk) {
+      bool any = offset_box(g, kk, first, count, coord);
+      if (U->img_is_src) zero_outside(g, col + kk * U->col_str[0], U->grid, first, count, U->fn);
+      if (!any) continue;
+      char *pi = img, *pc = col + kk * U->col_str[0];
+      for (int i = 0; i < K; ++i) {
+        pi += coord[i] * U->img_str[i];
+        pc += first[i] * U->grid[i];
+      }
+      char *base[2] = {U->img_is_src ? pi : pc, U->img_is_src ? pc : pi};
+      pb_iterate(K, count, 2, base, strides, U->fn, NULL, 1);
+    }
+}
+
+/* Runs fn over every kernel offset's box of every leading element: `img` is the image side
+ * (lead..., spatial...), `col` the column side (lead..., prod(kernel), L). Threads take
+ * disjoint leading elements, so fold's sums stay in kernel-offset order. */
 static void for_each_offset(const geom *g, int nlead, const npy_intp *lead, char *img,
                             const npy_intp *img_str, char *col, const npy_intp *col_str,
                             bool img_is_src, pb_loop_fn fn) {
-  npy_intp first[PB_MAXDIMS], count[PB_MAXDIMS], coord[PB_MAXDIMS], grid[PB_MAXDIMS];
-  npy_intp shape[PB_MAXDIMS], strides[2 * PB_MAXDIMS];
-  int nd = nlead + g->K;
-  grid_strides(g, col_str[nlead + 1], grid);
-  npy_intp work = 1;
-  for (int d = 0; d < nlead; ++d) work *= lead[d];
-  work *= g->nl;
-  int threads = pb_threads_for(work, 262144);
-  for (npy_intp kk = 0; kk < g->nk; ++kk) {
-    if (!offset_box(g, kk, first, count, coord)) continue;
-    char *pi = img, *pc = col + kk * col_str[nlead];
-    int si = img_is_src ? 0 : nd, sc = img_is_src ? nd : 0;
-    for (int d = 0; d < nlead; ++d) {
-      shape[d] = lead[d];
-      strides[si + d] = img_str[d];
-      strides[sc + d] = col_str[d];
-    }
-    for (int i = 0; i < g->K; ++i) {
-      shape[nlead + i] = count[i];
-      pi += coord[i] * img_str[nlead + i];
-      pc += first[i] * grid[i];
-      strides[si + nlead + i] = g->s[i] * img_str[nlead + i];
-      strides[sc + nlead + i] = grid[i];
-    }
-    char *base[2] = {img_is_src ? pi : pc, img_is_src ? pc : pi};
-    pb_move_run(nd, shape, 2, base, strides, fn, NULL, work, threads);
+  offsets_plan U = {g, fn, img_is_src, img_str + nlead, col_str + nlead, {0}};
+  grid_strides(g, col_str[nlead + 1], U.grid);
+  npy_intp strides[2 * PB_MAXDIMS], work = g->nk * g->nl;
+  for (int d = 0; d < nlead; ++d) {
+    strides[d] = img_str[d];
+    strides[nlead + d] = col_str[d];
+    work *= lead[d];
   }
+  char *base[2] = {img, col};
+  pb_move_run(nlead, lead, 2, base, strides, offset_boxes, &U, work,
+              pb_threads_for(work, 262144));
 }
 
 /* unfold(x, kernel_size, stride, dilation, padding_low, padding_high) */
@@ -150,7 +198,6 @@ static PyObject *unfold(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   Py_INCREF(descr);
   PyArrayObject *out = pb_new_array(nlead + 2, oshape, descr);
   if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
-  memset(PyArray_BYTES(out), 0, (size_t)PyArray_NBYTES(out)); /* 0 bits: zero in every dtype */
   for_each_offset(&g, nlead, oshape, PyArray_BYTES(x), PyArray_STRIDES(x), PyArray_BYTES(out),
                   PyArray_STRIDES(out), true, fn);
   return (PyObject *)out;
@@ -204,7 +251,7 @@ static PyObject *fold(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   Py_INCREF(descr);
   PyArrayObject *out = pb_new_array(nlead + K, oshape, descr);
   if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
-  memset(PyArray_BYTES(out), 0, (size_t)PyArray_NBYTES(out));
+  memset(PyArray_BYTES(out), 0, (size_t)PyArray_NBYTES(out)); /* 0 bits: zero in every dtype */
   for_each_offset(&g, nlead, cs, PyArray_BYTES(out), PyArray_STRIDES(out), PyArray_BYTES(c),
                   PyArray_STRIDES(c), false, fn);
   return (PyObject *)out;

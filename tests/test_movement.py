@@ -274,6 +274,12 @@ def test_full():
     assert out.shape == (4, 0, 2) and out.dtype == np.uint16
     assert np.asarray(lax.full(3, v)).tolist() == [3, 3, 3]
     assert_same(pb.jit(lambda s: lax.full((2, 2), s))(v), np.full((2, 2), 3, np.uint16))
+    # an array fill of another dtype needs convert_element_type (the conversion family)
+    if hasattr(lax, "convert_element_type"):
+        assert_same(lax.full((2,), v, np.float32), np.full((2,), 3, np.float32))
+    else:
+        with pytest.raises(TypeError, match="full: argument 'fill_value' has dtype uint16"):
+            lax.full((2,), v, np.float32)
 
 
 # ---- every dtype and layout, deterministically ----

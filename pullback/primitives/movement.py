@@ -172,9 +172,10 @@ def _slice_aval(x: ShapedArray, *, start_indices, limit_indices, strides=None) -
     return x.update(shape=views.slice_(x.shape, [0] * x.ndim, starts, limits, steps)[0])
 
 
-def _slice_layout(shape, strides, *, start_indices, limit_indices, strides_=None):
-    return views.slice_(shape, strides, *_slice_params(len(shape), start_indices,
-                                                       limit_indices, strides_))
+def _slice_cpu(k, x, *, start_indices, limit_indices, strides=None):
+    # the parameter `strides` is the slice's step; x.strides are the array's byte strides
+    return k.view(x, *views.slice_(x.shape, x.strides, *_slice_params(
+        x.ndim, start_indices, limit_indices, strides)))
 
 
 def _slice_ref(x, *, start_indices, limit_indices, strides=None):
@@ -184,10 +185,7 @@ def _slice_ref(x, *, start_indices, limit_indices, strides=None):
 
 slice_p = Primitive("slice")
 slice_p.abstract_eval = _slice_aval
-# the view's "strides" parameter is the slice step, not the array's byte strides
-slice_p.cpu = lambda k, x, *, start_indices, limit_indices, strides=None: k.view(
-    x, *_slice_layout(x.shape, x.strides, start_indices=start_indices,
-                      limit_indices=limit_indices, strides_=strides))
+slice_p.cpu = _slice_cpu
 slice_p.reference = _slice_ref
 slice_p.jvp = AUTODIFF
 slice_p.transpose = AUTODIFF

@@ -1,2 +1,498 @@
-"""Gather and scatter (backends/cpu/csrc/gather.c)."""
+"""Indexing with computed positions: dynamic_slice, dynamic_update_slice, gather and scatter
+(backends/cpu/csrc/gather.c and movement.c).
+
+Start indices are operands (traced values in general). dynamic_slice/dynamic_update_slice clamp
+their starts so the slice fits, as XLA does; eagerly, dynamic_slice is a view at the clamped
+offset. gather/scatter use XLA's general dimension numbers with JAX's conventions (the index
+vector is the last dimension of the indices) and JAX's out-of-bounds modes:
+
+- CLIP: starts are clamped so the whole window is in bounds.
+- FILL_OR_DROP: a gather window that is not wholly in bounds reads ``fill_value``; a scatter
+  window that is not wholly in bounds is dropped.
+- PROMISE_IN_BOUNDS: never reads or writes out of bounds either; it behaves as JAX documents
+  for its XLA implementation: gathers clamp (as CLIP), scatters drop (as FILL_OR_DROP).
+
+Scatter applies updates in row-major order of the scatter indices, then of the window, so
+duplicate indices resolve deterministically: set keeps the last update, add/mul accumulate in
+that order, min/max propagate NaN.
+"""
 from __future__ import annotations
+
+import enum
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from ..tracer import dtypes
+from ..tracer import strides as views
+from ..tracer.avals import ShapedArray
+from ..tracer.core import Primitive
+from ..tracer.shapes import check_shape
+from .rules import AUTODIFF, BATCHING, NONLINEAR
+
+
+# ---- the dimension-number and mode types of jax.lax ----
+
+class GatherDimensionNumbers(NamedTuple):
+    """How the dimensions of a gather's operand, start indices and output relate (XLA's).
+
+    Args:
+      offset_dims: output dimensions (ascending) that index into a slice of the operand.
+      collapsed_slice_dims: operand dimensions (ascending) of slice size 1 that the output
+        omits.
+      start_index_map: for each element of the index vector (the last dimension of the start
+        indices), the operand dimension it starts.
+      operand_batching_dims: operand dimensions (ascending, slice size 1) indexed by the
+        matching ``start_indices_batching_dims`` instead of by an index value.
+      start_indices_batching_dims: the start-indices dimensions paired with
+        ``operand_batching_dims``.
+    """
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    start_indices_batching_dims: tuple[int, ...] = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """How the dimensions of a scatter's operand, indices and updates relate (XLA's).
+
+    Args:
+      update_window_dims: dimensions of ``updates`` (ascending) that are window dimensions.
+      inserted_window_dims: operand dimensions (ascending) of window size 1 that ``updates``
+        omits.
+      scatter_dims_to_operand_dims: for each element of the index vector (the last dimension of
+        the indices), the operand dimension it starts.
+      operand_batching_dims: operand dimensions (ascending) indexed by the matching
+        ``scatter_indices_batching_dims``.
+      scatter_indices_batching_dims: the indices dimensions paired with
+        ``operand_batching_dims``.
+    """
+    update_window_dims: Sequence[int]
+    inserted_window_dims: Sequence[int]
+    scatter_dims_to_operand_dims: Sequence[int]
+    operand_batching_dims: Sequence[int] = ()
+    scatter_indices_batching_dims: Sequence[int] = ()
+
+
+class GatherScatterMode(enum.Enum):
+    """How gather and scatter treat out-of-bounds indices (see the module docstring).
+
+    CLIP clamps starts so the window fits; FILL_OR_DROP fills (gather) or drops (scatter) a
+    window that does not wholly fit; PROMISE_IN_BOUNDS clamps gathers and drops scatters.
+    """
+    CLIP = enum.auto()
+    FILL_OR_DROP = enum.auto()
+    PROMISE_IN_BOUNDS = enum.auto()
+
+    @staticmethod
+    def from_any(s: "str | GatherScatterMode | None") -> "GatherScatterMode":
+        """The mode named by ``s``: a mode, "clip", "fill"/"drop", "promise_in_bounds", or
+        None (FILL_OR_DROP, as in JAX)."""
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s in ("fill", "drop"):
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(f"unknown gather/scatter mode {s!r}: use 'clip', 'fill', 'drop', "
+                         "'promise_in_bounds' or a GatherScatterMode")
+
+
+def _kernel_mode(mode: GatherScatterMode, scatter: bool) -> int:
+    """The kernels' mode: 0 clamps, 1 fills (gather) or drops (scatter)."""
+    if mode is GatherScatterMode.PROMISE_IN_BOUNDS:
+        return 1 if scatter else 0
+    return 0 if mode is GatherScatterMode.CLIP else 1
+
+
+# ---- shared checks ----
+
+def _check_index_scalars(op: str, starts: Sequence[ShapedArray], ndim: int) -> None:
+    if len(starts) != ndim:
+        raise TypeError(f"{op}: argument 'start_indices' must have {ndim} entries (one per "
+                        f"operand dimension), got {len(starts)}")
+    for i, s in enumerate(starts):
+        if s.ndim != 0 or not dtypes.is_integer(s.dtype):
+            raise TypeError(f"{op}: argument 'start_indices' must hold integer scalars, got "
+                            f"{s.str_short()} at position {i}")
+
+
+def _clamped_starts(starts: Sequence[np.ndarray], shape: Sequence[int],
+                    sizes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(min(max(int(s), 0), n - z) for s, n, z in zip(starts, shape, sizes))
+
+
+def _dims(value: Any, op: str, arg: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: argument '{arg}' must be a sequence of ints, got {value!r}") from None
+
+
+def _check_dim_set(op: str, arg: str, dims: tuple[int, ...], limit: int, *,
+                   ascending: bool = True) -> None:
+    if any(not 0 <= d < limit for d in dims) or len(set(dims)) != len(dims) or \
+            (ascending and list(dims) != sorted(dims)):
+        order = "distinct ascending" if ascending else "distinct"
+        raise ValueError(f"{op}: argument '{arg}' must hold {order} dimensions in [0, {limit}), "
+                         f"got {dims}")
+
+
+def _check_disjoint(op: str, a: str, da: tuple, b: str, db: tuple) -> None:
+    if set(da) & set(db):
+        raise ValueError(f"{op}: arguments '{a}' {da} and '{b}' {db} must not share a dimension")
+
+
+def _check_indices(op: str, arg: str, indices: ShapedArray) -> None:
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"{op}: argument '{arg}' must have an integer dtype, got {indices.dtype}")
+    if indices.ndim < 1:
+        raise TypeError(f"{op}: argument '{arg}' must have at least one dimension (the last is "
+                        "the index vector), got a scalar")
+
+
+def _check_batching(op: str, operand: ShapedArray, indices: ShapedArray, obd: tuple,
+                    ibd: tuple, ibd_name: str) -> None:
+    _check_dim_set(op, "operand_batching_dims", obd, operand.ndim)
+    _check_dim_set(op, ibd_name, ibd, indices.ndim - 1, ascending=False)
+    if len(obd) != len(ibd):
+        raise TypeError(f"{op}: arguments 'operand_batching_dims' {obd} and '{ibd_name}' {ibd} "
+                        "must have equal lengths")
+    ob = tuple(operand.shape[d] for d in obd)
+    ib = tuple(indices.shape[d] for d in ibd)
+    if ob != ib:
+        raise TypeError(f"{op}: the operand batching dimensions have sizes {ob} but the index "
+                        f"batching dimensions have sizes {ib}")
+
+
+def _index_values(indices: np.ndarray) -> np.ndarray:
+    """Indices as int64; uint64 values past the int64 range saturate (they are out of range)."""
+    if indices.dtype == np.uint64:
+        indices = np.minimum(indices, np.iinfo(np.int64).max)
+    return indices.astype(np.int64)
+
+
+# ---- dynamic_slice ----
+
+def _dynamic_slice_aval(x: ShapedArray, *starts: ShapedArray,
+                        slice_sizes: tuple[int, ...]) -> ShapedArray:
+    _check_index_scalars("dynamic_slice", starts, x.ndim)
+    sizes = check_shape(slice_sizes, "dynamic_slice", "slice_sizes")
+    if len(sizes) != x.ndim or any(z > n for z, n in zip(sizes, x.shape)):
+        raise TypeError(f"dynamic_slice: argument 'slice_sizes' must have {x.ndim} entries, each "
+                        f"at most the operand's size, got {sizes} for shape {x.shape}")
+    return x.update(shape=sizes)
+
+
+def _dynamic_slice_cpu(k, x, *starts, slice_sizes):
+    s = _clamped_starts(starts, x.shape, slice_sizes)
+    return k.view(x, *views.slice_(x.shape, x.strides, s,
+                                   [a + z for a, z in zip(s, slice_sizes)], [1] * x.ndim))
+
+
+def _dynamic_slice_ref(x, *starts, slice_sizes):
+    s = _clamped_starts(starts, x.shape, slice_sizes)
+    return x[tuple(slice(a, a + z) for a, z in zip(s, slice_sizes))]
+
+
+dynamic_slice_p = Primitive("dynamic_slice")
+dynamic_slice_p.abstract_eval = _dynamic_slice_aval
+dynamic_slice_p.cpu = _dynamic_slice_cpu
+dynamic_slice_p.reference = _dynamic_slice_ref
+dynamic_slice_p.jvp = AUTODIFF
+dynamic_slice_p.transpose = AUTODIFF
+dynamic_slice_p.batch = BATCHING
+
+
+# ---- dynamic_update_slice ----
+
+def _dynamic_update_slice_aval(x: ShapedArray, update: ShapedArray,
+                               *starts: ShapedArray) -> ShapedArray:
+    op = "dynamic_update_slice"
+    if update.dtype != x.dtype:
+        raise TypeError(f"{op}: argument 'update' has dtype {update.dtype}, but the operand has "
+                        f"dtype {x.dtype}")
+    if update.ndim != x.ndim or any(u > n for u, n in zip(update.shape, x.shape)):
+        raise TypeError(f"{op}: argument 'update' must have the operand's rank and fit inside "
+                        f"it, got shape {update.shape} for operand shape {x.shape}")
+    _check_index_scalars(op, starts, x.ndim)
+    return x.update(weak_type=x.weak_type and update.weak_type)
+
+
+def _dynamic_update_slice_ref(x, update, *starts):
+    s = _clamped_starts(starts, x.shape, update.shape)
+    out = x.copy()
+    out[tuple(slice(a, a + z) for a, z in zip(s, update.shape))] = update
+    return out
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_update_slice_p.abstract_eval = _dynamic_update_slice_aval
+dynamic_update_slice_p.cpu = lambda k, x, update, *starts: k.dynamic_update_slice(
+    x, update, _clamped_starts(starts, x.shape, update.shape))
+dynamic_update_slice_p.reference = _dynamic_update_slice_ref
+dynamic_update_slice_p.jvp = AUTODIFF
+dynamic_update_slice_p.transpose = AUTODIFF
+dynamic_update_slice_p.batch = BATCHING
+
+
+# ---- gather ----
+
+def _fill_array(fill_value: Any, dtype: np.dtype, op: str) -> np.ndarray:
+    try:
+        return np.asarray(fill_value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{op}: argument 'fill_value' {fill_value!r} is not representable in "
+                        f"the operand's dtype {dtype}") from None
+
+
+def _gather_aval(operand: ShapedArray, indices: ShapedArray, *, dimension_numbers,
+                 slice_sizes, indices_are_sorted=False, unique_indices=False, mode=None,
+                 fill_value=None) -> ShapedArray:
+    op = "gather"
+    if not isinstance(dimension_numbers, GatherDimensionNumbers):
+        raise TypeError(f"{op}: argument 'dimension_numbers' must be a GatherDimensionNumbers, "
+                        f"got {type(dimension_numbers).__name__}")
+    if not isinstance(mode, GatherScatterMode):
+        raise TypeError(f"{op}: argument 'mode' must be a GatherScatterMode, got {mode!r}")
+    _check_indices(op, "start_indices", indices)
+    dn = dimension_numbers
+    offset = _dims(dn.offset_dims, op, "offset_dims")
+    collapsed = _dims(dn.collapsed_slice_dims, op, "collapsed_slice_dims")
+    sim = _dims(dn.start_index_map, op, "start_index_map")
+    obd = _dims(dn.operand_batching_dims, op, "operand_batching_dims")
+    ibd = _dims(dn.start_indices_batching_dims, op, "start_indices_batching_dims")
+    sizes = check_shape(slice_sizes, op, "slice_sizes")
+    nb = indices.ndim - 1
+    out_ndim = len(offset) + nb
+    _check_dim_set(op, "offset_dims", offset, out_ndim)
+    _check_dim_set(op, "collapsed_slice_dims", collapsed, operand.ndim)
+    _check_dim_set(op, "start_index_map", sim, operand.ndim, ascending=False)
+    _check_batching(op, operand, indices, obd, ibd, "start_indices_batching_dims")
+    _check_disjoint(op, "collapsed_slice_dims", collapsed, "operand_batching_dims", obd)
+    _check_disjoint(op, "start_index_map", sim, "operand_batching_dims", obd)
+    if len(sim) != indices.shape[-1]:
+        raise TypeError(f"{op}: argument 'start_index_map' has {len(sim)} entries but the index "
+                        f"vector (last dimension of 'start_indices') has {indices.shape[-1]}")
+    if len(sizes) != operand.ndim or any(z > n for z, n in zip(sizes, operand.shape)):
+        raise TypeError(f"{op}: argument 'slice_sizes' must have {operand.ndim} entries, each at "
+                        f"most the operand's size, got {sizes} for shape {operand.shape}")
+    if len(offset) + len(collapsed) + len(obd) != operand.ndim:
+        raise TypeError(f"{op}: every operand dimension must be an offset, collapsed or batching "
+                        f"dimension: got {len(offset)} offset_dims, collapsed_slice_dims "
+                        f"{collapsed} and operand_batching_dims {obd} for rank {operand.ndim}")
+    if any(sizes[d] != 1 for d in collapsed):
+        raise TypeError(f"{op}: argument 'collapsed_slice_dims' {collapsed} must name dimensions "
+                        f"of slice size 1, got slice_sizes {sizes}")
+    if any(sizes[d] != min(1, operand.shape[d]) for d in obd):
+        raise TypeError(f"{op}: argument 'operand_batching_dims' {obd} must name dimensions of "
+                        f"slice size 1, got slice_sizes {sizes}")
+    if mode is GatherScatterMode.FILL_OR_DROP:
+        _fill_array(fill_value, operand.dtype, op)
+    window = iter(sizes[d] for d in range(operand.ndim) if d not in collapsed and d not in obd)
+    batch = iter(indices.shape[:-1])
+    shape = tuple(next(window) if o in offset else next(batch) for o in range(out_ndim))
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _gather_cpu(k, operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value=None,
+                indices_are_sorted=False, unique_indices=False):
+    dn = dimension_numbers
+    kmode = _kernel_mode(mode, scatter=False)
+    fill = _fill_array(fill_value, operand.dtype, "gather") if kmode else None
+    return k.gather(operand, indices, tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims),
+                    tuple(dn.start_index_map), tuple(dn.operand_batching_dims),
+                    tuple(dn.start_indices_batching_dims), tuple(slice_sizes), kmode, fill)
+
+
+def _window_starts(operand_shape, indices, index_map, obd, ibd, window_sizes):
+    """Per operand dimension, the window starts over the batch shape (int64 arrays, clamped so
+    the window fits) and whether each window fitted before clamping."""
+    batch = indices.shape[:-1]
+    values = _index_values(indices)
+    grid = np.indices(batch, dtype=np.int64) if batch else np.zeros((0,), np.int64)
+    starts = [np.zeros(batch, np.int64) for _ in operand_shape]
+    for k, d in enumerate(index_map):
+        starts[d] = values[..., k]
+    for od, bd in zip(obd, ibd):
+        starts[od] = grid[bd]
+    in_bounds = np.ones(batch, bool)
+    for d in index_map:
+        hi = operand_shape[d] - window_sizes[d]
+        in_bounds &= (starts[d] >= 0) & (starts[d] <= hi)
+        starts[d] = np.clip(starts[d], 0, max(hi, 0))
+    return starts, in_bounds
+
+
+def _full_index(starts, window_dims, window_sizes, batch):
+    """Operand index arrays of shape batch + window for every (batch, window) position."""
+    wshape = tuple(window_sizes[d] for d in window_dims)
+    out = []
+    for d, s in enumerate(starts):
+        s = s.reshape(batch + (1,) * len(wshape))
+        if d in window_dims:
+            j = window_dims.index(d)
+            s = s + np.arange(window_sizes[d]).reshape(
+                (1,) * len(batch) + tuple(-1 if i == j else 1 for i in range(len(wshape))))
+        out.append(np.broadcast_to(s, batch + wshape))
+    return tuple(out)
+
+
+def _gather_ref(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value=None,
+                indices_are_sorted=False, unique_indices=False):
+    dn = dimension_numbers
+    batch = indices.shape[:-1]
+    window_dims = [d for d in range(operand.ndim)
+                   if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
+    starts, in_bounds = _window_starts(operand.shape, indices, dn.start_index_map,
+                                       dn.operand_batching_dims, dn.start_indices_batching_dims,
+                                       slice_sizes)
+    full = _full_index(starts, window_dims, slice_sizes, batch)
+    out = operand[full] if full else np.broadcast_to(operand, batch)  # a 0-d operand
+    if _kernel_mode(mode, scatter=False):
+        mask = in_bounds.reshape(batch + (1,) * len(window_dims))
+        out = np.where(mask, out, _fill_array(fill_value, operand.dtype, "gather"))
+    nb = len(batch)
+    return np.moveaxis(out, list(range(nb, nb + len(window_dims))), list(dn.offset_dims))
+
+
+gather_p = Primitive("gather")
+gather_p.abstract_eval = _gather_aval
+gather_p.cpu = _gather_cpu
+gather_p.reference = _gather_ref
+gather_p.jvp = AUTODIFF
+gather_p.transpose = AUTODIFF
+gather_p.batch = BATCHING
+
+
+# ---- scatter, scatter-add, scatter-mul, scatter-min, scatter-max ----
+
+def _scatter_aval(name: str, operand: ShapedArray, indices: ShapedArray, updates: ShapedArray,
+                  *, dimension_numbers, indices_are_sorted=False, unique_indices=False,
+                  mode=None) -> ShapedArray:
+    if not isinstance(dimension_numbers, ScatterDimensionNumbers):
+        raise TypeError(f"{name}: argument 'dimension_numbers' must be a "
+                        f"ScatterDimensionNumbers, got {type(dimension_numbers).__name__}")
+    if not isinstance(mode, GatherScatterMode):
+        raise TypeError(f"{name}: argument 'mode' must be a GatherScatterMode, got {mode!r}")
+    _check_indices(name, "scatter_indices", indices)
+    if updates.dtype != operand.dtype:
+        raise TypeError(f"{name}: argument 'updates' has dtype {updates.dtype}, but the operand "
+                        f"has dtype {operand.dtype}")
+    kinds = _SCATTER_DTYPES[name]
+    if operand.dtype not in kinds:
+        raise TypeError(f"{name}: argument 'operand' has dtype {operand.dtype}, which {name} "
+                        f"does not support")
+    dn = dimension_numbers
+    uwd = _dims(dn.update_window_dims, name, "update_window_dims")
+    iwd = _dims(dn.inserted_window_dims, name, "inserted_window_dims")
+    sdod = _dims(dn.scatter_dims_to_operand_dims, name, "scatter_dims_to_operand_dims")
+    obd = _dims(dn.operand_batching_dims, name, "operand_batching_dims")
+    ibd = _dims(dn.scatter_indices_batching_dims, name, "scatter_indices_batching_dims")
+    nb = indices.ndim - 1
+    if updates.ndim != nb + len(uwd):
+        raise TypeError(f"{name}: argument 'updates' must have rank {nb + len(uwd)} (the "
+                        f"indices' batch rank plus the update window dimensions), got "
+                        f"{updates.ndim}")
+    _check_dim_set(name, "update_window_dims", uwd, updates.ndim)
+    _check_dim_set(name, "inserted_window_dims", iwd, operand.ndim)
+    _check_dim_set(name, "scatter_dims_to_operand_dims", sdod, operand.ndim, ascending=False)
+    _check_batching(name, operand, indices, obd, ibd, "scatter_indices_batching_dims")
+    _check_disjoint(name, "inserted_window_dims", iwd, "operand_batching_dims", obd)
+    _check_disjoint(name, "scatter_dims_to_operand_dims", sdod, "operand_batching_dims", obd)
+    if len(uwd) + len(iwd) + len(obd) != operand.ndim:
+        raise TypeError(f"{name}: every operand dimension must be an update window, inserted or "
+                        f"batching dimension: got update_window_dims {uwd}, inserted_window_dims "
+                        f"{iwd} and operand_batching_dims {obd} for rank {operand.ndim}")
+    if len(sdod) != indices.shape[-1]:
+        raise TypeError(f"{name}: argument 'scatter_dims_to_operand_dims' has {len(sdod)} "
+                        f"entries but the index vector (last dimension of 'scatter_indices') has "
+                        f"{indices.shape[-1]}")
+    window_dims = [d for d in range(operand.ndim) if d not in iwd and d not in obd]
+    for d, u in zip(window_dims, uwd):
+        if updates.shape[u] > operand.shape[d]:
+            raise TypeError(f"{name}: update window dimension {u} has size {updates.shape[u]}, "
+                            f"more than operand dimension {d} ({operand.shape[d]})")
+    scatter_sizes = tuple(n for i, n in enumerate(updates.shape) if i not in uwd)
+    if scatter_sizes != indices.shape[:-1]:
+        raise TypeError(f"{name}: the scatter dimensions of 'updates' have sizes {scatter_sizes}, "
+                        f"but the indices' batch dimensions have sizes {indices.shape[:-1]}")
+    return operand
+
+
+def _scatter_window_sizes(operand_shape, updates_shape, dn) -> list[int]:
+    uwd = iter(dn.update_window_dims)
+    return [1 if d in dn.inserted_window_dims or d in dn.operand_batching_dims
+            else updates_shape[next(uwd)] for d in range(len(operand_shape))]
+
+
+def _scatter_ref(name: str, operand, indices, updates, *, dimension_numbers, mode,
+                 indices_are_sorted=False, unique_indices=False):
+    dn = dimension_numbers
+    out = np.array(operand, copy=True, order="C")
+    batch = indices.shape[:-1]
+    sizes = _scatter_window_sizes(operand.shape, updates.shape, dn)
+    window_dims = [d for d in range(operand.ndim)
+                   if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims]
+    if out.size == 0 or updates.size == 0:
+        return out
+    starts, in_bounds = _window_starts(operand.shape, indices, dn.scatter_dims_to_operand_dims,
+                                       dn.operand_batching_dims,
+                                       dn.scatter_indices_batching_dims, sizes)
+    # updates with their scatter dimensions first: (batch..., window...) in application order
+    scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
+    full = _full_index(starts, window_dims, sizes, batch)
+    keep = np.broadcast_to(in_bounds.reshape(batch + (1,) * len(window_dims)), upd.shape)
+    if not _kernel_mode(mode, scatter=True):
+        keep = np.ones(upd.shape, bool)
+    flat = (np.ravel_multi_index(tuple(i[keep] for i in full), operand.shape) if full
+            else np.zeros(np.count_nonzero(keep), np.intp))  # a 0-d operand
+    vals = upd[keep]
+    target = out.reshape(-1)
+    if name == "scatter":
+        # the last update of each position wins
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        target[flat[last]] = vals[last]
+    else:
+        _SCATTER_UFUNCS[name].at(target, flat, vals)
+    return out
+
+
+_NUMERIC = tuple(d for d in dtypes.SUPPORTED if d != dtypes.bool_ and d not in dtypes.FLOAT8)
+_SCATTER_DTYPES = {"scatter": dtypes.SUPPORTED, "scatter-add": _NUMERIC,
+                   "scatter-mul": _NUMERIC, "scatter-min": _NUMERIC + (dtypes.bool_,),
+                   "scatter-max": _NUMERIC + (dtypes.bool_,)}
+_SCATTER_UFUNCS = {"scatter-add": np.add, "scatter-mul": np.multiply,
+                   "scatter-min": np.minimum, "scatter-max": np.maximum}
+
+
+def _declare_scatter(name: str, combiner: str, transpose) -> Primitive:
+    p = Primitive(name)
+    p.abstract_eval = lambda *avals, **params: _scatter_aval(name, *avals, **params)
+
+    def cpu(k, operand, indices, updates, *, dimension_numbers, mode, indices_are_sorted=False,
+            unique_indices=False):
+        dn = dimension_numbers
+        return k.scatter(operand, indices, updates, tuple(dn.update_window_dims),
+                         tuple(dn.inserted_window_dims), tuple(dn.scatter_dims_to_operand_dims),
+                         tuple(dn.operand_batching_dims),
+                         tuple(dn.scatter_indices_batching_dims),
+                         _kernel_mode(mode, scatter=True), k.SCATTER_COMBINERS[combiner])
+
+    p.cpu = cpu
+    p.reference = lambda *xs, **params: _scatter_ref(name, *xs, **params)
+    p.jvp = AUTODIFF
+    p.transpose = transpose
+    p.batch = BATCHING
+    return p
+
+
+scatter_p = _declare_scatter("scatter", "set", AUTODIFF)
+scatter_add_p = _declare_scatter("scatter-add", "add", AUTODIFF)
+scatter_mul_p = _declare_scatter("scatter-mul", "mul", AUTODIFF)
+scatter_min_p = _declare_scatter("scatter-min", "min", NONLINEAR)
+scatter_max_p = _declare_scatter("scatter-max", "max", NONLINEAR)

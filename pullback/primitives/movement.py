@@ -1,13 +1,19 @@
-"""Movement primitives: zero-copy views where the strides allow (seed 001), a copy otherwise."""
+"""Movement primitives: zero-copy views where the strides allow (seed 001), a copy otherwise.
+
+broadcast_in_dim, transpose, squeeze, slice and rev are always views (zero, permuted, dropped,
+multiplied or negated strides); reshape is a view unless the layout cannot merge dimensions.
+pad, concatenate and iota write new arrays with the C kernels of backends/cpu/csrc/movement.c.
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from ..tracer import dtypes
 from ..tracer import strides as views
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
+from ..tracer.core import Primitive, not_applicable
 from ..tracer.shapes import check_shape
 from .rules import AUTODIFF, BATCHING
 
@@ -85,3 +91,231 @@ reshape_p.cpu = _reshape_cpu
 reshape_p.jvp = AUTODIFF
 reshape_p.transpose = AUTODIFF
 reshape_p.batch = BATCHING
+
+
+def _check_dims(dims, ndim: int, op: str, arg: str) -> tuple[int, ...]:
+    """Distinct dimension numbers in [0, ndim) (already canonical: the lax layer wraps negatives)."""
+    try:
+        dims = tuple(int(d) for d in dims)
+    except TypeError:
+        raise TypeError(f"{op}: argument '{arg}' must be a sequence of ints, got {dims!r}") from None
+    if any(not 0 <= d < ndim for d in dims) or len(set(dims)) != len(dims):
+        raise ValueError(f"{op}: argument '{arg}' must hold distinct dimensions in [0, {ndim}), "
+                         f"got {dims}")
+    return dims
+
+
+def _view_primitive(name: str, aval_rule, layout, reference) -> Primitive:
+    """A primitive that is always a zero-copy view: ``layout(shape, strides, **params)`` gives
+    the view's (shape, strides, offset)."""
+    p = Primitive(name)
+    p.abstract_eval = aval_rule
+    p.cpu = lambda k, x, **params: k.view(x, *layout(x.shape, x.strides, **params))
+    p.reference = reference
+    p.jvp = AUTODIFF
+    p.transpose = AUTODIFF
+    p.batch = BATCHING
+    return p
+
+
+# ---- transpose ----
+
+def _transpose_aval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    perm = _check_dims(permutation, x.ndim, "transpose", "permutation")
+    if len(perm) != x.ndim:
+        raise ValueError(f"transpose: argument 'permutation' must be a permutation of "
+                         f"range({x.ndim}), got {permutation}")
+    return x.update(shape=tuple(x.shape[p] for p in perm))
+
+
+transpose_p = _view_primitive(
+    "transpose", _transpose_aval,
+    lambda shape, strides, *, permutation: views.transpose(shape, strides, permutation),
+    lambda x, *, permutation: np.transpose(x, permutation))
+
+
+# ---- squeeze ----
+
+def _squeeze_aval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    dims = _check_dims(dimensions, x.ndim, "squeeze", "dimensions")
+    if any(x.shape[d] != 1 for d in dims):
+        raise ValueError(f"squeeze: argument 'dimensions' {dims} names a dimension whose size "
+                         f"is not 1 in shape {x.shape}")
+    return x.update(shape=tuple(s for i, s in enumerate(x.shape) if i not in dims))
+
+
+squeeze_p = _view_primitive(
+    "squeeze", _squeeze_aval,
+    lambda shape, strides, *, dimensions: views.squeeze(shape, strides, dimensions),
+    lambda x, *, dimensions: np.squeeze(x, tuple(dimensions)))
+
+
+# ---- slice ----
+
+def _slice_params(ndim: int, start_indices, limit_indices, strides) -> tuple:
+    steps = (1,) * ndim if strides is None else tuple(strides)
+    return tuple(start_indices), tuple(limit_indices), steps
+
+
+def _slice_aval(x: ShapedArray, *, start_indices, limit_indices, strides=None) -> ShapedArray:
+    starts, limits, steps = _slice_params(x.ndim, start_indices, limit_indices, strides)
+    for arg, v in (("start_indices", starts), ("limit_indices", limits), ("strides", steps)):
+        if len(v) != x.ndim or not all(isinstance(i, (int, np.integer)) for i in v):
+            raise TypeError(f"slice: argument '{arg}' must be {x.ndim} ints (one per operand "
+                            f"dimension), got {v}")
+    for d, (s, l, st, n) in enumerate(zip(starts, limits, steps, x.shape)):
+        if not 0 <= s <= l <= n:
+            raise ValueError(f"slice: dimension {d} needs 0 <= start_indices <= limit_indices <= "
+                             f"{n}, got start {s} and limit {l} for shape {x.shape}")
+        if st < 1:
+            raise ValueError(f"slice: argument 'strides' must be positive, got {steps}")
+    return x.update(shape=views.slice_(x.shape, [0] * x.ndim, starts, limits, steps)[0])
+
+
+def _slice_cpu(k, x, *, start_indices, limit_indices, strides=None):
+    # the parameter `strides` is the slice's step; x.strides are the array's byte strides
+    return k.view(x, *views.slice_(x.shape, x.strides, *_slice_params(
+        x.ndim, start_indices, limit_indices, strides)))
+
+
+def _slice_ref(x, *, start_indices, limit_indices, strides=None):
+    starts, limits, steps = _slice_params(x.ndim, start_indices, limit_indices, strides)
+    return x[tuple(slice(s, l, st) for s, l, st in zip(starts, limits, steps))]
+
+
+slice_p = Primitive("slice")
+slice_p.abstract_eval = _slice_aval
+slice_p.cpu = _slice_cpu
+slice_p.reference = _slice_ref
+slice_p.jvp = AUTODIFF
+slice_p.transpose = AUTODIFF
+slice_p.batch = BATCHING
+
+
+# ---- rev ----
+
+def _rev_aval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    _check_dims(dimensions, x.ndim, "rev", "dimensions")
+    return x
+
+
+rev_p = _view_primitive(
+    "rev", _rev_aval,
+    lambda shape, strides, *, dimensions: views.rev(shape, strides, dimensions),
+    lambda x, *, dimensions: np.flip(x, tuple(dimensions)) if dimensions else x)
+
+
+# ---- pad ----
+
+def _pad_aval(x: ShapedArray, v: ShapedArray, *, padding_config) -> ShapedArray:
+    if v.ndim != 0:
+        raise TypeError(f"pad: argument 'padding_value' must be a scalar, got shape {v.shape}")
+    if v.dtype != x.dtype:
+        raise TypeError(f"pad: argument 'padding_value' has dtype {v.dtype}, but the operand "
+                        f"has dtype {x.dtype}")
+    try:
+        config = tuple((int(lo), int(hi), int(inner)) for lo, hi, inner in padding_config)
+    except (TypeError, ValueError):
+        raise TypeError("pad: argument 'padding_config' must be a sequence of (low, high, "
+                        f"interior) int triples, got {padding_config!r}") from None
+    if len(config) != x.ndim:
+        raise TypeError(f"pad: argument 'padding_config' must have {x.ndim} entries (one per "
+                        f"operand dimension), got {len(config)}")
+    shape = []
+    for d, ((lo, hi, inner), n) in enumerate(zip(config, x.shape)):
+        if inner < 0:
+            raise ValueError(f"pad: argument 'padding_config' has negative interior padding "
+                             f"{inner} for dimension {d}")
+        size = lo + hi + n + max(n - 1, 0) * inner
+        if size < 0:
+            raise ValueError(f"pad: argument 'padding_config' {config[d]} makes dimension {d} "
+                             f"(size {n}) negative ({size})")
+        shape.append(size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type and v.weak_type)
+
+
+def _pad_cpu(k, x, v, *, padding_config):
+    lo, hi, inner = zip(*padding_config) if padding_config else ((), (), ())
+    return k.pad(x, v, tuple(lo), tuple(hi), tuple(inner))
+
+
+def _pad_ref(x, v, *, padding_config):
+    # interior and non-negative edges first, then crop the negative edges
+    grown = [n + max(n - 1, 0) * inner + max(lo, 0) + max(hi, 0)
+             for (lo, hi, inner), n in zip(padding_config, x.shape)]
+    out = np.full(grown, v, dtype=x.dtype)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + n + max(n - 1, 0) * inner, inner + 1)
+              for (lo, _, inner), n in zip(padding_config, x.shape))] = x
+    return out[tuple(slice(-min(lo, 0), g + min(hi, 0))
+                     for (lo, hi, _), g in zip(padding_config, grown))]
+
+
+pad_p = Primitive("pad")
+pad_p.abstract_eval = _pad_aval
+pad_p.cpu = _pad_cpu
+pad_p.reference = _pad_ref
+pad_p.jvp = AUTODIFF
+pad_p.transpose = AUTODIFF
+pad_p.batch = BATCHING
+
+
+# ---- concatenate ----
+
+def _concatenate_aval(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    if not xs:
+        raise TypeError("concatenate: argument 'operands' must be a non-empty sequence of arrays")
+    first = xs[0]
+    if not isinstance(dimension, (int, np.integer)) or not 0 <= dimension < first.ndim:
+        raise ValueError(f"concatenate: argument 'dimension' must be in [0, {first.ndim}) for "
+                         f"operands of rank {first.ndim}, got {dimension}")
+    for i, x in enumerate(xs):
+        if x.dtype != first.dtype:
+            raise TypeError(f"concatenate: argument 'operands' must share one dtype, got "
+                            f"{first.dtype} and {x.dtype} (operand {i})")
+        if x.ndim != first.ndim or any(a != b for d, (a, b) in enumerate(zip(x.shape, first.shape))
+                                       if d != dimension):
+            raise TypeError(f"concatenate: argument 'operands' must have equal shapes except "
+                            f"along dimension {dimension}, got {first.shape} and {x.shape} "
+                            f"(operand {i})")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(tuple(shape), first.dtype, all(x.weak_type for x in xs))
+
+
+concatenate_p = Primitive("concatenate")
+concatenate_p.abstract_eval = _concatenate_aval
+concatenate_p.cpu = lambda k, *xs, dimension: k.concatenate(xs, dimension)
+concatenate_p.reference = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
+concatenate_p.jvp = AUTODIFF
+concatenate_p.transpose = AUTODIFF
+concatenate_p.batch = BATCHING
+
+
+# ---- iota ----
+
+def _iota_aval(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
+    shape = check_shape(shape, "iota")
+    if not isinstance(dtype, np.dtype) or dtype not in _IOTA_DTYPES:
+        raise TypeError(f"iota: argument 'dtype' must be an integer, floating or complex dtype "
+                        f"(not bool or float8), got {dtype}")
+    if not isinstance(dimension, (int, np.integer)) or not 0 <= dimension < len(shape):
+        raise ValueError(f"iota: argument 'dimension' must be in [0, {len(shape)}) for shape "
+                         f"{shape}, got {dimension}")
+    return ShapedArray(shape, dtype, False)
+
+
+def _iota_ref(*, dtype, shape, dimension):
+    ramp = np.arange(shape[dimension]).astype(dtype)
+    return np.broadcast_to(ramp.reshape([-1 if d == dimension else 1 for d in range(len(shape))]),
+                           shape)
+
+
+_IOTA_DTYPES = tuple(d for d in dtypes.SUPPORTED if d != dtypes.bool_ and d not in dtypes.FLOAT8)
+
+iota_p = Primitive("iota")
+iota_p.abstract_eval = _iota_aval
+iota_p.cpu = lambda k, *, dtype, shape, dimension: k.iota(dtype, shape, dimension)
+iota_p.reference = _iota_ref
+iota_p.jvp = not_applicable("iota has no operands, so there is nothing to differentiate")
+iota_p.transpose = not_applicable("iota has no operands, so it is not linear in any of them")
+iota_p.batch = not_applicable("iota has no operands, so there is nothing to batch")

@@ -66,3 +66,30 @@ def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
         out.append(acc)
         acc *= max(d, 1)
     return tuple(reversed(out))
+
+
+def squeeze(shape: Sequence[int], strides: Sequence[int],
+            dims: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Drops size-1 dimensions ``dims``: the remaining strides are unchanged."""
+    keep = [i for i in range(len(shape)) if i not in set(dims)]
+    return tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), 0
+
+
+def slice_(shape: Sequence[int], strides: Sequence[int], starts: Sequence[int],
+           limits: Sequence[int], steps: Sequence[int]
+           ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """``x[start:limit:step, ...]`` (in-range bounds, steps >= 1): Nx's shrink plus a stride
+    multiple. A view with no elements has offset 0 (seed 001)."""
+    out = tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(starts, limits, steps))
+    offset = sum(s * b for s, b in zip(starts, strides))
+    return out, tuple(b * st for b, st in zip(strides, steps)), 0 if 0 in out else offset
+
+
+def rev(shape: Sequence[int], strides: Sequence[int],
+        dims: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Reverses ``dims`` (Nx's flip): negated strides, offset at the last element of each."""
+    dims = set(dims)
+    if 0 in shape:
+        return tuple(shape), tuple(strides), 0
+    offset = sum((shape[d] - 1) * strides[d] for d in dims)
+    return tuple(shape), tuple(-s if d in dims else s for d, s in enumerate(strides)), offset

@@ -1,7 +1,7 @@
 /* Materializing a strided view: the kernel behind reshape-that-needs-a-copy and any op whose
  * input layout a consumer cannot take. Moves bytes, so one loop per element size serves every
- * dtype. */
-#include "ewise.h"
+ * dtype. Also home of the helpers the data-moving families share (move.h). */
+#include "move.h"
 #include <string.h>
 
 typedef struct { char b[16]; } pb_b16;
@@ -14,25 +14,82 @@ typedef struct { char b[16]; } pb_b16;
       return;                                                                                    \
     }                                                                                            \
     char *px = p[0], *py = p[1];                                                                 \
+    if (s[0] == 0) { /* a fill: one source element */                                           \
+      const T v = *(const T *)px;                                                                \
+      for (npy_intp i = 0; i < n; ++i, py += s[1]) *(T *)py = v;                                 \
+      return;                                                                                    \
+    }                                                                                            \
     for (npy_intp i = 0; i < n; ++i, px += s[0], py += s[1]) *(T *)py = *(const T *)px;          \
   }
 PB_COPY_LOOP(copy1, uint8_t) PB_COPY_LOOP(copy2, uint16_t) PB_COPY_LOOP(copy4, uint32_t)
 PB_COPY_LOOP(copy8, uint64_t) PB_COPY_LOOP(copy16, pb_b16)
 
-static pb_loop_fn copy_loop(npy_intp size) {
+pb_loop_fn pb_move_copy_loop(npy_intp size) {
   switch (size) {
     case 1: return copy1; case 2: return copy2; case 4: return copy4;
     case 8: return copy8; case 16: return copy16; default: return NULL;
   }
 }
 
-PyArrayObject *pb_copy(PyArrayObject *x) {
+pb_loop_fn pb_move_loop_for(PyArrayObject *x, const char *kernel, const char *arg) {
   PyArray_Descr *d = PyArray_DESCR(x);
-  pb_loop_fn fn = copy_loop(PyDataType_ELSIZE(d));
+  pb_loop_fn fn = pb_move_copy_loop(PyDataType_ELSIZE(d));
   if (!fn || PyDataType_REFCHK(d)) {
-    PyErr_Format(PyExc_TypeError, "copy: dtype %S is not supported", (PyObject *)d);
+    PyErr_Format(PyExc_TypeError, "%s: argument '%s' has dtype %S, which is not supported",
+                 kernel, arg, (PyObject *)d);
     return NULL;
   }
+  return fn;
+}
+
+int pb_move_ints(PyObject *t, npy_intp *out, int max, const char *kernel, const char *arg) {
+  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
+    PyErr_Format(PyExc_TypeError, "%s: argument '%s' must be a tuple of at most %d ints",
+                 kernel, arg, max);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); ++i) {
+    out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+    if (out[i] == -1 && PyErr_Occurred()) return -1;
+  }
+  return (int)PyTuple_GET_SIZE(t);
+}
+
+int pb_move_dims(PyObject *t, int *out, int limit, bool sorted, const char *kernel,
+                 const char *arg) {
+  npy_intp v[PB_MAXDIMS];
+  int n = pb_move_ints(t, v, PB_MAXDIMS, kernel, arg);
+  if (n < 0) return -1;
+  bool seen[PB_MAXDIMS] = {false};
+  for (int i = 0; i < n; ++i) {
+    if (v[i] < 0 || v[i] >= limit || seen[v[i]] || (sorted && i > 0 && v[i] < v[i - 1])) {
+      PyErr_Format(PyExc_ValueError, "%s: argument '%s' must hold distinct%s dimensions in "
+                   "[0, %d), got %zd at position %d", kernel, arg, sorted ? " ascending" : "",
+                   limit, (Py_ssize_t)v[i], i);
+      return -1;
+    }
+    seen[v[i]] = true;
+    out[i] = (int)v[i];
+  }
+  return n;
+}
+
+void pb_move_run(int ndim, const npy_intp *shape, int nop, char *const *base,
+                 const npy_intp *strides, pb_loop_fn fn, const void *params, npy_intp work,
+                 int threads) {
+  if (work >= PB_NOGIL_MIN) {
+    Py_BEGIN_ALLOW_THREADS
+    pb_iterate(ndim, shape, nop, base, strides, fn, params, threads);
+    Py_END_ALLOW_THREADS
+  } else {
+    pb_iterate(ndim, shape, nop, base, strides, fn, params, 1);
+  }
+}
+
+PyArrayObject *pb_copy(PyArrayObject *x) {
+  pb_loop_fn fn = pb_move_loop_for(x, "copy", "x");
+  if (!fn) return NULL;
+  PyArray_Descr *d = PyArray_DESCR(x);
   int ndim = PyArray_NDIM(x);
   Py_INCREF(d);
   PyArrayObject *out = pb_new_array(ndim, PyArray_SHAPE(x), d);
@@ -43,13 +100,7 @@ PyArrayObject *pb_copy(PyArrayObject *x) {
     strides[ndim + i] = PyArray_STRIDES(out)[i];
   }
   char *base[2] = {PyArray_BYTES(x), PyArray_BYTES(out)};
-  if (PyArray_SIZE(x) >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    pb_iterate(ndim, PyArray_SHAPE(x), 2, base, strides, fn, NULL, 1);
-    Py_END_ALLOW_THREADS
-  } else {
-    pb_iterate(ndim, PyArray_SHAPE(x), 2, base, strides, fn, NULL, 1);
-  }
+  pb_move_run(ndim, PyArray_SHAPE(x), 2, base, strides, fn, NULL, PyArray_SIZE(x), 1);
   return out;
 }
 

@@ -2,31 +2,22 @@
  * existing array's buffer. Broadcast (zero strides), transpose, slice, flip (negative strides)
  * and reshape-without-copy are all this one constructor; it checks that every element the view
  * can reach lies inside the source's memory, so no view can read out of bounds. */
-#include "pb.h"
+#include "move.h"
 
-/* The byte range [lo, hi) that an array's elements occupy relative to its data pointer. */
-static void extent(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp es,
+/* The byte range [lo, hi) that an array's elements occupy relative to its data pointer; false
+ * when the arithmetic overflows (a view that large cannot lie inside any buffer). */
+static bool extent(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp es,
                    npy_intp *lo, npy_intp *hi) {
   npy_intp l = 0, h = 0;
   for (int d = 0; d < nd; ++d) {
-    if (shape[d] == 0) { *lo = 0; *hi = 0; return; }
-    npy_intp span = (shape[d] - 1) * strides[d];
-    if (span < 0) l += span; else h += span;
+    if (shape[d] == 0) { *lo = 0; *hi = 0; return true; }
+    npy_intp span;
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &span)) return false;
+    if (span < 0 ? __builtin_add_overflow(l, span, &l) : __builtin_add_overflow(h, span, &h))
+      return false;
   }
   *lo = l;
-  *hi = h + es;
-}
-
-static int int_tuple(PyObject *t, npy_intp *out, int max, const char *arg) {
-  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
-    PyErr_Format(PyExc_TypeError, "view: argument '%s' must be a tuple of at most %d ints", arg, max);
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); ++i) {
-    out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
-    if (out[i] == -1 && PyErr_Occurred()) return -1;
-  }
-  return (int)PyTuple_GET_SIZE(t);
+  return !__builtin_add_overflow(h, es, hi);
 }
 
 /* view(x, shape, strides, offset) -> ndarray sharing x's buffer */
@@ -38,9 +29,9 @@ static PyObject *view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyArrayObject *x = pb_arg_array(args[0], "view", "x");
   if (!x) return NULL;
   npy_intp shape[PB_MAXDIMS], strides[PB_MAXDIMS];
-  int nd = int_tuple(args[1], shape, PB_MAXDIMS, "shape");
+  int nd = pb_move_ints(args[1], shape, PB_MAXDIMS, "view", "shape");
   if (nd < 0) return NULL;
-  int ns = int_tuple(args[2], strides, PB_MAXDIMS, "strides");
+  int ns = pb_move_ints(args[2], strides, PB_MAXDIMS, "view", "strides");
   if (ns < 0) return NULL;
   npy_intp offset = PyLong_AsSsize_t(args[3]);
   if (offset == -1 && PyErr_Occurred()) return NULL;
@@ -56,9 +47,11 @@ static PyObject *view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyArray_Descr *descr = PyArray_DESCR(x);
   npy_intp es = PyDataType_ELSIZE(descr);
   npy_intp slo, shi, vlo, vhi;
-  extent(PyArray_NDIM(x), PyArray_SHAPE(x), PyArray_STRIDES(x), es, &slo, &shi);
-  extent(nd, shape, strides, es, &vlo, &vhi);
-  if (vhi > vlo && (offset + vlo < slo || offset + vhi > shi)) {
+  npy_intp first, last;
+  if (!extent(PyArray_NDIM(x), PyArray_SHAPE(x), PyArray_STRIDES(x), es, &slo, &shi) ||
+      !extent(nd, shape, strides, es, &vlo, &vhi) ||
+      (vhi > vlo && (__builtin_add_overflow(offset, vlo, &first) ||
+                     __builtin_add_overflow(offset, vhi, &last) || first < slo || last > shi))) {
     PyErr_SetString(PyExc_ValueError, "view: the view reaches outside the source array");
     return NULL;
   }

@@ -406,8 +406,9 @@ def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
         return m
     if k == 2:
         return flip(flip(m, ax0), ax1)
-    m = swapaxes(m, ax0, ax1)
-    return flip(m, ax1) if k == 1 else flip(m, ax0)
+    if k == 1:
+        return swapaxes(flip(m, ax1), ax0, ax1)
+    return flip(swapaxes(m, ax0, ax1), ax1)
 
 
 # ---- padding ----

@@ -1,7 +1,648 @@
-/* Sorting kernels. */
+/* Sorting kernels: sort (one or several operands, lexicographic over the first num_keys),
+ * argsort and top_k, all along one axis.
+ *
+ * Every element becomes an unsigned key whose unsigned order is the wanted order, and rows are
+ * sorted by a stable LSD radix sort on those keys (8-bit digits; a pass whose digit is the same
+ * for the whole row is skipped). Stability makes the multi-key sort simple: sort the permutation
+ * by the last key first, then by each earlier key. Descending order flips the key bits, which
+ * keeps equal keys in input order.
+ *
+ * Two key orders:
+ *   SORT  (lax.sort): -0.0 == 0.0 and every NaN (any sign or payload) equals every other NaN and
+ *         sorts after +inf; complex compares real parts, then imaginary parts, each this way.
+ *   TOTAL (lax.top_k): IEEE totalOrder: -NaN < -inf < ... < -0.0 < 0.0 < ... < +inf < +NaN.
+ *
+ * Rows are walked with pb_iterate over the shape without the sorted axis (a row per element of
+ * that space); rows run in parallel when there are enough of them, each thread with its own
+ * scratch. */
 #include "pb.h"
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-int pb_register_sort(PyObject *m) {
-  (void)m;
+enum { KEY_SORT, KEY_TOTAL };
+
+#define SMALL_ROW 16          /* insertion sort at or below this many elements */
+#define SORT_GRAIN 32768      /* elements per thread below which rows are not split */
+
+/* ---- keys ---- */
+
+static inline uint8_t key_bool(npy_bool v, int mode) { (void)mode; return v != 0; }
+static inline uint8_t key_i8(int8_t v, int mode) { (void)mode; return (uint8_t)v ^ 0x80u; }
+static inline uint16_t key_i16(int16_t v, int mode) { (void)mode; return (uint16_t)v ^ 0x8000u; }
+static inline uint32_t key_i32(int32_t v, int mode) { (void)mode; return (uint32_t)v ^ 0x80000000u; }
+static inline uint64_t key_i64(int64_t v, int mode) {
+  (void)mode;
+  return (uint64_t)v ^ 0x8000000000000000ull;
+}
+static inline uint8_t key_u8(uint8_t v, int mode) { (void)mode; return v; }
+static inline uint16_t key_u16(uint16_t v, int mode) { (void)mode; return v; }
+static inline uint32_t key_u32(uint32_t v, int mode) { (void)mode; return v; }
+static inline uint64_t key_u64(uint64_t v, int mode) { (void)mode; return v; }
+
+/* Floats from their bits: in SORT mode NaNs become one quiet NaN and -0.0 becomes 0.0; then
+ * negative values have all bits flipped and positive ones their sign bit set, which makes the
+ * unsigned order the numeric one. */
+#define FLOAT_KEY(NAME, T, KT, SIGN, INF, QNAN)                                                   \
+  static inline KT NAME(T v, int mode) {                                                         \
+    KT u;                                                                                        \
+    memcpy(&u, &v, sizeof(KT));                                                                  \
+    if (mode == KEY_SORT) {                                                                      \
+      KT a = u & (KT)~(KT)(SIGN);                                                                \
+      u = a > (KT)(INF) ? (KT)(QNAN) : a == 0 ? (KT)0 : u;                                       \
+    }                                                                                            \
+    return u ^ ((u & (KT)(SIGN)) ? (KT)~(KT)0 : (KT)(SIGN));                                     \
+  }
+FLOAT_KEY(key_f16, pb_f16, uint16_t, 0x8000u, 0x7c00u, 0x7e00u)
+FLOAT_KEY(key_bf16, pb_bf16, uint16_t, 0x8000u, 0x7f80u, 0x7fc0u)
+FLOAT_KEY(key_f32, float, uint32_t, 0x80000000u, 0x7f800000u, 0x7fc00000u)
+FLOAT_KEY(key_f64, double, uint64_t, 0x8000000000000000ull, 0x7ff0000000000000ull,
+          0x7ff8000000000000ull)
+
+/* keys[i] = key(x[perm[i]]) ^ flip (x[i] without a perm), for a row of n elements of stride s */
+typedef void (*key_fn)(const char *x, npy_intp s, const uint32_t *perm, npy_intp n, void *keys,
+                       uint64_t flip, int mode);
+#define KEYS(NAME, T, KT, KEY)                                                                    \
+  static void NAME(const char *x, npy_intp s, const uint32_t *perm, npy_intp n, void *keys,      \
+                   uint64_t flip, int mode) {                                                    \
+    KT *k = (KT *)keys, f = (KT)flip;                                                            \
+    if (perm)                                                                                    \
+      for (npy_intp i = 0; i < n; ++i) k[i] = KEY(*(const T *)(x + (npy_intp)perm[i] * s), mode) ^ f; \
+    else                                                                                         \
+      for (npy_intp i = 0; i < n; ++i) k[i] = KEY(*(const T *)(x + i * s), mode) ^ f;            \
+  }
+
+/* ---- stable LSD radix sorts ---- */
+
+/* (keys, perm) pairs by key; returns the perm buffer that holds the result */
+typedef uint32_t *(*pairs_fn)(void *k, uint32_t *p, npy_intp n, void *k2, uint32_t *p2);
+#define RADIX_PAIRS(NAME, KT)                                                                     \
+  static uint32_t *NAME(void *kv, uint32_t *p, npy_intp n, void *k2v, uint32_t *p2) {            \
+    KT *k = (KT *)kv, *k2 = (KT *)k2v;                                                           \
+    if (n <= SMALL_ROW) {                                                                        \
+      for (npy_intp i = 1; i < n; ++i) {                                                         \
+        KT v = k[i];                                                                             \
+        uint32_t q = p[i];                                                                       \
+        npy_intp j = i;                                                                          \
+        for (; j > 0 && k[j - 1] > v; --j) { k[j] = k[j - 1]; p[j] = p[j - 1]; }                 \
+        k[j] = v;                                                                                \
+        p[j] = q;                                                                                \
+      }                                                                                          \
+      return p;                                                                                  \
+    }                                                                                            \
+    npy_intp cnt[sizeof(KT)][256];                                                               \
+    memset(cnt, 0, sizeof cnt);                                                                  \
+    for (npy_intp i = 0; i < n; ++i) {                                                           \
+      KT v = k[i];                                                                               \
+      for (unsigned b = 0; b < sizeof(KT); ++b) cnt[b][(v >> (8 * b)) & 0xff]++;                 \
+    }                                                                                            \
+    for (unsigned b = 0; b < sizeof(KT); ++b) {                                                  \
+      npy_intp *c = cnt[b];                                                                      \
+      if (c[(k[0] >> (8 * b)) & 0xff] == n) continue; /* one digit value: nothing moves */       \
+      npy_intp sum = 0;                                                                          \
+      for (int d = 0; d < 256; ++d) { npy_intp t = c[d]; c[d] = sum; sum += t; }                 \
+      for (npy_intp i = 0; i < n; ++i) {                                                         \
+        KT v = k[i];                                                                             \
+        npy_intp pos = c[(v >> (8 * b)) & 0xff]++;                                               \
+        k2[pos] = v;                                                                             \
+        p2[pos] = p[i];                                                                          \
+      }                                                                                          \
+      KT *tk = k; k = k2; k2 = tk;                                                               \
+      uint32_t *tp = p; p = p2; p2 = tp;                                                         \
+    }                                                                                            \
+    return p;                                                                                    \
+  }
+RADIX_PAIRS(pairs_u8, uint8_t)
+RADIX_PAIRS(pairs_u16, uint16_t)
+RADIX_PAIRS(pairs_u32, uint32_t)
+RADIX_PAIRS(pairs_u64, uint64_t)
+
+/* Values sorted by their own key, recomputed per pass, so the sorted values keep their exact
+ * bits (-0.0 and NaN payloads). Returns the buffer that holds the result. */
+typedef char *(*values_fn)(char *a, npy_intp n, char *t, uint64_t flip, int mode);
+#define RADIX_VALUES(NAME, T, KT, KEY)                                                            \
+  static char *NAME(char *av, npy_intp n, char *tv, uint64_t flip, int mode) {                   \
+    T *a = (T *)av, *t = (T *)tv;                                                                \
+    const KT f = (KT)flip;                                                                       \
+    if (n <= SMALL_ROW) {                                                                        \
+      for (npy_intp i = 1; i < n; ++i) {                                                         \
+        T v = a[i];                                                                              \
+        KT kv = KEY(v, mode) ^ f;                                                                \
+        npy_intp j = i;                                                                          \
+        for (; j > 0 && (KT)(KEY(a[j - 1], mode) ^ f) > kv; --j) a[j] = a[j - 1];                \
+        a[j] = v;                                                                                \
+      }                                                                                          \
+      return av;                                                                                 \
+    }                                                                                            \
+    npy_intp cnt[sizeof(KT)][256];                                                               \
+    memset(cnt, 0, sizeof cnt);                                                                  \
+    for (npy_intp i = 0; i < n; ++i) {                                                           \
+      KT v = KEY(a[i], mode) ^ f;                                                                \
+      for (unsigned b = 0; b < sizeof(KT); ++b) cnt[b][(v >> (8 * b)) & 0xff]++;                 \
+    }                                                                                            \
+    const KT k0 = KEY(a[0], mode) ^ f;                                                           \
+    for (unsigned b = 0; b < sizeof(KT); ++b) {                                                  \
+      npy_intp *c = cnt[b];                                                                      \
+      if (c[(k0 >> (8 * b)) & 0xff] == n) continue;                                              \
+      npy_intp sum = 0;                                                                          \
+      for (int d = 0; d < 256; ++d) { npy_intp s = c[d]; c[d] = sum; sum += s; }                 \
+      for (npy_intp i = 0; i < n; ++i) {                                                         \
+        KT v = KEY(a[i], mode) ^ f;                                                              \
+        t[c[(v >> (8 * b)) & 0xff]++] = a[i];                                                    \
+      }                                                                                          \
+      T *s = a; a = t; t = s;                                                                    \
+    }                                                                                            \
+    return (char *)a;                                                                            \
+  }
+
+#define PER_DTYPE(GEN)                                                                            \
+  GEN(bool, npy_bool, uint8_t) GEN(i8, int8_t, uint8_t) GEN(i16, int16_t, uint16_t)              \
+  GEN(i32, int32_t, uint32_t) GEN(i64, int64_t, uint64_t) GEN(u8, uint8_t, uint8_t)              \
+  GEN(u16, uint16_t, uint16_t) GEN(u32, uint32_t, uint32_t) GEN(u64, uint64_t, uint64_t)         \
+  GEN(f16, pb_f16, uint16_t) GEN(bf16, pb_bf16, uint16_t) GEN(f32, float, uint32_t)              \
+  GEN(f64, double, uint64_t)
+#define GEN_KERNELS(SUF, T, KT) KEYS(keys_##SUF, T, KT, key_##SUF) RADIX_VALUES(values_##SUF, T, KT, key_##SUF)
+PER_DTYPE(GEN_KERNELS)
+
+/* Per dtype slot: key width and kernels. Complex sorts by its parts, each a real key. */
+typedef struct {
+  int width;      /* key bytes */
+  key_fn keys;
+  values_fn values;
+} sort_dtype;
+#define ROW(SLOT, SUF, W) [SLOT] = {W, keys_##SUF, values_##SUF}
+static const sort_dtype sort_dtypes[PB_NDT] = {
+  ROW(PB_BOOL, bool, 1), ROW(PB_I8, i8, 1), ROW(PB_I16, i16, 2), ROW(PB_I32, i32, 4),
+  ROW(PB_I64, i64, 8), ROW(PB_U8, u8, 1), ROW(PB_U16, u16, 2), ROW(PB_U32, u32, 4),
+  ROW(PB_U64, u64, 8), ROW(PB_F16, f16, 2), ROW(PB_BF16, bf16, 2), ROW(PB_F32, f32, 4),
+  ROW(PB_F64, f64, 8), ROW(PB_C64, f32, 4), ROW(PB_C128, f64, 8)};
+
+static pairs_fn pairs_for(int width) {
+  return width == 1 ? pairs_u8 : width == 2 ? pairs_u16 : width == 4 ? pairs_u32 : pairs_u64;
+}
+
+/* ---- per-thread scratch ---- */
+
+typedef struct {
+  char *keys[2];
+  uint32_t *perm[2];
+} scratch;
+
+typedef struct {
+  int nthreads;
+  scratch *s;
+} scratch_set;
+
+static void scratch_free(scratch_set *ss) {
+  if (!ss->s) return;
+  for (int t = 0; t < ss->nthreads; ++t) {
+    PyMem_RawFree(ss->s[t].keys[0]); PyMem_RawFree(ss->s[t].keys[1]);
+    PyMem_RawFree(ss->s[t].perm[0]); PyMem_RawFree(ss->s[t].perm[1]);
+  }
+  PyMem_RawFree(ss->s);
+  ss->s = NULL;
+}
+
+/* Room for n keys of up to 8 bytes (or n values of up to 16) and two perms of n per thread. */
+static int scratch_alloc(scratch_set *ss, int nthreads, npy_intp n, npy_intp key_bytes) {
+  ss->nthreads = nthreads;
+  ss->s = PyMem_RawCalloc((size_t)nthreads, sizeof(scratch));
+  if (!ss->s) { PyErr_NoMemory(); return -1; }
+  size_t nk = (size_t)(n > 0 ? n : 1) * (size_t)key_bytes, np_ = (size_t)(n > 0 ? n : 1) * 4;
+  for (int t = 0; t < nthreads; ++t) {
+    scratch *s = &ss->s[t];
+    s->keys[0] = PyMem_RawMalloc(nk); s->keys[1] = PyMem_RawMalloc(nk);
+    s->perm[0] = PyMem_RawMalloc(np_); s->perm[1] = PyMem_RawMalloc(np_);
+    if (!s->keys[0] || !s->keys[1] || !s->perm[0] || !s->perm[1]) {
+      scratch_free(ss);
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
   return 0;
 }
+
+static scratch *my_scratch(const scratch_set *ss) {
+#ifdef _OPENMP
+  int t = omp_get_thread_num();
+  return &ss->s[t < ss->nthreads ? t : 0];
+#else
+  return &ss->s[0];
+#endif
+}
+
+/* ---- row passes, run by pb_iterate over the rows (one row per element of the outer space) ---- */
+
+typedef struct {
+  npy_intp n;              /* row length */
+  npy_intp s[3];           /* each operand's stride along the sorted axis */
+  npy_intp item;           /* element size of the copied operand */
+  npy_intp k;              /* top_k: how many to keep */
+  uint64_t flip;           /* all ones for descending */
+  int mode;
+  bool first;              /* the first key pass: the perm is the identity */
+  const sort_dtype *dt;
+  npy_intp part;           /* byte offset of the key within an element (complex parts) */
+  scratch_set *ss;
+} row_params;
+
+static inline void copy_item(char *dst, const char *src, npy_intp item) {
+  switch (item) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, 16); break;
+  }
+}
+
+/* (x, out): one operand sorted by its own values */
+static void pass_values(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
+  const row_params *rp = prm;
+  scratch *sc = my_scratch(rp->ss);
+  const npy_intp n = rp->n, item = rp->item;
+  for (npy_intp r = 0; r < rows; ++r) {
+    const char *x = p[0] + r * s[0];
+    char *o = p[1] + r * s[1], *a = sc->keys[0];
+    if (rp->s[0] == item) memcpy(a, x, (size_t)(n * item));
+    else for (npy_intp i = 0; i < n; ++i) copy_item(a + i * item, x + i * rp->s[0], item);
+    char *res = rp->dt->values(a, n, sc->keys[1], rp->flip, rp->mode);
+    if (rp->s[1] == item) memcpy(o, res, (size_t)(n * item));
+    else for (npy_intp i = 0; i < n; ++i) copy_item(o + i * rp->s[1], res + i * item, item);
+  }
+}
+
+/* (key operand, perm): the row's permutation, stably re-sorted by this key */
+static void pass_key(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
+  const row_params *rp = prm;
+  scratch *sc = my_scratch(rp->ss);
+  const npy_intp n = rp->n;
+  pairs_fn pairs = pairs_for(rp->dt->width);
+  for (npy_intp r = 0; r < rows; ++r) {
+    const char *x = p[0] + r * s[0] + rp->part;
+    char *perm = p[1] + r * s[1];
+    uint32_t *q = sc->perm[0];
+    if (rp->first) {
+      for (npy_intp i = 0; i < n; ++i) q[i] = (uint32_t)i;
+      rp->dt->keys(x, rp->s[0], NULL, n, sc->keys[0], rp->flip, rp->mode);
+    } else {
+      for (npy_intp i = 0; i < n; ++i) q[i] = *(const uint32_t *)(perm + i * rp->s[1]);
+      rp->dt->keys(x, rp->s[0], q, n, sc->keys[0], rp->flip, rp->mode);
+    }
+    uint32_t *res = pairs(sc->keys[0], q, n, sc->keys[1], sc->perm[1]);
+    for (npy_intp i = 0; i < n; ++i) *(uint32_t *)(perm + i * rp->s[1]) = res[i];
+  }
+}
+
+/* (x, perm, out): out = x permuted along the row */
+static void pass_gather(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
+  const row_params *rp = prm;
+  const npy_intp n = rp->n, item = rp->item;
+  for (npy_intp r = 0; r < rows; ++r) {
+    const char *x = p[0] + r * s[0], *perm = p[1] + r * s[1];
+    char *o = p[2] + r * s[2];
+    for (npy_intp i = 0; i < n; ++i) {
+      npy_intp j = *(const uint32_t *)(perm + i * rp->s[1]);
+      copy_item(o + i * rp->s[2], x + j * rp->s[0], item);
+    }
+  }
+}
+
+/* (x, values, indices): the k first of the row in descending total order, ties by index */
+static void pass_top_k(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
+  const row_params *rp = prm;
+  scratch *sc = my_scratch(rp->ss);
+  const npy_intp n = rp->n, item = rp->item;
+  pairs_fn pairs = pairs_for(rp->dt->width);
+  for (npy_intp r = 0; r < rows; ++r) {
+    const char *x = p[0] + r * s[0];
+    char *v = p[1] + r * s[1], *ix = p[2] + r * s[2];
+    uint32_t *q = sc->perm[0];
+    for (npy_intp i = 0; i < n; ++i) q[i] = (uint32_t)i;
+    rp->dt->keys(x, rp->s[0], NULL, n, sc->keys[0], rp->flip, rp->mode);
+    uint32_t *res = pairs(sc->keys[0], q, n, sc->keys[1], sc->perm[1]);
+    for (npy_intp i = 0; i < rp->k; ++i) {
+      copy_item(v + i * rp->s[1], x + (npy_intp)res[i] * rp->s[0], item);
+      *(int32_t *)(ix + i * rp->s[2]) = (int32_t)res[i];
+    }
+  }
+}
+
+/* ---- driving the passes ---- */
+
+/* The rows of a C-contiguous result of `shape`, plus each input's layout, as pb_iterate operands
+ * over the shape without `axis`. */
+typedef struct {
+  int ndim;                                    /* of the outer space */
+  npy_intp shape[PB_MAXDIMS];
+  npy_intp strides[3 * PB_MAXDIMS];            /* op-major */
+  char *base[3];
+  int threads;
+} rows_space;
+
+static void rows_operand(rows_space *rs, int op, char *base, const npy_intp *strides, int ndim,
+                         int axis) {
+  rs->base[op] = base;
+  for (int d = 0, k = 0; d < ndim; ++d)
+    if (d != axis) rs->strides[op * rs->ndim + k++] = strides[d];
+}
+
+static void rows_run(rows_space *rs, int nop, pb_loop_fn fn, const row_params *rp) {
+  pb_iterate(rs->ndim, rs->shape, nop, rs->base, rs->strides, fn, rp, rs->threads);
+}
+
+static void rows_init(rows_space *rs, int ndim, const npy_intp *shape, int axis) {
+  rs->ndim = ndim - 1;
+  npy_intp total = 1, rows = 1;
+  for (int d = 0, k = 0; d < ndim; ++d) {
+    total *= shape[d];
+    if (d != axis) { rs->shape[k++] = shape[d]; rows *= shape[d]; }
+  }
+  int t = pb_threads_for(total, SORT_GRAIN);
+  rs->threads = rows < t ? (int)(rows > 0 ? rows : 1) : t;
+}
+
+static void c_strides(int ndim, const npy_intp *shape, npy_intp item, npy_intp *out) {
+  npy_intp s = item;
+  for (int d = ndim - 1; d >= 0; --d) { out[d] = s; s *= shape[d] > 0 ? shape[d] : 1; }
+}
+
+/* checks shared by the entry points; returns the axis or -1 */
+static int check_axis(PyObject *o, int ndim, const char *name, const char *arg) {
+  long a = PyLong_AsLong(o);
+  if (a == -1 && PyErr_Occurred()) return -1;
+  if (a < 0 || a >= ndim) {
+    PyErr_Format(PyExc_ValueError, "%s: argument '%s' is %ld, out of range for an operand of %d "
+                 "dimensions", name, arg, a, ndim);
+    return -1;
+  }
+  return (int)a;
+}
+
+static int check_row_length(npy_intp n, const char *name) {
+  if ((uint64_t)n > UINT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "%s: rows of more than 2**32 - 1 elements are not supported",
+                 name);
+    return -1;
+  }
+  return 0;
+}
+
+static int sort_slot(PyArrayObject *x, const char *name, const char *arg, bool allow_complex) {
+  int slot = pb_dtype_slot(PyArray_DESCR(x));
+  if (slot < 0 || (!allow_complex && (slot == PB_C64 || slot == PB_C128))) {
+    PyErr_Format(PyExc_TypeError, "%s: argument '%s' has dtype %S, which this op does not support",
+                 name, arg, (PyObject *)PyArray_DESCR(x));
+    return -1;
+  }
+  return slot;
+}
+
+/* Fills `perm` (uint32, C-contiguous, x's shape) with the stable order of the rows by the keys
+ * ops[0..nkeys), the first key primary. Runs without the GIL. */
+static void sort_perm(PyArrayObject **ops, int nkeys, int axis, char *perm, const npy_intp *pstr,
+                      uint64_t flip, scratch_set *ss, int threads) {
+  int ndim = PyArray_NDIM(ops[0]);
+  bool first = true;
+  for (int j = nkeys - 1; j >= 0; --j) {
+    int slot = pb_dtype_slot(PyArray_DESCR(ops[j]));
+    bool cplx = slot == PB_C64 || slot == PB_C128;
+    /* LSD: a complex key is its imaginary part, then its real part */
+    for (int part = cplx ? 1 : 0; part >= 0; --part) {
+      rows_space rs;
+      rows_init(&rs, ndim, PyArray_SHAPE(ops[j]), axis);
+      rs.threads = threads;
+      rows_operand(&rs, 0, PyArray_BYTES(ops[j]), PyArray_STRIDES(ops[j]), ndim, axis);
+      rows_operand(&rs, 1, perm, pstr, ndim, axis);
+      row_params rp = {.n = PyArray_DIM(ops[j], axis), .s = {PyArray_STRIDE(ops[j], axis), pstr[axis]},
+                       .flip = flip, .mode = KEY_SORT, .first = first, .dt = &sort_dtypes[slot],
+                       .part = part * PyArray_ITEMSIZE(ops[j]) / 2, .ss = ss};
+      rows_run(&rs, 2, pass_key, &rp);
+      first = false;
+    }
+  }
+}
+
+/* sort(operands, dimension, num_keys, descending) -> tuple of the operands sorted together
+ * along dimension, by the first num_keys lexicographically; stable */
+static PyObject *sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  const char *name = "sort";
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "sort: expected (operands, dimension, num_keys, descending)");
+    return NULL;
+  }
+  if (!PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 1) {
+    PyErr_SetString(PyExc_TypeError, "sort: argument 'operand' must be a non-empty tuple of arrays");
+    return NULL;
+  }
+  Py_ssize_t nops = PyTuple_GET_SIZE(args[0]);
+  PyArrayObject **ops = PyMem_Calloc((size_t)nops, sizeof(PyArrayObject *));
+  PyObject *result = NULL;
+  PyArrayObject *permarr = NULL;
+  scratch_set ss = {0, NULL};
+  if (!ops) return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < nops; ++i) {
+    ops[i] = pb_arg_array(PyTuple_GET_ITEM(args[0], i), name, "operand");
+    if (!ops[i] || sort_slot(ops[i], name, "operand", true) < 0) goto done;
+    if (!PyArray_SAMESHAPE(ops[i], ops[0])) {
+      PyErr_SetString(PyExc_ValueError, "sort: the operands must have equal shapes");
+      goto done;
+    }
+  }
+  int ndim = PyArray_NDIM(ops[0]);
+  int axis = check_axis(args[1], ndim, name, "dimension");
+  if (axis < 0) goto done;
+  long nkeys = PyLong_AsLong(args[2]);
+  if (nkeys == -1 && PyErr_Occurred()) goto done;
+  if (nkeys < 1 || nkeys > nops) {
+    PyErr_Format(PyExc_ValueError, "sort: argument 'num_keys' is %ld; it must be in [1, %zd]",
+                 nkeys, nops);
+    goto done;
+  }
+  int desc = PyObject_IsTrue(args[3]);
+  if (desc < 0) goto done;
+  const npy_intp *shape = PyArray_SHAPE(ops[0]), n = shape[axis];
+  if (check_row_length(n, name) < 0) goto done;
+  result = PyTuple_New(nops);
+  if (!result) goto done;
+  for (Py_ssize_t i = 0; i < nops; ++i) {
+    Py_INCREF(PyArray_DESCR(ops[i]));
+    PyObject *o = (PyObject *)pb_new_array(ndim, shape, PyArray_DESCR(ops[i]));
+    if (!o) { Py_CLEAR(result); goto done; }
+    PyTuple_SET_ITEM(result, i, o);
+  }
+  npy_intp total = PyArray_SIZE(ops[0]);
+  if (total == 0) goto done;
+  const uint64_t flip = desc ? ~(uint64_t)0 : 0;
+  int slot0 = pb_dtype_slot(PyArray_DESCR(ops[0]));
+  rows_space rs;
+  rows_init(&rs, ndim, shape, axis);
+  if (nops == 1 && slot0 != PB_C64 && slot0 != PB_C128) {
+    /* one operand: sort its values directly */
+    PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, 0);
+    if (scratch_alloc(&ss, rs.threads, n, PyArray_ITEMSIZE(ops[0])) < 0) { Py_CLEAR(result); goto done; }
+    rows_operand(&rs, 0, PyArray_BYTES(ops[0]), PyArray_STRIDES(ops[0]), ndim, axis);
+    rows_operand(&rs, 1, PyArray_BYTES(out), PyArray_STRIDES(out), ndim, axis);
+    row_params rp = {.n = n, .s = {PyArray_STRIDE(ops[0], axis), PyArray_STRIDE(out, axis)},
+                     .item = PyArray_ITEMSIZE(ops[0]), .flip = flip, .mode = KEY_SORT,
+                     .dt = &sort_dtypes[slot0], .ss = &ss};
+    Py_BEGIN_ALLOW_THREADS
+    rows_run(&rs, 2, pass_values, &rp);
+    Py_END_ALLOW_THREADS
+    goto done;
+  }
+  /* several operands or a complex key: sort a permutation by the keys, then gather */
+  permarr = pb_new_array(ndim, shape, PyArray_DescrFromType(NPY_UINT32));
+  if (!permarr || scratch_alloc(&ss, rs.threads, n, 8) < 0) { Py_CLEAR(result); goto done; }
+  Py_BEGIN_ALLOW_THREADS
+  sort_perm(ops, (int)nkeys, axis, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), flip, &ss,
+            rs.threads);
+  for (Py_ssize_t i = 0; i < nops; ++i) {
+    PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, i);
+    rows_space g;
+    rows_init(&g, ndim, shape, axis);
+    rows_operand(&g, 0, PyArray_BYTES(ops[i]), PyArray_STRIDES(ops[i]), ndim, axis);
+    rows_operand(&g, 1, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), ndim, axis);
+    rows_operand(&g, 2, PyArray_BYTES(out), PyArray_STRIDES(out), ndim, axis);
+    row_params rp = {.n = n, .s = {PyArray_STRIDE(ops[i], axis), PyArray_STRIDE(permarr, axis),
+                                   PyArray_STRIDE(out, axis)},
+                     .item = PyArray_ITEMSIZE(ops[i])};
+    rows_run(&g, 3, pass_gather, &rp);
+  }
+  Py_END_ALLOW_THREADS
+done:
+  scratch_free(&ss);
+  Py_XDECREF(permarr);
+  PyMem_Free(ops);
+  return result;
+}
+
+/* argsort(x, dimension, descending, index_dtype) -> the stable order of x along dimension, as
+ * indices of the integer index_dtype */
+static PyObject *argsort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  const char *name = "argsort";
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "argsort: expected (x, dimension, descending, index_dtype)");
+    return NULL;
+  }
+  PyArrayObject *x = pb_arg_array(args[0], name, "operand");
+  if (!x || sort_slot(x, name, "operand", true) < 0) return NULL;
+  int ndim = PyArray_NDIM(x);
+  int axis = check_axis(args[1], ndim, name, "dimension");
+  if (axis < 0) return NULL;
+  int desc = PyObject_IsTrue(args[2]);
+  if (desc < 0) return NULL;
+  PyArray_Descr *idescr = NULL;
+  if (!PyArray_DescrConverter2(args[3], &idescr)) return NULL;
+  int islot = idescr ? pb_dtype_slot(idescr) : -1;
+  if (islot < PB_I8 || islot > PB_U64) {
+    PyErr_SetString(PyExc_TypeError, "argsort: argument 'index_dtype' must be an integer dtype");
+    Py_XDECREF(idescr);
+    return NULL;
+  }
+  const npy_intp *shape = PyArray_SHAPE(x), n = shape[axis];
+  if (check_row_length(n, name) < 0) { Py_DECREF(idescr); return NULL; }
+  /* the permutation is built in place when the index dtype is 32-bit and holds every index */
+  bool in_place = islot == PB_U32 || (islot == PB_I32 && n <= INT32_MAX);
+  PyArrayObject *perm = pb_new_array(ndim, shape, in_place ? idescr : PyArray_DescrFromType(NPY_UINT32));
+  if (!perm) { if (!in_place) Py_DECREF(idescr); return NULL; }
+  if (PyArray_SIZE(x) == 0) {
+    if (in_place) return (PyObject *)perm;
+    PyObject *o = (PyObject *)pb_new_array(ndim, shape, idescr);
+    Py_DECREF(perm);
+    return o;
+  }
+  rows_space rs;
+  rows_init(&rs, ndim, shape, axis);
+  scratch_set ss = {0, NULL};
+  if (scratch_alloc(&ss, rs.threads, n, 8) < 0) {
+    Py_DECREF(perm);
+    if (!in_place) Py_DECREF(idescr);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS
+  sort_perm(&x, 1, axis, PyArray_BYTES(perm), PyArray_STRIDES(perm), desc ? ~(uint64_t)0 : 0,
+            &ss, rs.threads);
+  Py_END_ALLOW_THREADS
+  scratch_free(&ss);
+  if (in_place) return (PyObject *)perm;
+  PyArrayObject *out = pb_new_array(ndim, shape, idescr);
+  if (!out) { Py_DECREF(perm); return NULL; }
+  const uint32_t *q = (const uint32_t *)PyArray_BYTES(perm);
+  char *o = PyArray_BYTES(out);
+  npy_intp total = PyArray_SIZE(x);
+  for (npy_intp i = 0; i < total; ++i) switch (islot) {
+      case PB_I8: ((int8_t *)o)[i] = (int8_t)q[i]; break;
+      case PB_I16: ((int16_t *)o)[i] = (int16_t)q[i]; break;
+      case PB_I32: ((int32_t *)o)[i] = (int32_t)q[i]; break;
+      case PB_U8: ((uint8_t *)o)[i] = (uint8_t)q[i]; break;
+      case PB_U16: ((uint16_t *)o)[i] = (uint16_t)q[i]; break;
+      default: ((uint64_t *)o)[i] = q[i]; break; /* int64 and uint64 alike */
+    }
+  Py_DECREF(perm);
+  return (PyObject *)out;
+}
+
+/* top_k(x, k, axis) -> (values, int32 indices): the k largest along axis in IEEE total order
+ * (+NaN first, -NaN last), largest first, equal values by lower index */
+static PyObject *top_k(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  const char *name = "top_k";
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "top_k: expected (x, k, axis)");
+    return NULL;
+  }
+  PyArrayObject *x = pb_arg_array(args[0], name, "operand");
+  if (!x) return NULL;
+  int slot = sort_slot(x, name, "operand", false);
+  if (slot < 0) return NULL;
+  int ndim = PyArray_NDIM(x);
+  long k = PyLong_AsLong(args[1]);
+  if (k == -1 && PyErr_Occurred()) return NULL;
+  int axis = check_axis(args[2], ndim, name, "axis");
+  if (axis < 0) return NULL;
+  npy_intp n = PyArray_DIM(x, axis);
+  if (k < 0 || k > n) {
+    PyErr_Format(PyExc_ValueError, "top_k: argument 'k' is %ld; it must be in [0, %zd] for an "
+                 "axis of that size", k, (Py_ssize_t)n);
+    return NULL;
+  }
+  if (check_row_length(n, name) < 0) return NULL;
+  npy_intp oshape[PB_MAXDIMS];
+  memcpy(oshape, PyArray_SHAPE(x), sizeof(npy_intp) * (size_t)ndim);
+  oshape[axis] = k;
+  Py_INCREF(PyArray_DESCR(x));
+  PyArrayObject *vals = pb_new_array(ndim, oshape, PyArray_DESCR(x));
+  PyArrayObject *idx = pb_new_array(ndim, oshape, PyArray_DescrFromType(NPY_INT32));
+  if (!vals || !idx) { Py_XDECREF(vals); Py_XDECREF(idx); return NULL; }
+  if (PyArray_SIZE(vals) > 0) {
+    rows_space rs;
+    rows_init(&rs, ndim, PyArray_SHAPE(x), axis);
+    scratch_set ss = {0, NULL};
+    if (scratch_alloc(&ss, rs.threads, n, 8) < 0) { Py_DECREF(vals); Py_DECREF(idx); return NULL; }
+    rows_operand(&rs, 0, PyArray_BYTES(x), PyArray_STRIDES(x), ndim, axis);
+    rows_operand(&rs, 1, PyArray_BYTES(vals), PyArray_STRIDES(vals), ndim, axis);
+    rows_operand(&rs, 2, PyArray_BYTES(idx), PyArray_STRIDES(idx), ndim, axis);
+    row_params rp = {.n = n, .s = {PyArray_STRIDE(x, axis), PyArray_STRIDE(vals, axis),
+                                   PyArray_STRIDE(idx, axis)},
+                     .item = PyArray_ITEMSIZE(x), .k = k, .flip = ~(uint64_t)0,
+                     .mode = KEY_TOTAL, .dt = &sort_dtypes[slot], .ss = &ss};
+    Py_BEGIN_ALLOW_THREADS
+    rows_run(&rs, 3, pass_top_k, &rp);
+    Py_END_ALLOW_THREADS
+    scratch_free(&ss);
+  }
+  return Py_BuildValue("(NN)", vals, idx);
+}
+
+static PyMethodDef methods[] = {
+  {"sort", (PyCFunction)(void (*)(void))sort, METH_FASTCALL,
+   "sort(operands, dimension, num_keys, descending): the tuple of operands sorted together along "
+   "dimension by the first num_keys (lexicographically); stable; NaN last (first descending)."},
+  {"argsort", (PyCFunction)(void (*)(void))argsort, METH_FASTCALL,
+   "argsort(x, dimension, descending, index_dtype): indices that stably sort x along dimension."},
+  {"top_k", (PyCFunction)(void (*)(void))top_k, METH_FASTCALL,
+   "top_k(x, k, axis): (values, int32 indices) of the k largest along axis, in IEEE total order."},
+  {NULL, NULL, 0, NULL}};
+
+int pb_register_sort(PyObject *m) { return PyModule_AddFunctions(m, methods); }

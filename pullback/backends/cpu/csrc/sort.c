@@ -2,10 +2,13 @@
  * argsort and top_k, all along one axis.
  *
  * Every element becomes an unsigned key whose unsigned order is the wanted order, and rows are
- * sorted by a stable LSD radix sort on those keys (8-bit digits; a pass whose digit is the same
- * for the whole row is skipped). Stability makes the multi-key sort simple: sort the permutation
- * by the last key first, then by each earlier key. Descending order flips the key bits, which
- * keeps equal keys in input order.
+ * sorted by a stable radix sort on those keys, 8 bits per digit: most significant digit first
+ * while a part of the row is larger than the caches (one scatter pass each, into 256 buckets),
+ * then least significant digit first within each bucket, in cache. A digit that is the same
+ * for a whole part is skipped. The buckets of a long row's first split are sorted in parallel.
+ * Stability makes the multi-key sort simple: sort the permutation by the last key first, then
+ * by each earlier key. Descending order flips the key bits, which keeps equal keys in input
+ * order.
  *
  * Two key orders:
  *   SORT  (lax.sort): -0.0 == 0.0 and every NaN (any sign or payload) equals every other NaN and
@@ -24,7 +27,8 @@
 enum { KEY_SORT, KEY_TOTAL };
 
 #define SMALL_ROW 16          /* insertion sort at or below this many elements */
-#define SORT_GRAIN 32768      /* elements per thread below which rows are not split */
+#define LSD_ROW 4096          /* parts at or below this many elements sort LSD, in cache */
+#define SORT_GRAIN 32768      /* elements per thread below which work is not split */
 
 /* ---- keys ---- */
 
@@ -60,133 +64,157 @@ FLOAT_KEY(key_f32, float, uint32_t, 0x80000000u, 0x7f800000u, 0x7fc00000u)
 FLOAT_KEY(key_f64, double, uint64_t, 0x8000000000000000ull, 0x7ff0000000000000ull,
           0x7ff8000000000000ull)
 
-/* keys[i] = key(x[perm[i]]) ^ flip (x[i] without a perm), for a row of n elements of stride s */
-typedef void (*key_fn)(const char *x, npy_intp s, const uint32_t *perm, npy_intp n, void *keys,
+/* (key, index) pairs: what a permutation is sorted as */
+typedef struct { uint8_t k; uint32_t i; } pair_u8;
+typedef struct { uint16_t k; uint32_t i; } pair_u16;
+typedef struct { uint32_t k; uint32_t i; } pair_u32;
+typedef struct { uint64_t k; uint32_t i; } pair_u64;
+
+/* ---- the stable radix sort, for items of any kind ----
+ * KEYOF(item) gives the item's key; it may use the functions' `mode` and `f` (bits to flip). */
+#define DIGIT(k, b) ((unsigned)((k) >> (8 * (b))) & 0xffu)
+#define RADIX(NAME, ITEM, KT, KEYOF)                                                              \
+  static void NAME##_small(ITEM *a, npy_intp n, int mode, KT f) {                                \
+    for (npy_intp i = 1; i < n; ++i) {                                                           \
+      ITEM v = a[i];                                                                             \
+      KT kv = KEYOF(v);                                                                          \
+      npy_intp j = i;                                                                            \
+      for (; j > 0 && (KT)(KEYOF(a[j - 1])) > kv; --j) a[j] = a[j - 1];                          \
+      a[j] = v;                                                                                  \
+    }                                                                                            \
+  }                                                                                              \
+  /* digits top..0, least significant first; returns the buffer holding the result */           \
+  static ITEM *NAME##_lsd(ITEM *a, ITEM *t, npy_intp n, int top, int mode, KT f) {               \
+    uint32_t cnt[sizeof(KT)][256];                                                               \
+    memset(cnt, 0, sizeof(cnt[0]) * (size_t)(top + 1));                                          \
+    for (npy_intp i = 0; i < n; ++i) {                                                           \
+      KT k = KEYOF(a[i]);                                                                        \
+      for (int b = 0; b <= top; ++b) cnt[b][DIGIT(k, b)]++;                                      \
+    }                                                                                            \
+    const KT k0 = KEYOF(a[0]);                                                                   \
+    for (int b = 0; b <= top; ++b) {                                                             \
+      uint32_t *c = cnt[b];                                                                      \
+      if (c[DIGIT(k0, b)] == (uint32_t)n) continue; /* one digit value: nothing moves */         \
+      uint32_t sum = 0;                                                                          \
+      for (int d = 0; d < 256; ++d) { uint32_t s = c[d]; c[d] = sum; sum += s; }                 \
+      for (npy_intp i = 0; i < n; ++i) { ITEM v = a[i]; t[c[DIGIT(KEYOF(v), b)]++] = v; }        \
+      ITEM *s = a; a = t; t = s;                                                                 \
+    }                                                                                            \
+    return a;                                                                                    \
+  }                                                                                              \
+  /* digits top..0, most significant first while a part is large; result in the returned      \
+   * buffer (a or t) */                                                                          \
+  static ITEM *NAME##_msd(ITEM *a, ITEM *t, npy_intp n, int top, int mode, KT f, int threads) {  \
+    if (n <= SMALL_ROW) { NAME##_small(a, n, mode, f); return a; }                               \
+    if (top < 0) return a; /* every digit consumed: the keys are equal */                        \
+    if (n <= LSD_ROW) return NAME##_lsd(a, t, n, top, mode, f);                                  \
+    uint32_t cnt[256] = {0}, start[257];                                                         \
+    for (npy_intp i = 0; i < n; ++i) cnt[DIGIT(KEYOF(a[i]), top)]++;                             \
+    if (cnt[DIGIT(KEYOF(a[0]), top)] == (uint32_t)n)                                             \
+      return NAME##_msd(a, t, n, top - 1, mode, f, threads);                                     \
+    start[0] = 0;                                                                                \
+    for (int d = 0; d < 256; ++d) { start[d + 1] = start[d] + cnt[d]; cnt[d] = start[d]; }       \
+    for (npy_intp i = 0; i < n; ++i) { ITEM v = a[i]; t[cnt[DIGIT(KEYOF(v), top)]++] = v; }      \
+    /* buckets are independent: with threads, each is sorted by one of them */                  \
+    PB_OMP_FOR_BUCKETS(threads)                                                                  \
+    for (int d = 0; d < 256; ++d) {                                                              \
+      npy_intp s = start[d], m = (npy_intp)start[d + 1] - s;                                     \
+      if (m == 0) continue;                                                                      \
+      ITEM *r = NAME##_msd(t + s, a + s, m, top - 1, mode, f, 1);                                \
+      if (r != t + s) memcpy(t + s, r, sizeof(ITEM) * (size_t)m);                                \
+    }                                                                                            \
+    return t;                                                                                    \
+  }
+
+#ifdef _OPENMP
+#define PB_PRAGMA(x) _Pragma(#x)
+#define PB_OMP_FOR_BUCKETS(threads) \
+  PB_PRAGMA(omp parallel for num_threads(threads) schedule(dynamic) if ((threads) > 1))
+#else
+#define PB_OMP_FOR_BUCKETS(threads)
+#endif
+
+/* Pairs carry their key; values compute theirs (so sorted values keep their exact bits). */
+#define PAIR_KEY(it) ((it).k)
+RADIX(pairs8, pair_u8, uint8_t, PAIR_KEY)
+RADIX(pairs16, pair_u16, uint16_t, PAIR_KEY)
+RADIX(pairs32, pair_u32, uint32_t, PAIR_KEY)
+RADIX(pairs64, pair_u64, uint64_t, PAIR_KEY)
+
+/* Sorts n pairs in a (scratch t); returns the buffer that holds the result. */
+typedef void *(*pairs_fn)(void *a, npy_intp n, void *t, int threads);
+#define PAIRS_ENTRY(W)                                                                            \
+  static void *sort_pairs##W(void *a, npy_intp n, void *t, int threads) {                        \
+    return pairs##W##_msd((pair_u##W *)a, (pair_u##W *)t, n, W / 8 - 1, 0, 0, threads);         \
+  }
+PAIRS_ENTRY(8) PAIRS_ENTRY(16) PAIRS_ENTRY(32) PAIRS_ENTRY(64)
+
+/* items[i] = (key(x[perm[i]]) ^ flip, perm[i]) (x[i] and i without a perm), for a row of n
+ * elements of stride s */
+typedef void (*key_fn)(const char *x, npy_intp s, const uint32_t *perm, npy_intp n, void *items,
                        uint64_t flip, int mode);
-#define KEYS(NAME, T, KT, KEY)                                                                    \
-  static void NAME(const char *x, npy_intp s, const uint32_t *perm, npy_intp n, void *keys,      \
-                   uint64_t flip, int mode) {                                                    \
-    KT *k = (KT *)keys, f = (KT)flip;                                                            \
-    if (perm)                                                                                    \
-      for (npy_intp i = 0; i < n; ++i) k[i] = KEY(*(const T *)(x + (npy_intp)perm[i] * s), mode) ^ f; \
-    else                                                                                         \
-      for (npy_intp i = 0; i < n; ++i) k[i] = KEY(*(const T *)(x + i * s), mode) ^ f;            \
-  }
-
-/* ---- stable LSD radix sorts ---- */
-
-/* (keys, perm) pairs by key; returns the perm buffer that holds the result */
-typedef uint32_t *(*pairs_fn)(void *k, uint32_t *p, npy_intp n, void *k2, uint32_t *p2);
-#define RADIX_PAIRS(NAME, KT)                                                                     \
-  static uint32_t *NAME(void *kv, uint32_t *p, npy_intp n, void *k2v, uint32_t *p2) {            \
-    KT *k = (KT *)kv, *k2 = (KT *)k2v;                                                           \
-    if (n <= SMALL_ROW) {                                                                        \
-      for (npy_intp i = 1; i < n; ++i) {                                                         \
-        KT v = k[i];                                                                             \
-        uint32_t q = p[i];                                                                       \
-        npy_intp j = i;                                                                          \
-        for (; j > 0 && k[j - 1] > v; --j) { k[j] = k[j - 1]; p[j] = p[j - 1]; }                 \
-        k[j] = v;                                                                                \
-        p[j] = q;                                                                                \
-      }                                                                                          \
-      return p;                                                                                  \
-    }                                                                                            \
-    npy_intp cnt[sizeof(KT)][256];                                                               \
-    memset(cnt, 0, sizeof cnt);                                                                  \
-    for (npy_intp i = 0; i < n; ++i) {                                                           \
-      KT v = k[i];                                                                               \
-      for (unsigned b = 0; b < sizeof(KT); ++b) cnt[b][(v >> (8 * b)) & 0xff]++;                 \
-    }                                                                                            \
-    for (unsigned b = 0; b < sizeof(KT); ++b) {                                                  \
-      npy_intp *c = cnt[b];                                                                      \
-      if (c[(k[0] >> (8 * b)) & 0xff] == n) continue; /* one digit value: nothing moves */       \
-      npy_intp sum = 0;                                                                          \
-      for (int d = 0; d < 256; ++d) { npy_intp t = c[d]; c[d] = sum; sum += t; }                 \
-      for (npy_intp i = 0; i < n; ++i) {                                                         \
-        KT v = k[i];                                                                             \
-        npy_intp pos = c[(v >> (8 * b)) & 0xff]++;                                               \
-        k2[pos] = v;                                                                             \
-        p2[pos] = p[i];                                                                          \
-      }                                                                                          \
-      KT *tk = k; k = k2; k2 = tk;                                                               \
-      uint32_t *tp = p; p = p2; p2 = tp;                                                         \
-    }                                                                                            \
-    return p;                                                                                    \
-  }
-RADIX_PAIRS(pairs_u8, uint8_t)
-RADIX_PAIRS(pairs_u16, uint16_t)
-RADIX_PAIRS(pairs_u32, uint32_t)
-RADIX_PAIRS(pairs_u64, uint64_t)
-
-/* Values sorted by their own key, recomputed per pass, so the sorted values keep their exact
- * bits (-0.0 and NaN payloads). Returns the buffer that holds the result. */
-typedef char *(*values_fn)(char *a, npy_intp n, char *t, uint64_t flip, int mode);
-#define RADIX_VALUES(NAME, T, KT, KEY)                                                            \
-  static char *NAME(char *av, npy_intp n, char *tv, uint64_t flip, int mode) {                   \
-    T *a = (T *)av, *t = (T *)tv;                                                                \
-    const KT f = (KT)flip;                                                                       \
-    if (n <= SMALL_ROW) {                                                                        \
-      for (npy_intp i = 1; i < n; ++i) {                                                         \
-        T v = a[i];                                                                              \
-        KT kv = KEY(v, mode) ^ f;                                                                \
-        npy_intp j = i;                                                                          \
-        for (; j > 0 && (KT)(KEY(a[j - 1], mode) ^ f) > kv; --j) a[j] = a[j - 1];                \
-        a[j] = v;                                                                                \
-      }                                                                                          \
-      return av;                                                                                 \
-    }                                                                                            \
-    npy_intp cnt[sizeof(KT)][256];                                                               \
-    memset(cnt, 0, sizeof cnt);                                                                  \
-    for (npy_intp i = 0; i < n; ++i) {                                                           \
-      KT v = KEY(a[i], mode) ^ f;                                                                \
-      for (unsigned b = 0; b < sizeof(KT); ++b) cnt[b][(v >> (8 * b)) & 0xff]++;                 \
-    }                                                                                            \
-    const KT k0 = KEY(a[0], mode) ^ f;                                                           \
-    for (unsigned b = 0; b < sizeof(KT); ++b) {                                                  \
-      npy_intp *c = cnt[b];                                                                      \
-      if (c[(k0 >> (8 * b)) & 0xff] == n) continue;                                              \
-      npy_intp sum = 0;                                                                          \
-      for (int d = 0; d < 256; ++d) { npy_intp s = c[d]; c[d] = sum; sum += s; }                 \
-      for (npy_intp i = 0; i < n; ++i) {                                                         \
-        KT v = KEY(a[i], mode) ^ f;                                                              \
-        t[c[(v >> (8 * b)) & 0xff]++] = a[i];                                                    \
-      }                                                                                          \
-      T *s = a; a = t; t = s;                                                                    \
-    }                                                                                            \
-    return (char *)a;                                                                            \
-  }
+/* Sorts n values in a (scratch t); returns the buffer that holds the result. */
+typedef char *(*values_fn)(char *a, npy_intp n, char *t, uint64_t flip, int mode, int threads);
 
 #define PER_DTYPE(GEN)                                                                            \
-  GEN(bool, npy_bool, uint8_t) GEN(i8, int8_t, uint8_t) GEN(i16, int16_t, uint16_t)              \
-  GEN(i32, int32_t, uint32_t) GEN(i64, int64_t, uint64_t) GEN(u8, uint8_t, uint8_t)              \
-  GEN(u16, uint16_t, uint16_t) GEN(u32, uint32_t, uint32_t) GEN(u64, uint64_t, uint64_t)         \
-  GEN(f16, pb_f16, uint16_t) GEN(bf16, pb_bf16, uint16_t) GEN(f32, float, uint32_t)              \
-  GEN(f64, double, uint64_t)
-#define GEN_KERNELS(SUF, T, KT) KEYS(keys_##SUF, T, KT, key_##SUF) RADIX_VALUES(values_##SUF, T, KT, key_##SUF)
+  GEN(bool, npy_bool, uint8_t, 8) GEN(i8, int8_t, uint8_t, 8) GEN(i16, int16_t, uint16_t, 16)    \
+  GEN(i32, int32_t, uint32_t, 32) GEN(i64, int64_t, uint64_t, 64) GEN(u8, uint8_t, uint8_t, 8)   \
+  GEN(u16, uint16_t, uint16_t, 16) GEN(u32, uint32_t, uint32_t, 32)                              \
+  GEN(u64, uint64_t, uint64_t, 64) GEN(f16, pb_f16, uint16_t, 16)                                \
+  GEN(bf16, pb_bf16, uint16_t, 16) GEN(f32, float, uint32_t, 32) GEN(f64, double, uint64_t, 64)
+
+#define GEN_KERNELS(SUF, T, KT, W)                                                                \
+  static void keys_##SUF(const char *x, npy_intp s, const uint32_t *perm, npy_intp n,            \
+                         void *items, uint64_t flip, int mode) {                                 \
+    pair_u##W *p = (pair_u##W *)items;                                                           \
+    const KT f = (KT)flip;                                                                       \
+    for (npy_intp i = 0; i < n; ++i) {                                                           \
+      uint32_t j = perm ? perm[i] : (uint32_t)i;                                                 \
+      p[i].k = key_##SUF(*(const T *)(x + (npy_intp)j * s), mode) ^ f;                           \
+      p[i].i = j;                                                                                \
+    }                                                                                            \
+  }                                                                                              \
+  RADIX(vals_##SUF, T, KT, VALUE_KEY_##SUF)                                                      \
+  static char *values_##SUF(char *a, npy_intp n, char *t, uint64_t flip, int mode, int threads) { \
+    return (char *)vals_##SUF##_msd((T *)a, (T *)t, n, (int)sizeof(KT) - 1, mode, (KT)flip,      \
+                                    threads);                                                    \
+  }
+#define VALUE_KEY_bool(v) ((uint8_t)(key_bool(v, mode) ^ f))
+#define VALUE_KEY_i8(v) ((uint8_t)(key_i8(v, mode) ^ f))
+#define VALUE_KEY_i16(v) ((uint16_t)(key_i16(v, mode) ^ f))
+#define VALUE_KEY_i32(v) (key_i32(v, mode) ^ f)
+#define VALUE_KEY_i64(v) (key_i64(v, mode) ^ f)
+#define VALUE_KEY_u8(v) ((uint8_t)(key_u8(v, mode) ^ f))
+#define VALUE_KEY_u16(v) ((uint16_t)(key_u16(v, mode) ^ f))
+#define VALUE_KEY_u32(v) (key_u32(v, mode) ^ f)
+#define VALUE_KEY_u64(v) (key_u64(v, mode) ^ f)
+#define VALUE_KEY_f16(v) ((uint16_t)(key_f16(v, mode) ^ f))
+#define VALUE_KEY_bf16(v) ((uint16_t)(key_bf16(v, mode) ^ f))
+#define VALUE_KEY_f32(v) (key_f32(v, mode) ^ f)
+#define VALUE_KEY_f64(v) (key_f64(v, mode) ^ f)
 PER_DTYPE(GEN_KERNELS)
 
 /* Per dtype slot: key width and kernels. Complex sorts by its parts, each a real key. */
 typedef struct {
-  int width;      /* key bytes */
+  int width;      /* key bits */
   key_fn keys;
   values_fn values;
+  pairs_fn pairs;
 } sort_dtype;
-#define ROW(SLOT, SUF, W) [SLOT] = {W, keys_##SUF, values_##SUF}
+#define ROW(SLOT, SUF, W) [SLOT] = {W, keys_##SUF, values_##SUF, sort_pairs##W}
 static const sort_dtype sort_dtypes[PB_NDT] = {
-  ROW(PB_BOOL, bool, 1), ROW(PB_I8, i8, 1), ROW(PB_I16, i16, 2), ROW(PB_I32, i32, 4),
-  ROW(PB_I64, i64, 8), ROW(PB_U8, u8, 1), ROW(PB_U16, u16, 2), ROW(PB_U32, u32, 4),
-  ROW(PB_U64, u64, 8), ROW(PB_F16, f16, 2), ROW(PB_BF16, bf16, 2), ROW(PB_F32, f32, 4),
-  ROW(PB_F64, f64, 8), ROW(PB_C64, f32, 4), ROW(PB_C128, f64, 8)};
-
-static pairs_fn pairs_for(int width) {
-  return width == 1 ? pairs_u8 : width == 2 ? pairs_u16 : width == 4 ? pairs_u32 : pairs_u64;
-}
+  ROW(PB_BOOL, bool, 8), ROW(PB_I8, i8, 8), ROW(PB_I16, i16, 16), ROW(PB_I32, i32, 32),
+  ROW(PB_I64, i64, 64), ROW(PB_U8, u8, 8), ROW(PB_U16, u16, 16), ROW(PB_U32, u32, 32),
+  ROW(PB_U64, u64, 64), ROW(PB_F16, f16, 16), ROW(PB_BF16, bf16, 16), ROW(PB_F32, f32, 32),
+  ROW(PB_F64, f64, 64), ROW(PB_C64, f32, 32), ROW(PB_C128, f64, 64)};
 
 /* ---- per-thread scratch ---- */
 
+#define PAIR_BYTES 16 /* the largest pair: a 64-bit key and its index, padded */
+
 typedef struct {
-  char *keys[2];
-  uint32_t *perm[2];
+  char *buf[2];   /* n items each */
+  uint32_t *perm; /* a row's current permutation */
 } scratch;
 
 typedef struct {
@@ -197,24 +225,26 @@ typedef struct {
 static void scratch_free(scratch_set *ss) {
   if (!ss->s) return;
   for (int t = 0; t < ss->nthreads; ++t) {
-    PyMem_RawFree(ss->s[t].keys[0]); PyMem_RawFree(ss->s[t].keys[1]);
-    PyMem_RawFree(ss->s[t].perm[0]); PyMem_RawFree(ss->s[t].perm[1]);
+    PyMem_RawFree(ss->s[t].buf[0]);
+    PyMem_RawFree(ss->s[t].buf[1]);
+    PyMem_RawFree(ss->s[t].perm);
   }
   PyMem_RawFree(ss->s);
   ss->s = NULL;
 }
 
-/* Room for n keys of up to 8 bytes (or n values of up to 16) and two perms of n per thread. */
-static int scratch_alloc(scratch_set *ss, int nthreads, npy_intp n, npy_intp key_bytes) {
+/* Two buffers of n items of `item` bytes and a permutation of n, per thread. */
+static int scratch_alloc(scratch_set *ss, int nthreads, npy_intp n, npy_intp item) {
   ss->nthreads = nthreads;
   ss->s = PyMem_RawCalloc((size_t)nthreads, sizeof(scratch));
   if (!ss->s) { PyErr_NoMemory(); return -1; }
-  size_t nk = (size_t)(n > 0 ? n : 1) * (size_t)key_bytes, np_ = (size_t)(n > 0 ? n : 1) * 4;
+  size_t m = (size_t)(n > 0 ? n : 1);
   for (int t = 0; t < nthreads; ++t) {
     scratch *s = &ss->s[t];
-    s->keys[0] = PyMem_RawMalloc(nk); s->keys[1] = PyMem_RawMalloc(nk);
-    s->perm[0] = PyMem_RawMalloc(np_); s->perm[1] = PyMem_RawMalloc(np_);
-    if (!s->keys[0] || !s->keys[1] || !s->perm[0] || !s->perm[1]) {
+    s->buf[0] = PyMem_RawMalloc(m * (size_t)item);
+    s->buf[1] = PyMem_RawMalloc(m * (size_t)item);
+    s->perm = PyMem_RawMalloc(m * sizeof(uint32_t));
+    if (!s->buf[0] || !s->buf[1] || !s->perm) {
       scratch_free(ss);
       PyErr_NoMemory();
       return -1;
@@ -242,6 +272,7 @@ typedef struct {
   uint64_t flip;           /* all ones for descending */
   int mode;
   bool first;              /* the first key pass: the perm is the identity */
+  int inner_threads;       /* threads for one row (when rows are not split) */
   const sort_dtype *dt;
   npy_intp part;           /* byte offset of the key within an element (complex parts) */
   scratch_set *ss;
@@ -257,6 +288,16 @@ static inline void copy_item(char *dst, const char *src, npy_intp item) {
   }
 }
 
+/* The index of item i of a sorted pair buffer, whatever the key width. */
+static inline uint32_t pair_index(const void *items, int width, npy_intp i) {
+  switch (width) {
+    case 8: return ((const pair_u8 *)items)[i].i;
+    case 16: return ((const pair_u16 *)items)[i].i;
+    case 32: return ((const pair_u32 *)items)[i].i;
+    default: return ((const pair_u64 *)items)[i].i;
+  }
+}
+
 /* (x, out): one operand sorted by its own values */
 static void pass_values(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
   const row_params *rp = prm;
@@ -264,10 +305,10 @@ static void pass_values(char **p, const npy_intp *s, npy_intp rows, const void *
   const npy_intp n = rp->n, item = rp->item;
   for (npy_intp r = 0; r < rows; ++r) {
     const char *x = p[0] + r * s[0];
-    char *o = p[1] + r * s[1], *a = sc->keys[0];
+    char *o = p[1] + r * s[1], *a = sc->buf[0];
     if (rp->s[0] == item) memcpy(a, x, (size_t)(n * item));
     else for (npy_intp i = 0; i < n; ++i) copy_item(a + i * item, x + i * rp->s[0], item);
-    char *res = rp->dt->values(a, n, sc->keys[1], rp->flip, rp->mode);
+    char *res = rp->dt->values(a, n, sc->buf[1], rp->flip, rp->mode, rp->inner_threads);
     if (rp->s[1] == item) memcpy(o, res, (size_t)(n * item));
     else for (npy_intp i = 0; i < n; ++i) copy_item(o + i * rp->s[1], res + i * item, item);
   }
@@ -278,20 +319,18 @@ static void pass_key(char **p, const npy_intp *s, npy_intp rows, const void *prm
   const row_params *rp = prm;
   scratch *sc = my_scratch(rp->ss);
   const npy_intp n = rp->n;
-  pairs_fn pairs = pairs_for(rp->dt->width);
   for (npy_intp r = 0; r < rows; ++r) {
     const char *x = p[0] + r * s[0] + rp->part;
     char *perm = p[1] + r * s[1];
-    uint32_t *q = sc->perm[0];
-    if (rp->first) {
-      for (npy_intp i = 0; i < n; ++i) q[i] = (uint32_t)i;
-      rp->dt->keys(x, rp->s[0], NULL, n, sc->keys[0], rp->flip, rp->mode);
-    } else {
-      for (npy_intp i = 0; i < n; ++i) q[i] = *(const uint32_t *)(perm + i * rp->s[1]);
-      rp->dt->keys(x, rp->s[0], q, n, sc->keys[0], rp->flip, rp->mode);
+    const uint32_t *q = NULL;
+    if (!rp->first) {
+      for (npy_intp i = 0; i < n; ++i) sc->perm[i] = *(const uint32_t *)(perm + i * rp->s[1]);
+      q = sc->perm;
     }
-    uint32_t *res = pairs(sc->keys[0], q, n, sc->keys[1], sc->perm[1]);
-    for (npy_intp i = 0; i < n; ++i) *(uint32_t *)(perm + i * rp->s[1]) = res[i];
+    rp->dt->keys(x, rp->s[0], q, n, sc->buf[0], rp->flip, rp->mode);
+    void *res = rp->dt->pairs(sc->buf[0], n, sc->buf[1], rp->inner_threads);
+    for (npy_intp i = 0; i < n; ++i)
+      *(uint32_t *)(perm + i * rp->s[1]) = pair_index(res, rp->dt->width, i);
   }
 }
 
@@ -314,31 +353,29 @@ static void pass_top_k(char **p, const npy_intp *s, npy_intp rows, const void *p
   const row_params *rp = prm;
   scratch *sc = my_scratch(rp->ss);
   const npy_intp n = rp->n, item = rp->item;
-  pairs_fn pairs = pairs_for(rp->dt->width);
   for (npy_intp r = 0; r < rows; ++r) {
     const char *x = p[0] + r * s[0];
     char *v = p[1] + r * s[1], *ix = p[2] + r * s[2];
-    uint32_t *q = sc->perm[0];
-    for (npy_intp i = 0; i < n; ++i) q[i] = (uint32_t)i;
-    rp->dt->keys(x, rp->s[0], NULL, n, sc->keys[0], rp->flip, rp->mode);
-    uint32_t *res = pairs(sc->keys[0], q, n, sc->keys[1], sc->perm[1]);
+    rp->dt->keys(x, rp->s[0], NULL, n, sc->buf[0], rp->flip, rp->mode);
+    void *res = rp->dt->pairs(sc->buf[0], n, sc->buf[1], rp->inner_threads);
     for (npy_intp i = 0; i < rp->k; ++i) {
-      copy_item(v + i * rp->s[1], x + (npy_intp)res[i] * rp->s[0], item);
-      *(int32_t *)(ix + i * rp->s[2]) = (int32_t)res[i];
+      uint32_t j = pair_index(res, rp->dt->width, i);
+      copy_item(v + i * rp->s[1], x + (npy_intp)j * rp->s[0], item);
+      *(int32_t *)(ix + i * rp->s[2]) = (int32_t)j;
     }
   }
 }
 
 /* ---- driving the passes ---- */
 
-/* The rows of a C-contiguous result of `shape`, plus each input's layout, as pb_iterate operands
- * over the shape without `axis`. */
+/* Each operand's layout as pb_iterate operands over the shape without the sorted axis. */
 typedef struct {
   int ndim;                                    /* of the outer space */
   npy_intp shape[PB_MAXDIMS];
   npy_intp strides[3 * PB_MAXDIMS];            /* op-major */
   char *base[3];
-  int threads;
+  int threads;                                 /* over rows */
+  int inner_threads;                           /* within a row, when rows are not split */
 } rows_space;
 
 static void rows_operand(rows_space *rs, int op, char *base, const npy_intp *strides, int ndim,
@@ -360,12 +397,9 @@ static void rows_init(rows_space *rs, int ndim, const npy_intp *shape, int axis)
     if (d != axis) { rs->shape[k++] = shape[d]; rows *= shape[d]; }
   }
   int t = pb_threads_for(total, SORT_GRAIN);
-  rs->threads = rows < t ? (int)(rows > 0 ? rows : 1) : t;
-}
-
-static void c_strides(int ndim, const npy_intp *shape, npy_intp item, npy_intp *out) {
-  npy_intp s = item;
-  for (int d = ndim - 1; d >= 0; --d) { out[d] = s; s *= shape[d] > 0 ? shape[d] : 1; }
+  /* split the rows when there are enough of them, else the buckets of each row */
+  rs->threads = rows >= 2 * t ? t : 1;
+  rs->inner_threads = rs->threads == 1 ? t : 1;
 }
 
 /* checks shared by the entry points; returns the axis or -1 */
@@ -402,21 +436,21 @@ static int sort_slot(PyArrayObject *x, const char *name, const char *arg, bool a
 /* Fills `perm` (uint32, C-contiguous, x's shape) with the stable order of the rows by the keys
  * ops[0..nkeys), the first key primary. Runs without the GIL. */
 static void sort_perm(PyArrayObject **ops, int nkeys, int axis, char *perm, const npy_intp *pstr,
-                      uint64_t flip, scratch_set *ss, int threads) {
+                      uint64_t flip, scratch_set *ss) {
   int ndim = PyArray_NDIM(ops[0]);
   bool first = true;
   for (int j = nkeys - 1; j >= 0; --j) {
     int slot = pb_dtype_slot(PyArray_DESCR(ops[j]));
     bool cplx = slot == PB_C64 || slot == PB_C128;
-    /* LSD: a complex key is its imaginary part, then its real part */
+    /* LSD over keys: a complex key is its imaginary part, then its real part */
     for (int part = cplx ? 1 : 0; part >= 0; --part) {
       rows_space rs;
       rows_init(&rs, ndim, PyArray_SHAPE(ops[j]), axis);
-      rs.threads = threads;
       rows_operand(&rs, 0, PyArray_BYTES(ops[j]), PyArray_STRIDES(ops[j]), ndim, axis);
       rows_operand(&rs, 1, perm, pstr, ndim, axis);
       row_params rp = {.n = PyArray_DIM(ops[j], axis), .s = {PyArray_STRIDE(ops[j], axis), pstr[axis]},
-                       .flip = flip, .mode = KEY_SORT, .first = first, .dt = &sort_dtypes[slot],
+                       .flip = flip, .mode = KEY_SORT, .first = first,
+                       .inner_threads = rs.inner_threads, .dt = &sort_dtypes[slot],
                        .part = part * PyArray_ITEMSIZE(ops[j]) / 2, .ss = ss};
       rows_run(&rs, 2, pass_key, &rp);
       first = false;
@@ -472,21 +506,24 @@ static PyObject *sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!o) { Py_CLEAR(result); goto done; }
     PyTuple_SET_ITEM(result, i, o);
   }
-  npy_intp total = PyArray_SIZE(ops[0]);
-  if (total == 0) goto done;
+  if (PyArray_SIZE(ops[0]) == 0) goto done;
   const uint64_t flip = desc ? ~(uint64_t)0 : 0;
   int slot0 = pb_dtype_slot(PyArray_DESCR(ops[0]));
   rows_space rs;
   rows_init(&rs, ndim, shape, axis);
-  if (nops == 1 && slot0 != PB_C64 && slot0 != PB_C128) {
+  bool by_value = nops == 1 && slot0 != PB_C64 && slot0 != PB_C128;
+  if (scratch_alloc(&ss, rs.threads, n, by_value ? PyArray_ITEMSIZE(ops[0]) : PAIR_BYTES) < 0) {
+    Py_CLEAR(result);
+    goto done;
+  }
+  if (by_value) {
     /* one operand: sort its values directly */
     PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, 0);
-    if (scratch_alloc(&ss, rs.threads, n, PyArray_ITEMSIZE(ops[0])) < 0) { Py_CLEAR(result); goto done; }
     rows_operand(&rs, 0, PyArray_BYTES(ops[0]), PyArray_STRIDES(ops[0]), ndim, axis);
     rows_operand(&rs, 1, PyArray_BYTES(out), PyArray_STRIDES(out), ndim, axis);
     row_params rp = {.n = n, .s = {PyArray_STRIDE(ops[0], axis), PyArray_STRIDE(out, axis)},
                      .item = PyArray_ITEMSIZE(ops[0]), .flip = flip, .mode = KEY_SORT,
-                     .dt = &sort_dtypes[slot0], .ss = &ss};
+                     .inner_threads = rs.inner_threads, .dt = &sort_dtypes[slot0], .ss = &ss};
     Py_BEGIN_ALLOW_THREADS
     rows_run(&rs, 2, pass_values, &rp);
     Py_END_ALLOW_THREADS
@@ -494,10 +531,9 @@ static PyObject *sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   }
   /* several operands or a complex key: sort a permutation by the keys, then gather */
   permarr = pb_new_array(ndim, shape, PyArray_DescrFromType(NPY_UINT32));
-  if (!permarr || scratch_alloc(&ss, rs.threads, n, 8) < 0) { Py_CLEAR(result); goto done; }
+  if (!permarr) { Py_CLEAR(result); goto done; }
   Py_BEGIN_ALLOW_THREADS
-  sort_perm(ops, (int)nkeys, axis, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), flip, &ss,
-            rs.threads);
+  sort_perm(ops, (int)nkeys, axis, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), flip, &ss);
   for (Py_ssize_t i = 0; i < nops; ++i) {
     PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, i);
     rows_space g;
@@ -543,29 +579,26 @@ static PyObject *argsort(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   }
   const npy_intp *shape = PyArray_SHAPE(x), n = shape[axis];
   if (check_row_length(n, name) < 0) { Py_DECREF(idescr); return NULL; }
-  /* the permutation is built in place when the index dtype is 32-bit and holds every index */
+  /* the permutation is built in place when the index dtype is 32-bit and holds every index;
+   * pb_new_array steals the descriptor either way */
   bool in_place = islot == PB_U32 || (islot == PB_I32 && n <= INT32_MAX);
   PyArrayObject *perm = pb_new_array(ndim, shape, in_place ? idescr : PyArray_DescrFromType(NPY_UINT32));
   if (!perm) { if (!in_place) Py_DECREF(idescr); return NULL; }
-  if (PyArray_SIZE(x) == 0) {
-    if (in_place) return (PyObject *)perm;
-    PyObject *o = (PyObject *)pb_new_array(ndim, shape, idescr);
-    Py_DECREF(perm);
-    return o;
+  if (PyArray_SIZE(x) > 0) {
+    rows_space rs;
+    rows_init(&rs, ndim, shape, axis);
+    scratch_set ss = {0, NULL};
+    if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES) < 0) {
+      Py_DECREF(perm);
+      if (!in_place) Py_DECREF(idescr);
+      return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    sort_perm(&x, 1, axis, PyArray_BYTES(perm), PyArray_STRIDES(perm), desc ? ~(uint64_t)0 : 0,
+              &ss);
+    Py_END_ALLOW_THREADS
+    scratch_free(&ss);
   }
-  rows_space rs;
-  rows_init(&rs, ndim, shape, axis);
-  scratch_set ss = {0, NULL};
-  if (scratch_alloc(&ss, rs.threads, n, 8) < 0) {
-    Py_DECREF(perm);
-    if (!in_place) Py_DECREF(idescr);
-    return NULL;
-  }
-  Py_BEGIN_ALLOW_THREADS
-  sort_perm(&x, 1, axis, PyArray_BYTES(perm), PyArray_STRIDES(perm), desc ? ~(uint64_t)0 : 0,
-            &ss, rs.threads);
-  Py_END_ALLOW_THREADS
-  scratch_free(&ss);
   if (in_place) return (PyObject *)perm;
   PyArrayObject *out = pb_new_array(ndim, shape, idescr);
   if (!out) { Py_DECREF(perm); return NULL; }
@@ -619,14 +652,19 @@ static PyObject *top_k(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     rows_space rs;
     rows_init(&rs, ndim, PyArray_SHAPE(x), axis);
     scratch_set ss = {0, NULL};
-    if (scratch_alloc(&ss, rs.threads, n, 8) < 0) { Py_DECREF(vals); Py_DECREF(idx); return NULL; }
+    if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES) < 0) {
+      Py_DECREF(vals);
+      Py_DECREF(idx);
+      return NULL;
+    }
     rows_operand(&rs, 0, PyArray_BYTES(x), PyArray_STRIDES(x), ndim, axis);
     rows_operand(&rs, 1, PyArray_BYTES(vals), PyArray_STRIDES(vals), ndim, axis);
     rows_operand(&rs, 2, PyArray_BYTES(idx), PyArray_STRIDES(idx), ndim, axis);
     row_params rp = {.n = n, .s = {PyArray_STRIDE(x, axis), PyArray_STRIDE(vals, axis),
                                    PyArray_STRIDE(idx, axis)},
                      .item = PyArray_ITEMSIZE(x), .k = k, .flip = ~(uint64_t)0,
-                     .mode = KEY_TOTAL, .dt = &sort_dtypes[slot], .ss = &ss};
+                     .mode = KEY_TOTAL, .inner_threads = rs.inner_threads,
+                     .dt = &sort_dtypes[slot], .ss = &ss};
     Py_BEGIN_ALLOW_THREADS
     rows_run(&rs, 3, pass_top_k, &rp);
     Py_END_ALLOW_THREADS

@@ -450,8 +450,10 @@ static void execute(const rd_space *sp, const rd_task *t, const rd_plan *pl, npy
     pb_iterate(sp->ndim, sp->shape, t->nop, (char *const *)t->base, sp->strides, t->fn, NULL, 1);
     return;
   }
+  /* dynamic: a thread that is running takes the chunks of one the OS has not scheduled yet;
+   * the chunks' results do not depend on which thread ran them */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(pl->threads) schedule(static) if (pl->threads > 1)
+#pragma omp parallel for num_threads(pl->threads) schedule(dynamic, 1) if (pl->threads > 1)
 #endif
   for (int c = 0; c < pl->nchunks; ++c) run_chunk(sp, t, pl, c);
   if (!sp->reduced[pl->split]) return;

@@ -6,6 +6,8 @@
  * while a part of the row is larger than the caches (one scatter pass each, into 256 buckets),
  * then least significant digit first within each bucket, in cache. A digit that is the same
  * for a whole part is skipped. The buckets of a long row's first split are sorted in parallel.
+ * On AVX-512 machines, long rows of one 32- or 64-bit operand take a vector quicksort instead
+ * (sort_avx512.h), made exact for the tie of -0.0 with 0.0 and for NaN payloads.
  * Stability makes the multi-key sort simple: sort the permutation by the last key first, then
  * by each earlier key. Descending order flips the key bits, which keeps equal keys in input
  * order.
@@ -194,19 +196,99 @@ typedef char *(*values_fn)(char *a, npy_intp n, char *t, uint64_t flip, int mode
 #define VALUE_KEY_f64(v) (key_f64(v, mode) ^ f)
 PER_DTYPE(GEN_KERNELS)
 
+#include "sort_avx512.h"
+
+/* ---- single-operand sorts by the vector quicksort (AVX-512 machines) ----
+ * Its keys must identify values, so a row's NaNs are taken out (their bits kept, in input
+ * order, at nans_end[-1], nans_end[-2], ...) and every zero gets 0.0's key while its sign is
+ * recorded in input order. Writing the values back from the sorted keys then gives exactly the
+ * stable sort's result: NaNs last (first when descending) in input order, and the run of zeros
+ * with its signs in input order. */
+typedef npy_intp (*vkeys_fn)(const char *x, npy_intp s, npy_intp n, void *keys, void *nans_end,
+                             uint8_t *zsign, uint64_t flip);
+typedef void (*vvals_fn)(const void *keys, npy_intp m, const void *nans_end, npy_intp nn,
+                         const uint8_t *zsign, uint64_t flip, char *o, npy_intp so);
+#define VEC_FLOAT(SUF, T, KT, SIGN, INF)                                                          \
+  static npy_intp vkeys_##SUF(const char *x, npy_intp s, npy_intp n, void *keys, void *nans_end, \
+                              uint8_t *zsign, uint64_t flip) {                                   \
+    KT *k = (KT *)keys, *nan = (KT *)nans_end;                                                   \
+    const KT f = (KT)flip;                                                                       \
+    npy_intp m = 0, z = 0;                                                                       \
+    for (npy_intp i = 0; i < n; ++i, x += s) {                                                   \
+      KT u;                                                                                      \
+      memcpy(&u, x, sizeof(KT));                                                                 \
+      KT a = u & (KT)~(KT)(SIGN);                                                                \
+      if (a > (KT)(INF)) { *--nan = u; continue; }                                               \
+      if (a == 0) { zsign[z++] = u != 0; u = 0; }                                                \
+      k[m++] = (u ^ ((u & (KT)(SIGN)) ? (KT)~(KT)0 : (KT)(SIGN))) ^ f;                           \
+    }                                                                                            \
+    return m;                                                                                    \
+  }                                                                                              \
+  static void vvals_##SUF(const void *keys, npy_intp m, const void *nans_end, npy_intp nn,       \
+                          const uint8_t *zsign, uint64_t flip, char *o, npy_intp so) {           \
+    const KT *k = (const KT *)keys, *nan = (const KT *)nans_end;                                 \
+    const KT f = (KT)flip;                                                                       \
+    if (flip) for (npy_intp j = 0; j < nn; ++j, o += so) memcpy(o, &nan[-1 - j], sizeof(KT));   \
+    for (npy_intp i = 0, z = 0; i < m; ++i, o += so) {                                           \
+      KT v = k[i] ^ f;                                                                           \
+      KT u = (v & (KT)(SIGN)) ? (KT)(v ^ (KT)(SIGN)) : (KT)~v;                                   \
+      if (u == 0) u = zsign[z++] ? (KT)(SIGN) : 0;                                               \
+      memcpy(o, &u, sizeof(KT));                                                                 \
+    }                                                                                            \
+    if (!flip) for (npy_intp j = 0; j < nn; ++j, o += so) memcpy(o, &nan[-1 - j], sizeof(KT));  \
+  }
+#define VEC_INT(SUF, T, KT, BIAS)                                                                 \
+  static npy_intp vkeys_##SUF(const char *x, npy_intp s, npy_intp n, void *keys, void *nans_end, \
+                              uint8_t *zsign, uint64_t flip) {                                   \
+    KT *k = (KT *)keys;                                                                          \
+    const KT f = (KT)flip ^ (KT)(BIAS);                                                          \
+    for (npy_intp i = 0; i < n; ++i, x += s) k[i] = (KT)(*(const T *)x) ^ f;                     \
+    return n;                                                                                    \
+  }                                                                                              \
+  static void vvals_##SUF(const void *keys, npy_intp m, const void *nans_end, npy_intp nn,       \
+                          const uint8_t *zsign, uint64_t flip, char *o, npy_intp so) {           \
+    const KT *k = (const KT *)keys;                                                              \
+    const KT f = (KT)flip ^ (KT)(BIAS);                                                          \
+    for (npy_intp i = 0; i < m; ++i, o += so) *(T *)o = (T)(k[i] ^ f);                           \
+  }
+VEC_FLOAT(f32, float, uint32_t, 0x80000000u, 0x7f800000u)
+VEC_FLOAT(f64, double, uint64_t, 0x8000000000000000ull, 0x7ff0000000000000ull)
+VEC_INT(i32, int32_t, uint32_t, 0x80000000u)
+VEC_INT(u32, uint32_t, uint32_t, 0)
+VEC_INT(i64, int64_t, uint64_t, 0x8000000000000000ull)
+VEC_INT(u64, uint64_t, uint64_t, 0)
+
+#if PB_HAVE_AVX512_SORT
+static void vsort32(void *a, void *t, npy_intp n, int depth) {
+  pb_qsort32((uint32_t *)a, (uint32_t *)t, n, depth);
+}
+static void vsort64(void *a, void *t, npy_intp n, int depth) {
+  pb_qsort64((uint64_t *)a, (uint64_t *)t, n, depth);
+}
+#define VEC(SUF, W) .vkeys = vkeys_##SUF, .vvals = vvals_##SUF, .vsort = vsort##W
+#else
+#define VEC(SUF, W) .vkeys = NULL
+#endif
+#define VEC_MIN_ROW 64 /* shorter rows: the radix sort's insertion and in-cache passes win */
+
 /* Per dtype slot: key width and kernels. Complex sorts by its parts, each a real key. */
 typedef struct {
   int width;      /* key bits */
   key_fn keys;
   values_fn values;
   pairs_fn pairs;
+  vkeys_fn vkeys; /* the vector quicksort's (32- and 64-bit types; NULL: radix only) */
+  vvals_fn vvals;
+  void (*vsort)(void *a, void *t, npy_intp n, int depth);
 } sort_dtype;
-#define ROW(SLOT, SUF, W) [SLOT] = {W, keys_##SUF, values_##SUF, sort_pairs##W}
+#define ROW(SLOT, SUF, W, ...) [SLOT] = {W, keys_##SUF, values_##SUF, sort_pairs##W, __VA_ARGS__}
 static const sort_dtype sort_dtypes[PB_NDT] = {
-  ROW(PB_BOOL, bool, 8), ROW(PB_I8, i8, 8), ROW(PB_I16, i16, 16), ROW(PB_I32, i32, 32),
-  ROW(PB_I64, i64, 64), ROW(PB_U8, u8, 8), ROW(PB_U16, u16, 16), ROW(PB_U32, u32, 32),
-  ROW(PB_U64, u64, 64), ROW(PB_F16, f16, 16), ROW(PB_BF16, bf16, 16), ROW(PB_F32, f32, 32),
-  ROW(PB_F64, f64, 64), ROW(PB_C64, f32, 32), ROW(PB_C128, f64, 64)};
+  ROW(PB_BOOL, bool, 8, NULL), ROW(PB_I8, i8, 8, NULL), ROW(PB_I16, i16, 16, NULL),
+  ROW(PB_I32, i32, 32, VEC(i32, 32)), ROW(PB_I64, i64, 64, VEC(i64, 64)),
+  ROW(PB_U8, u8, 8, NULL), ROW(PB_U16, u16, 16, NULL), ROW(PB_U32, u32, 32, VEC(u32, 32)),
+  ROW(PB_U64, u64, 64, VEC(u64, 64)), ROW(PB_F16, f16, 16, NULL), ROW(PB_BF16, bf16, 16, NULL),
+  ROW(PB_F32, f32, 32, VEC(f32, 32)), ROW(PB_F64, f64, 64, VEC(f64, 64)),
+  ROW(PB_C64, f32, 32, NULL), ROW(PB_C128, f64, 64, NULL)};
 
 /* ---- per-thread scratch ---- */
 
@@ -298,14 +380,32 @@ static inline uint32_t pair_index(const void *items, int width, npy_intp i) {
   }
 }
 
-/* (x, out): one operand sorted by its own values */
+static bool pb_vector_sort_usable(void) {
+#if PB_HAVE_AVX512_SORT
+  return pb_avx512_usable();
+#else
+  return false;
+#endif
+}
+
+/* (x, out): one operand sorted by its own values (by the vector quicksort where it can) */
 static void pass_values(char **p, const npy_intp *s, npy_intp rows, const void *prm) {
   const row_params *rp = prm;
   scratch *sc = my_scratch(rp->ss);
   const npy_intp n = rp->n, item = rp->item;
+  const bool vector = rp->dt->vkeys && n > VEC_MIN_ROW && pb_vector_sort_usable();
+  int depth = 8; /* quicksort levels before the radix fallback: about 2 log2(n) */
+  for (npy_intp m = n; m > 1; m >>= 1) depth += 2;
   for (npy_intp r = 0; r < rows; ++r) {
     const char *x = p[0] + r * s[0];
     char *o = p[1] + r * s[1], *a = sc->buf[0];
+    if (vector) {
+      char *nans_end = sc->buf[1] + n * item;
+      npy_intp m = rp->dt->vkeys(x, rp->s[0], n, a, nans_end, (uint8_t *)sc->perm, rp->flip);
+      if (m > 0) rp->dt->vsort(a, sc->buf[1], m, depth);
+      rp->dt->vvals(a, m, nans_end, n - m, (const uint8_t *)sc->perm, rp->flip, o, rp->s[1]);
+      continue;
+    }
     if (rp->s[0] == item) memcpy(a, x, (size_t)(n * item));
     else for (npy_intp i = 0; i < n; ++i) copy_item(a + i * item, x + i * rp->s[0], item);
     char *res = rp->dt->values(a, n, sc->buf[1], rp->flip, rp->mode, rp->inner_threads);
@@ -683,4 +783,7 @@ static PyMethodDef methods[] = {
    "top_k(x, k, axis): (values, int32 indices) of the k largest along axis, in IEEE total order."},
   {NULL, NULL, 0, NULL}};
 
-int pb_register_sort(PyObject *m) { return PyModule_AddFunctions(m, methods); }
+int pb_register_sort(PyObject *m) {
+  pb_bitonic_init();
+  return PyModule_AddFunctions(m, methods);
+}

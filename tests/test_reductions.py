@@ -370,6 +370,7 @@ def test_arg_reductions_pick_the_first_extreme_and_the_first_nan():
         assert int(np.asarray(lax.argmax(pb.Array(z), 0, np.int32))) == 0
     assert int(np.asarray(lax.argmin(pb.Array(np.int8([-128, 0, -128])), 0, np.uint8))) == 0
     assert int(np.asarray(lax.argmax(pb.Array(np.array([False, True, True])), 0, np.int8))) == 1
+    assert np.asarray(lax.argmin(pb.Array(np.ones((2, 3))), 1)).dtype == np.int32  # the default
     # ties and NaNs across the chunks of the parallel path
     big = np.zeros(1 << 20, np.float32)
     big[[700000, 300000, 900000]] = 7.0

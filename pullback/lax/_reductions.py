@@ -129,13 +129,13 @@ def _arg(prim: Primitive, operand: ArrayLike, axis: int, index_dtype: Any) -> Ar
     return prim.bind(operand, axes=(axis,), index_dtype=index_dtype)
 
 
-def argmax(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+def argmax(operand: ArrayLike, axis: int, index_dtype: Any = dtypes.int32) -> Array:
     """Index of the maximum of ``operand`` along ``axis``.
 
     Args:
       operand: a boolean, integer or floating array.
       axis: the axis to reduce; it must not be empty.
-      index_dtype: the integer dtype of the result.
+      index_dtype: the integer dtype of the result (int32 by default; ``jax.lax`` requires it).
 
     Returns:
       The index of the first maximum along ``axis``; a NaN counts as the maximum, so a slice
@@ -144,13 +144,13 @@ def argmax(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
     return _arg(_r.argmax_p, operand, axis, index_dtype)
 
 
-def argmin(operand: ArrayLike, axis: int, index_dtype: Any) -> Array:
+def argmin(operand: ArrayLike, axis: int, index_dtype: Any = dtypes.int32) -> Array:
     """Index of the minimum of ``operand`` along ``axis``.
 
     Args:
       operand: a boolean, integer or floating array.
       axis: the axis to reduce; it must not be empty.
-      index_dtype: the integer dtype of the result.
+      index_dtype: the integer dtype of the result (int32 by default; ``jax.lax`` requires it).
 
     Returns:
       The index of the first minimum along ``axis``; a NaN counts as the minimum, so a slice

@@ -1,144 +1,801 @@
-/* Reductions over any set of axes. A reduction is the binary loop out += x with the output's
- * strides zero along the reduced axes, walked by pb_iterate in the input's memory order: when
- * the innermost axis is reduced the loop is a blocked pairwise sum into a scalar, otherwise it is
- * a vectorized row accumulation. */
+/* Reductions, arg-reductions and cumulative ops: one table-driven mechanism.
+ *
+ * Every op here is the loop `acc = OP(acc, x)` walked by pb_iterate in the input's memory order,
+ * where `acc` is a C-contiguous buffer of the output's shape whose strides are zero along the
+ * reduced axes. When the innermost walked axis is reduced the loop folds a run into a scalar
+ * (pairwise for float sums, 16 independent lanes otherwise, so it vectorizes); when it is not,
+ * it is a vectorized row update. The same table row gives three kernels:
+ *   reduce:      operands (x, acc)
+ *   cumulative:  operands (x, acc, out): the running acc is also stored to out at every step
+ *   arg-reduce:  operands (x, iota, best, idx) for the max/min rows: the first extreme wins
+ * float16/bfloat16 accumulate in float32 and round once per stored element.
+ *
+ * Large work is split into chunks along one axis, chosen from the shape alone: a non-reduced
+ * axis when one is long enough (chunks own disjoint outputs, so the result is the serial one),
+ * else a reduced axis with a private accumulator per chunk, combined afterwards in a fixed tree
+ * order. Results therefore never depend on the thread count or on timing. */
 #include "ewise.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-/* Pairwise summation (as NumPy does): 16 independent partial sums per 128-element block, which
- * the compiler turns into vector adds without reassociating a serial chain. */
-#define PB_PAIRWISE_SUM(NAME, T)                                                                  \
-  static PB_CLONES T NAME##_block(const T *x, npy_intp n) {                                      \
-    T r[16] = {0};                                                                               \
+enum { RD_SUM, RD_PROD, RD_MAX, RD_MIN, RD_AND, RD_OR, RD_XOR, RD_LOGADDEXP, RD_NOPS };
+
+/* ---- element access: halves load to float32 and round on store ---- */
+#define LD_SAME(v) (v)
+#define ST_SAME(v) (v)
+#define LD_F16(v) ((float)(v))
+#define ST_F16(v) ((pb_f16)(v))
+#define LD_BF16(v) pb_bf16_to_f32(v)
+#define ST_BF16(v) pb_f32_to_bf16(v)
+
+/* ---- the binary operations: OP(acc, x). max/min keep a NaN once it appears. ---- */
+static inline float logaddexp_f32(float a, float b) {
+  if (a != a || b != b) return a + b;
+  float m = a > b ? a : b;
+  if (m == -INFINITY || m == INFINITY) return m; /* both -inf, or +inf anywhere */
+  return m + log1pf(expf(-fabsf(a - b)));
+}
+static inline double logaddexp_f64(double a, double b) {
+  if (a != a || b != b) return a + b;
+  double m = a > b ? a : b;
+  if (m == -INFINITY || m == INFINITY) return m;
+  return m + log1p(exp(-fabs(a - b)));
+}
+#define OP_SUM(a, b) ((a) + (b))
+#define OP_PROD(a, b) ((a) * (b))
+#define OP_MAX(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
+#define OP_MIN(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
+#define OP_AND(a, b) ((a) & (b))
+#define OP_OR(a, b) ((a) | (b))
+#define OP_XOR(a, b) ((a) ^ (b))
+#define OP_LAE(a, b) _Generic((a), float: logaddexp_f32, double: logaddexp_f64)((a), (b))
+
+/* Arg-reductions: replace the best only when strictly better, or when x is the first NaN. */
+#define BETTER_MAX(best, x) ((x) > (best) || ((x) != (x) && (best) == (best)))
+#define BETTER_MIN(best, x) ((x) < (best) || ((x) != (x) && (best) == (best)))
+
+/* ---- folding a run of x into one accumulator ---- */
+
+/* 16 independent lanes per step: the compiler turns them into vector ops without reassociating
+ * one serial chain. */
+#define RD_FOLD(NAME, T, TA, LD, OP)                                                              \
+  static PB_CLONES TA NAME##_fold(const T *x, npy_intp n, TA acc) {                              \
     npy_intp i = 0;                                                                              \
-    for (; i + 16 <= n; i += 16)                                                                 \
-      for (int k = 0; k < 16; ++k) r[k] += x[i + k];                                             \
-    for (int k = 0; k < 8; ++k) r[k] += r[k + 8];                                                \
-    for (int k = 0; k < 4; ++k) r[k] += r[k + 4];                                                \
-    T s = (r[0] + r[1]) + (r[2] + r[3]);                                                         \
-    for (; i < n; ++i) s += x[i];                                                                \
-    return s;                                                                                    \
+    if (n >= 32) {                                                                               \
+      TA r[16];                                                                                  \
+      for (int k = 0; k < 16; ++k) r[k] = LD(x[k]);                                              \
+      for (i = 16; i + 16 <= n; i += 16)                                                         \
+        for (int k = 0; k < 16; ++k) r[k] = OP(r[k], LD(x[i + k]));                              \
+      for (int k = 0; k < 8; ++k) r[k] = OP(r[k], r[k + 8]);                                     \
+      for (int k = 0; k < 4; ++k) r[k] = OP(r[k], r[k + 4]);                                     \
+      acc = OP(acc, OP(OP(r[0], r[1]), OP(r[2], r[3])));                                         \
+    }                                                                                            \
+    for (; i < n; ++i) acc = OP(acc, LD(x[i]));                                                  \
+    return acc;                                                                                  \
   }                                                                                              \
-  static T NAME##_pairwise(const T *x, npy_intp n) {                                             \
-    if (n <= 1024) return NAME##_block(x, n);                                                    \
-    npy_intp h = (n / 2) & ~(npy_intp)15;                                                        \
-    return NAME##_pairwise(x, h) + NAME##_pairwise(x + h, n - h);                                \
+  static TA NAME##_fold_strided(const char *x, npy_intp s, npy_intp n, TA acc) {                 \
+    for (npy_intp i = 0; i < n; ++i, x += s) acc = OP(acc, LD(*(const T *)x));                   \
+    return acc;                                                                                  \
   }
 
-#define PB_SUM_LOOP(NAME, T, TO, UNUSED)                                                          \
-  static PB_CLONES void NAME##_rows(const T *x, T *y, npy_intp n) {                              \
-    for (npy_intp i = 0; i < n; ++i) y[i] += x[i];                                               \
+/* Run folds: acc = OP(acc, x[0..n)). Exact ops fold directly; float sums are pairwise (as
+ * NumPy's), so the error grows with log(n) rather than n, for strided runs too. */
+#define RD_RUN_DIRECT(NAME, T, TA, LD, OP)                                                        \
+  static TA NAME##_run(const char *x, npy_intp s, npy_intp n, TA acc) {                          \
+    if (s == (npy_intp)sizeof(T)) return NAME##_fold((const T *)x, n, acc);                      \
+    return NAME##_fold_strided(x, s, n, acc);                                                    \
+  }
+#define RD_RUN_PAIRWISE(NAME, T, TA, LD, OP)                                                      \
+  static TA NAME##_pairwise(const char *x, npy_intp s, npy_intp n) {                             \
+    if (n <= 1024) {                                                                             \
+      if (s == (npy_intp)sizeof(T)) return NAME##_fold((const T *)x, n, (TA)0);                  \
+      TA r[8] = {0};                                                                             \
+      npy_intp i = 0;                                                                            \
+      for (; i + 8 <= n; i += 8)                                                                 \
+        for (int k = 0; k < 8; ++k) r[k] += LD(*(const T *)(x + (i + k) * s));                  \
+      TA acc = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));               \
+      for (; i < n; ++i) acc += LD(*(const T *)(x + i * s));                                     \
+      return acc;                                                                                \
+    }                                                                                            \
+    npy_intp h = (n / 2) & ~(npy_intp)15;                                                        \
+    return NAME##_pairwise(x, s, h) + NAME##_pairwise(x + h * s, s, n - h);                      \
+  }                                                                                              \
+  static TA NAME##_run(const char *x, npy_intp s, npy_intp n, TA acc) {                          \
+    return acc + NAME##_pairwise(x, s, n);                                                       \
+  }
+
+/* ---- the three loop kinds of one (op, dtype) ---- */
+
+/* reduce: (x, acc) */
+#define RD_REDUCE_LOOP(NAME, T, TA, LD, OP)                                                       \
+  static PB_CLONES void NAME##_rows(const T *x, TA *a, npy_intp n) {                             \
+    for (npy_intp i = 0; i < n; ++i) a[i] = OP(a[i], LD(x[i]));                                  \
   }                                                                                              \
   static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
     (void)prm;                                                                                   \
-    const npy_intp es = (npy_intp)sizeof(T);                                                     \
     if (s[1] == 0) {                                                                             \
-      T acc;                                                                                     \
-      if (s[0] == es) acc = NAME##_sum((const T *)p[0], n);                                      \
-      else { acc = 0; char *px = p[0]; for (npy_intp i = 0; i < n; ++i, px += s[0]) acc += *(const T *)px; } \
-      *(T *)p[1] += acc;                                                                         \
+      *(TA *)p[1] = NAME##_run(p[0], s[0], n, *(TA *)p[1]);                                      \
       return;                                                                                    \
     }                                                                                            \
-    if (s[0] == es && s[1] == es) { NAME##_rows((const T *)p[0], (T *)p[1], n); return; }         \
-    char *px = p[0], *py = p[1];                                                                 \
-    for (npy_intp i = 0; i < n; ++i, px += s[0], py += s[1]) *(T *)py += *(const T *)px;         \
+    if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TA)) {                           \
+      NAME##_rows((const T *)p[0], (TA *)p[1], n);                                               \
+      return;                                                                                    \
+    }                                                                                            \
+    char *px = p[0], *pa = p[1];                                                                 \
+    for (npy_intp i = 0; i < n; ++i, px += s[0], pa += s[1])                                     \
+      *(TA *)pa = OP(*(TA *)pa, LD(*(const T *)px));                                             \
   }
 
-/* Exact types sum in any order; inexact ones pairwise. */
-#define PB_PLAIN_SUM(NAME, T)                                                                     \
-  static PB_CLONES T NAME(const T *x, npy_intp n) { T s = 0; for (npy_intp i = 0; i < n; ++i) s += x[i]; return s; }
+/* cumulative: (x, acc, out), out = the running acc at every step */
+#define RD_SCAN_LOOP(NAME, T, TA, LD, ST, OP)                                                     \
+  static PB_CLONES void NAME##_scan_rows(const T *x, TA *a, T *o, npy_intp n) {                  \
+    for (npy_intp i = 0; i < n; ++i) { TA v = OP(a[i], LD(x[i])); a[i] = v; o[i] = ST(v); }      \
+  }                                                                                              \
+  static void NAME##_scan(char **p, const npy_intp *s, npy_intp n, const void *prm) {            \
+    (void)prm;                                                                                   \
+    char *px = p[0], *pa = p[1], *po = p[2];                                                     \
+    if (s[1] == 0) {                                                                             \
+      TA v = *(TA *)pa;                                                                          \
+      for (npy_intp i = 0; i < n; ++i, px += s[0], po += s[2]) {                                 \
+        v = OP(v, LD(*(const T *)px));                                                           \
+        *(T *)po = ST(v);                                                                        \
+      }                                                                                          \
+      *(TA *)pa = v;                                                                             \
+      return;                                                                                    \
+    }                                                                                            \
+    if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TA) && s[2] == (npy_intp)sizeof(T)) { \
+      NAME##_scan_rows((const T *)px, (TA *)pa, (T *)po, n);                                     \
+      return;                                                                                    \
+    }                                                                                            \
+    for (npy_intp i = 0; i < n; ++i, px += s[0], pa += s[1], po += s[2]) {                       \
+      TA v = OP(*(TA *)pa, LD(*(const T *)px));                                                  \
+      *(TA *)pa = v;                                                                             \
+      *(T *)po = ST(v);                                                                          \
+    }                                                                                            \
+  }
 
-PB_PLAIN_SUM(sum_i8_sum, int8_t) PB_PLAIN_SUM(sum_i16_sum, int16_t)
-PB_PLAIN_SUM(sum_i32_sum, int32_t) PB_PLAIN_SUM(sum_i64_sum, int64_t)
-PB_PLAIN_SUM(sum_u8_sum, uint8_t) PB_PLAIN_SUM(sum_u16_sum, uint16_t)
-PB_PLAIN_SUM(sum_u32_sum, uint32_t) PB_PLAIN_SUM(sum_u64_sum, uint64_t)
-PB_PAIRWISE_SUM(sum_f32, float) PB_PAIRWISE_SUM(sum_f64, double)
-PB_PAIRWISE_SUM(sum_c64, pb_c64) PB_PAIRWISE_SUM(sum_c128, pb_c128)
-#define sum_f32_sum sum_f32_pairwise
-#define sum_f64_sum sum_f64_pairwise
-#define sum_c64_sum sum_c64_pairwise
-#define sum_c128_sum sum_c128_pairwise
+/* arg-reduce: (x, iota, best, idx); iota holds each element's index along the reduced axis. A
+ * contiguous run finds its extreme with the vectorized fold, then the first position holding
+ * it. */
+#define RD_ARG_LOOP(NAME, T, TA, LD, OP, BETTER)                                                  \
+  static void NAME##_arg(char **p, const npy_intp *s, npy_intp n, const void *prm) {             \
+    (void)prm;                                                                                   \
+    char *px = p[0], *pi = p[1], *pb = p[2], *pk = p[3];                                         \
+    if (s[2] == 0) {                                                                             \
+      TA best = *(TA *)pb;                                                                       \
+      if (s[0] == (npy_intp)sizeof(T)) {                                                         \
+        const T *x = (const T *)px;                                                              \
+        TA m = NAME##_fold(x, n, LD(x[0]));                                                      \
+        if (!(BETTER(best, m))) return;                                                          \
+        npy_intp i = 0;                                                                          \
+        if (m != m) { while (LD(x[i]) == LD(x[i])) ++i; }                                        \
+        else { while (!(LD(x[i]) == m)) ++i; }                                                   \
+        *(TA *)pb = m;                                                                           \
+        *(int64_t *)pk = *(const int64_t *)(pi + i * s[1]);                                      \
+        return;                                                                                  \
+      }                                                                                          \
+      int64_t k = *(int64_t *)pk;                                                                \
+      for (npy_intp i = 0; i < n; ++i, px += s[0], pi += s[1]) {                                 \
+        TA v = LD(*(const T *)px);                                                               \
+        if (BETTER(best, v)) { best = v; k = *(const int64_t *)pi; }                             \
+      }                                                                                          \
+      *(TA *)pb = best;                                                                          \
+      *(int64_t *)pk = k;                                                                        \
+      return;                                                                                    \
+    }                                                                                            \
+    for (npy_intp i = 0; i < n; ++i, px += s[0], pi += s[1], pb += s[2], pk += s[3]) {           \
+      TA v = LD(*(const T *)px);                                                                 \
+      if (BETTER(*(TA *)pb, v)) { *(TA *)pb = v; *(int64_t *)pk = *(const int64_t *)pi; }        \
+    }                                                                                            \
+  }
 
-PB_SINTS(PB_SUM_LOOP, sum, ) PB_UINTS(PB_SUM_LOOP, sum, )
-PB_REALS(PB_SUM_LOOP, sum, ) PB_COMPLEXES(PB_SUM_LOOP, sum, )
+/* Instantiations. RUN is RD_RUN_DIRECT or RD_RUN_PAIRWISE. */
+#define RD_BASIC(NAME, T, TA, LD, ST, OP, RUN)                                                    \
+  RD_FOLD(NAME, T, TA, LD, OP) RUN(NAME, T, TA, LD, OP) RD_REDUCE_LOOP(NAME, T, TA, LD, OP)      \
+  RD_SCAN_LOOP(NAME, T, TA, LD, ST, OP)
+#define RD_WITH_ARG(NAME, T, TA, LD, ST, OP, RUN, BETTER)                                         \
+  RD_BASIC(NAME, T, TA, LD, ST, OP, RUN) RD_ARG_LOOP(NAME, T, TA, LD, OP, BETTER)
 
-static const pb_loop_fn sum_loops[PB_NDT] = {
-  PB_SINT_SLOTS(sum), PB_UINT_SLOTS(sum), PB_REAL_SLOTS(sum), PB_COMPLEX_SLOTS(sum)};
+#define RD_INTS(GEN, NAME, ...)                                                                   \
+  GEN(NAME##_i8, int8_t, int8_t, LD_SAME, ST_SAME, __VA_ARGS__)                                  \
+  GEN(NAME##_i16, int16_t, int16_t, LD_SAME, ST_SAME, __VA_ARGS__)                               \
+  GEN(NAME##_i32, int32_t, int32_t, LD_SAME, ST_SAME, __VA_ARGS__)                               \
+  GEN(NAME##_i64, int64_t, int64_t, LD_SAME, ST_SAME, __VA_ARGS__)                               \
+  GEN(NAME##_u8, uint8_t, uint8_t, LD_SAME, ST_SAME, __VA_ARGS__)                                \
+  GEN(NAME##_u16, uint16_t, uint16_t, LD_SAME, ST_SAME, __VA_ARGS__)                             \
+  GEN(NAME##_u32, uint32_t, uint32_t, LD_SAME, ST_SAME, __VA_ARGS__)                             \
+  GEN(NAME##_u64, uint64_t, uint64_t, LD_SAME, ST_SAME, __VA_ARGS__)
+#define RD_BOOL(GEN, NAME, ...) GEN(NAME##_b, npy_bool, npy_bool, LD_SAME, ST_SAME, __VA_ARGS__)
+#define RD_FLOATS(GEN, NAME, ...)                                                                 \
+  GEN(NAME##_f16, pb_f16, float, LD_F16, ST_F16, __VA_ARGS__)                                    \
+  GEN(NAME##_bf16, pb_bf16, float, LD_BF16, ST_BF16, __VA_ARGS__)                                \
+  GEN(NAME##_f32, float, float, LD_SAME, ST_SAME, __VA_ARGS__)                                   \
+  GEN(NAME##_f64, double, double, LD_SAME, ST_SAME, __VA_ARGS__)
+#define RD_COMPLEX(GEN, NAME, ...)                                                                \
+  GEN(NAME##_c64, pb_c64, pb_c64, LD_SAME, ST_SAME, __VA_ARGS__)                                 \
+  GEN(NAME##_c128, pb_c128, pb_c128, LD_SAME, ST_SAME, __VA_ARGS__)
+
+RD_INTS(RD_BASIC, sum, OP_SUM, RD_RUN_DIRECT)
+RD_FLOATS(RD_BASIC, sum, OP_SUM, RD_RUN_PAIRWISE)
+RD_COMPLEX(RD_BASIC, sum, OP_SUM, RD_RUN_PAIRWISE)
+RD_INTS(RD_BASIC, prod, OP_PROD, RD_RUN_DIRECT)
+RD_FLOATS(RD_BASIC, prod, OP_PROD, RD_RUN_DIRECT)
+RD_COMPLEX(RD_BASIC, prod, OP_PROD, RD_RUN_DIRECT)
+RD_BOOL(RD_WITH_ARG, max, OP_MAX, RD_RUN_DIRECT, BETTER_MAX)
+RD_INTS(RD_WITH_ARG, max, OP_MAX, RD_RUN_DIRECT, BETTER_MAX)
+RD_FLOATS(RD_WITH_ARG, max, OP_MAX, RD_RUN_DIRECT, BETTER_MAX)
+RD_BOOL(RD_WITH_ARG, min, OP_MIN, RD_RUN_DIRECT, BETTER_MIN)
+RD_INTS(RD_WITH_ARG, min, OP_MIN, RD_RUN_DIRECT, BETTER_MIN)
+RD_FLOATS(RD_WITH_ARG, min, OP_MIN, RD_RUN_DIRECT, BETTER_MIN)
+RD_BOOL(RD_BASIC, and, OP_AND, RD_RUN_DIRECT)
+RD_INTS(RD_BASIC, and, OP_AND, RD_RUN_DIRECT)
+RD_BOOL(RD_BASIC, or, OP_OR, RD_RUN_DIRECT)
+RD_INTS(RD_BASIC, or, OP_OR, RD_RUN_DIRECT)
+RD_BOOL(RD_BASIC, xor, OP_XOR, RD_RUN_DIRECT)
+RD_INTS(RD_BASIC, xor, OP_XOR, RD_RUN_DIRECT)
+RD_FLOATS(RD_BASIC, lae, OP_LAE, RD_RUN_DIRECT)
+
+/* ---- the op table ---- */
+
+typedef struct {
+  const char *reduce_name, *scan_name, *arg_name; /* NULL: that kernel kind does not exist */
+  npy_intp grain;                                 /* elements per chunk worth a thread */
+  pb_loop_fn reduce[PB_NDT], scan[PB_NDT], arg[PB_NDT];
+} rd_op;
+
+#define S_INTS(N, SUF)                                                                            \
+  [PB_I8] = N##_i8##SUF, [PB_I16] = N##_i16##SUF, [PB_I32] = N##_i32##SUF,                       \
+  [PB_I64] = N##_i64##SUF, [PB_U8] = N##_u8##SUF, [PB_U16] = N##_u16##SUF,                       \
+  [PB_U32] = N##_u32##SUF, [PB_U64] = N##_u64##SUF
+#define S_FLOATS(N, SUF)                                                                          \
+  [PB_F16] = N##_f16##SUF, [PB_BF16] = N##_bf16##SUF, [PB_F32] = N##_f32##SUF,                   \
+  [PB_F64] = N##_f64##SUF
+#define S_COMPLEX(N, SUF) [PB_C64] = N##_c64##SUF, [PB_C128] = N##_c128##SUF
+#define S_BOOL(N, SUF) [PB_BOOL] = N##_b##SUF
+
+#define GRAIN_CHEAP 131072
+
+static const rd_op rd_ops[RD_NOPS] = {
+  [RD_SUM] = {"reduce_sum", "cumsum", NULL, GRAIN_CHEAP,
+              {S_INTS(sum, ), S_FLOATS(sum, ), S_COMPLEX(sum, )},
+              {S_INTS(sum, _scan), S_FLOATS(sum, _scan), S_COMPLEX(sum, _scan)}, {0}},
+  [RD_PROD] = {"reduce_prod", "cumprod", NULL, GRAIN_CHEAP,
+               {S_INTS(prod, ), S_FLOATS(prod, ), S_COMPLEX(prod, )},
+               {S_INTS(prod, _scan), S_FLOATS(prod, _scan), S_COMPLEX(prod, _scan)}, {0}},
+  [RD_MAX] = {"reduce_max", "cummax", "argmax", GRAIN_CHEAP,
+              {S_BOOL(max, ), S_INTS(max, ), S_FLOATS(max, )},
+              {S_INTS(max, _scan), S_FLOATS(max, _scan)},
+              {S_BOOL(max, _arg), S_INTS(max, _arg), S_FLOATS(max, _arg)}},
+  [RD_MIN] = {"reduce_min", "cummin", "argmin", GRAIN_CHEAP,
+              {S_BOOL(min, ), S_INTS(min, ), S_FLOATS(min, )},
+              {S_INTS(min, _scan), S_FLOATS(min, _scan)},
+              {S_BOOL(min, _arg), S_INTS(min, _arg), S_FLOATS(min, _arg)}},
+  [RD_AND] = {"reduce_and", NULL, NULL, GRAIN_CHEAP, {S_BOOL(and, ), S_INTS(and, )}, {0}, {0}},
+  [RD_OR] = {"reduce_or", NULL, NULL, GRAIN_CHEAP, {S_BOOL(or, ), S_INTS(or, )}, {0}, {0}},
+  [RD_XOR] = {"reduce_xor", NULL, NULL, GRAIN_CHEAP, {S_BOOL(xor, ), S_INTS(xor, )}, {0}, {0}},
+  [RD_LOGADDEXP] = {NULL, "cumlogsumexp", NULL, 16384, {0}, {S_FLOATS(lae, _scan)}, {0}},
+};
+
+/* The dtype slot accumulators use: halves accumulate in float32. */
+static int acc_slot(int slot) { return slot == PB_F16 || slot == PB_BF16 ? PB_F32 : slot; }
+
+/* One element of the op's identity in dtype `slot` (an accumulator slot, never a half). */
+static void identity(int op, int slot, char *dst) {
+  static const npy_intp size[PB_NDT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  const bool is_signed = slot >= PB_I8 && slot <= PB_I64;
+  const npy_intp n = size[slot];
+  memset(dst, 0, (size_t)n);
+  switch (op) {
+    case RD_PROD:
+      switch (slot) {
+        case PB_I8: case PB_U8: *(uint8_t *)dst = 1; break;
+        case PB_I16: case PB_U16: *(uint16_t *)dst = 1; break;
+        case PB_I32: case PB_U32: *(uint32_t *)dst = 1; break;
+        case PB_I64: case PB_U64: *(uint64_t *)dst = 1; break;
+        case PB_F32: *(float *)dst = 1.0f; break;
+        case PB_F64: *(double *)dst = 1.0; break;
+        case PB_C64: *(float *)dst = 1.0f; break;   /* real part first */
+        case PB_C128: *(double *)dst = 1.0; break;
+      }
+      break;
+    case RD_AND:
+      if (slot == PB_BOOL) *(npy_bool *)dst = 1;
+      else memset(dst, 0xff, (size_t)n);
+      break;
+    case RD_MAX: case RD_LOGADDEXP:
+      if (slot == PB_F32) *(float *)dst = -INFINITY;
+      else if (slot == PB_F64) *(double *)dst = -INFINITY;
+      else if (is_signed) dst[n - 1] = (char)0x80; /* little-endian: the most negative value */
+      break;
+    case RD_MIN:
+      if (slot == PB_F32) *(float *)dst = INFINITY;
+      else if (slot == PB_F64) *(double *)dst = INFINITY;
+      else if (slot == PB_BOOL) *(npy_bool *)dst = 1;
+      else {
+        memset(dst, 0xff, (size_t)n);
+        if (is_signed) dst[n - 1] = 0x7f;
+      }
+      break;
+    default: break; /* sum, or, xor: zero */
+  }
+}
+
+static void fill(char *buf, npy_intp n, npy_intp item, const char *value) {
+  if (n <= 0) return;
+  memcpy(buf, value, (size_t)item);
+  npy_intp done = 1;
+  while (done < n) { /* doubling copies */
+    npy_intp c = done < n - done ? done : n - done;
+    memcpy(buf + done * item, buf, (size_t)(c * item));
+    done += c;
+  }
+}
+
+/* ---- the runner: chunked, deterministic, optionally parallel ---- */
+
+#define RD_MAXOPS 4
+#define RD_MAXCHUNKS 16
+
+typedef struct {
+  int nop;                       /* operands: inputs first, then nacc accumulators (last) */
+  int nacc;                      /* accumulators get private copies when a reduced axis is split */
+  char *base[RD_MAXOPS];
+  npy_intp item[RD_MAXOPS];      /* element size of each operand (the combine's strides) */
+  npy_intp bytes[RD_MAXOPS];     /* bytes of each accumulator buffer (for private copies) */
+  pb_loop_fn fn;
+  pb_loop_fn combine;            /* (right accs..., left accs...) -> left; NULL: no reduced split */
+  npy_intp grain;
+} rd_task;
+
+typedef struct {
+  int ndim;
+  npy_intp shape[PB_MAXDIMS];
+  npy_intp strides[RD_MAXOPS * PB_MAXDIMS]; /* op-major, dims in walking order */
+  bool reduced[PB_MAXDIMS];
+} rd_space;
+
+typedef struct {
+  int split, nchunks, threads;
+  char *priv[RD_MAXCHUNKS][RD_MAXOPS]; /* private accumulators of chunks 1.. (reduced split) */
+} rd_plan;
 
 static npy_intp absp(npy_intp v) { return v < 0 ? -v : v; }
 
-/* reduce_sum(x, axes) -> x summed over `axes` (a tuple of distinct in-range ints) */
-static PyObject *reduce_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "reduce_sum: expected (x, axes)");
+/* Dims ordered by decreasing |stride of x|, so the innermost loop walks x's smallest stride. */
+static void walk_order(int ndim, const npy_intp *xs, int *order) {
+  for (int d = 0; d < ndim; ++d) order[d] = d;
+  for (int i = 1; i < ndim; ++i) /* insertion sort: ndim is small, and it keeps ties in order */
+    for (int j = i; j > 0 && absp(xs[order[j - 1]]) < absp(xs[order[j]]); --j) {
+      int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+    }
+}
+
+static npy_intp space_size(const rd_space *sp) {
+  npy_intp n = 1;
+  for (int d = 0; d < sp->ndim; ++d) n *= sp->shape[d];
+  return n;
+}
+
+/* Choose the chunking (from the shape only) and allocate private accumulators. Needs the GIL
+ * (raises MemoryError). */
+static int plan(const rd_space *sp, const rd_task *t, npy_intp out_elems, rd_plan *pl) {
+  memset(pl, 0, sizeof(*pl));
+  pl->split = -1;
+  pl->nchunks = 1;
+  pl->threads = 1;
+  npy_intp total = space_size(sp);
+  if (total < 2 * t->grain) return 0;
+  npy_intp want = total / t->grain;
+  if (want > RD_MAXCHUNKS) want = RD_MAXCHUNKS;
+  int maxt = 1;
+#ifdef _OPENMP
+  maxt = omp_get_max_threads();
+#endif
+  for (int d = 0; d < sp->ndim && pl->split < 0; ++d)
+    if (!sp->reduced[d] && sp->shape[d] >= want) { pl->split = d; pl->nchunks = (int)want; }
+  /* a reduced split pays for private accumulators and a combine: only for small outputs */
+  if (pl->split < 0 && t->combine && out_elems * want <= total / 8)
+    for (int d = 0; d < sp->ndim && pl->split < 0; ++d)
+      if (sp->reduced[d] && sp->shape[d] >= 2) {
+        pl->split = d;
+        pl->nchunks = (int)(sp->shape[d] < want ? sp->shape[d] : want);
+      }
+  for (int d = 0; d < sp->ndim && pl->split < 0; ++d)
+    if (!sp->reduced[d] && sp->shape[d] >= 2) {
+      pl->split = d;
+      pl->nchunks = (int)(sp->shape[d] < want ? sp->shape[d] : want);
+    }
+  if (pl->split < 0) { pl->nchunks = 1; return 0; }
+  bool reduced_split = sp->reduced[pl->split];
+  if (!reduced_split && maxt == 1) { pl->split = -1; pl->nchunks = 1; return 0; } /* same result */
+  pl->threads = maxt < pl->nchunks ? maxt : pl->nchunks;
+  if (reduced_split)
+    for (int c = 1; c < pl->nchunks; ++c)
+      for (int a = t->nop - t->nacc; a < t->nop; ++a) {
+        char *b = PyMem_RawMalloc((size_t)(t->bytes[a] ? t->bytes[a] : 1));
+        if (!b) { PyErr_NoMemory(); return -1; }
+        memcpy(b, t->base[a], (size_t)t->bytes[a]); /* the initial (identity) contents */
+        pl->priv[c][a] = b;
+      }
+  return 0;
+}
+
+static void plan_free(rd_plan *pl) {
+  for (int c = 0; c < RD_MAXCHUNKS; ++c)
+    for (int a = 0; a < RD_MAXOPS; ++a) PyMem_RawFree(pl->priv[c][a]);
+}
+
+static void run_chunk(const rd_space *sp, const rd_task *t, const rd_plan *pl, int c) {
+  npy_intp shape[PB_MAXDIMS];
+  char *base[RD_MAXOPS];
+  memcpy(shape, sp->shape, sizeof(npy_intp) * (size_t)sp->ndim);
+  for (int op = 0; op < t->nop; ++op) base[op] = t->base[op];
+  if (pl->split >= 0) {
+    int d = pl->split;
+    npy_intp len = sp->shape[d], lo = len * c / pl->nchunks, hi = len * (c + 1) / pl->nchunks;
+    shape[d] = hi - lo;
+    for (int op = 0; op < t->nop; ++op) {
+      if (pl->priv[c][op]) base[op] = pl->priv[c][op];
+      else base[op] += lo * sp->strides[op * sp->ndim + d];
+    }
+  }
+  pb_iterate(sp->ndim, shape, t->nop, base, sp->strides, t->fn, NULL, 1);
+}
+
+/* Runs the task over the space; the accumulators end in t->base. Call without the GIL only
+ * after plan(). */
+static void execute(const rd_space *sp, const rd_task *t, const rd_plan *pl, npy_intp out_elems) {
+  if (pl->nchunks <= 1) {
+    pb_iterate(sp->ndim, sp->shape, t->nop, (char *const *)t->base, sp->strides, t->fn, NULL, 1);
+    return;
+  }
+  /* dynamic: a thread that is running takes the chunks of one the OS has not scheduled yet;
+   * the chunks' results do not depend on which thread ran them */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(pl->threads) schedule(dynamic, 1) if (pl->threads > 1)
+#endif
+  for (int c = 0; c < pl->nchunks; ++c) run_chunk(sp, t, pl, c);
+  if (!sp->reduced[pl->split]) return;
+  /* combine private accumulators in a fixed tree order: chunk c absorbs chunk c + step */
+  int first_acc = t->nop - t->nacc;
+  for (int step = 1; step < pl->nchunks; step *= 2)
+    for (int c = 0; c + step < pl->nchunks; c += 2 * step) {
+      char *ptrs[2 * RD_MAXOPS];
+      npy_intp st[2 * RD_MAXOPS];
+      for (int a = 0; a < t->nacc; ++a) {
+        int op = first_acc + a;
+        ptrs[a] = pl->priv[c + step][op];
+        ptrs[t->nacc + a] = c == 0 ? t->base[op] : pl->priv[c][op];
+        st[a] = st[t->nacc + a] = t->item[op];
+      }
+      t->combine(ptrs, st, out_elems, NULL);
+    }
+}
+
+static int run(const rd_space *sp, const rd_task *t, npy_intp out_elems) {
+  rd_plan pl;
+  if (plan(sp, t, out_elems, &pl) < 0) { plan_free(&pl); return -1; }
+  if (space_size(sp) >= PB_NOGIL_MIN) {
+    Py_BEGIN_ALLOW_THREADS
+    execute(sp, t, &pl, out_elems);
+    Py_END_ALLOW_THREADS
+  } else {
+    execute(sp, t, &pl, out_elems);
+  }
+  plan_free(&pl);
+  return 0;
+}
+
+/* ---- argument parsing shared by the entry points ---- */
+
+static int parse_op(PyObject *o, const char *kernel) {
+  long op = PyLong_AsLong(o);
+  if (op == -1 && PyErr_Occurred()) return -1;
+  if (op < 0 || op >= RD_NOPS) {
+    PyErr_Format(PyExc_ValueError, "%s: argument 'op' is %ld, not an op of the table", kernel, op);
+    return -1;
+  }
+  return (int)op;
+}
+
+static int parse_axis(PyObject *o, int ndim, const char *name) {
+  long a = PyLong_AsLong(o);
+  if (a == -1 && PyErr_Occurred()) return -1;
+  if (a < 0 || a >= ndim) {
+    PyErr_Format(PyExc_ValueError, "%s: argument 'axis' is %ld, out of range for %d dimensions",
+                 name, a, ndim);
+    return -1;
+  }
+  return (int)a;
+}
+
+static pb_loop_fn loop_for(const pb_loop_fn *loops, const char *name, PyArrayObject *x) {
+  int slot = pb_dtype_slot(PyArray_DESCR(x));
+  pb_loop_fn fn = slot >= 0 ? loops[slot] : NULL;
+  if (!fn)
+    PyErr_Format(PyExc_TypeError, "%s: argument 'operand' has dtype %S, which this op does not "
+                 "support", name, (PyObject *)PyArray_DESCR(x));
+  return fn;
+}
+
+/* C-contiguous byte strides of `shape`. */
+static void contiguous_strides(int ndim, const npy_intp *shape, npy_intp item, npy_intp *out) {
+  npy_intp s = item;
+  for (int d = ndim - 1; d >= 0; --d) { out[d] = s; s *= shape[d] > 0 ? shape[d] : 1; }
+}
+
+/* The accumulator: an array of the output shape (x's shape without the reduced axes) in the
+ * accumulation dtype, filled with the op's identity; acc_strides[d] is its byte stride for each
+ * of x's dims (0 along reduced ones). */
+static PyArrayObject *new_acc(PyArrayObject *x, const bool *reduced, int slot, int op,
+                              npy_intp *acc_strides) {
+  int ndim = PyArray_NDIM(x), ond = 0;
+  npy_intp oshape[PB_MAXDIMS], ostr[PB_MAXDIMS];
+  for (int d = 0; d < ndim; ++d)
+    if (!reduced[d]) oshape[ond++] = PyArray_DIM(x, d);
+  PyArray_Descr *descr = pb_descr_for_slot(slot);
+  if (!descr) return NULL;
+  npy_intp item = PyDataType_ELSIZE(descr);
+  PyArrayObject *acc = pb_new_array(ond, oshape, descr);
+  if (!acc) return NULL;
+  char one[16];
+  identity(op, slot, one);
+  fill(PyArray_BYTES(acc), PyArray_SIZE(acc), item, one);
+  contiguous_strides(ond, oshape, item, ostr);
+  for (int d = 0, k = 0; d < ndim; ++d) acc_strides[d] = reduced[d] ? 0 : ostr[k++];
+  return acc;
+}
+
+/* float32 accumulator -> the half output dtype, rounding once */
+static PyArrayObject *round_to_half(PyArrayObject *acc, int slot) {
+  PyArray_Descr *descr = pb_descr_for_slot(slot);
+  if (!descr) return NULL;
+  PyArrayObject *out = pb_new_array(PyArray_NDIM(acc), PyArray_SHAPE(acc), descr);
+  if (!out) return NULL;
+  const float *a = (const float *)PyArray_BYTES(acc);
+  npy_intp n = PyArray_SIZE(acc);
+  if (slot == PB_F16) {
+    pb_f16 *o = (pb_f16 *)PyArray_BYTES(out);
+    for (npy_intp i = 0; i < n; ++i) o[i] = (pb_f16)a[i];
+  } else {
+    pb_bf16 *o = (pb_bf16 *)PyArray_BYTES(out);
+    for (npy_intp i = 0; i < n; ++i) o[i] = pb_f32_to_bf16(a[i]);
+  }
+  return out;
+}
+
+/* Lays out x and the operands of per-dim strides `per_dim` (op-major over x's dims) in walking
+ * order. */
+static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_intp *per_dim,
+                   rd_space *sp) {
+  int ndim = PyArray_NDIM(x), order[PB_MAXDIMS];
+  walk_order(ndim, PyArray_STRIDES(x), order);
+  sp->ndim = ndim;
+  for (int i = 0; i < ndim; ++i) {
+    sp->shape[i] = PyArray_DIM(x, order[i]);
+    sp->reduced[i] = reduced[order[i]];
+    for (int op = 0; op < nop; ++op) sp->strides[op * ndim + i] = per_dim[op * PB_MAXDIMS + order[i]];
+  }
+}
+
+/* ---- entry points ---- */
+
+/* reduce(op, x, axes) -> x reduced over the tuple of distinct in-range axes by op */
+static PyObject *reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "reduce: expected (op, x, axes)");
     return NULL;
   }
-  PyArrayObject *x = pb_arg_array(args[0], "reduce_sum", "x");
+  int op = parse_op(args[0], "reduce");
+  if (op < 0) return NULL;
+  const char *name = rd_ops[op].reduce_name ? rd_ops[op].reduce_name : "reduce";
+  PyArrayObject *x = pb_arg_array(args[1], name, "operand");
   if (!x) return NULL;
-  if (!PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "reduce_sum: argument 'axes' must be a tuple of ints");
+  pb_loop_fn fn = loop_for(rd_ops[op].reduce, name, x);
+  if (!fn) return NULL;
+  if (!PyTuple_Check(args[2])) {
+    PyErr_Format(PyExc_TypeError, "%s: argument 'axes' must be a tuple of ints", name);
     return NULL;
   }
   int ndim = PyArray_NDIM(x);
   bool reduced[PB_MAXDIMS] = {false};
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[1]); ++i) {
-    long a = PyLong_AsLong(PyTuple_GET_ITEM(args[1], i));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[2]); ++i) {
+    long a = PyLong_AsLong(PyTuple_GET_ITEM(args[2], i));
     if (a == -1 && PyErr_Occurred()) return NULL;
     if (a < 0 || a >= ndim || reduced[a]) {
-      PyErr_Format(PyExc_ValueError, "reduce_sum: argument 'axes' has %ld, which is out of range "
-                   "for %d dimensions or repeated", a, ndim);
+      PyErr_Format(PyExc_ValueError, "%s: argument 'axes' has %ld, which is out of range for %d "
+                   "dimensions or repeated", name, a, ndim);
       return NULL;
     }
     reduced[a] = true;
   }
-  int slot = pb_dtype_slot(PyArray_DESCR(x));
-  pb_loop_fn fn = slot >= 0 ? sum_loops[slot] : NULL;
-  if (!fn) {
-    PyErr_Format(PyExc_TypeError, "reduce_sum: dtype %S is not supported", (PyObject *)PyArray_DESCR(x));
+  int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
+  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS];
+  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
+  PyArrayObject *acc = new_acc(x, reduced, aslot, op, per_dim + PB_MAXDIMS);
+  if (!acc) return NULL;
+  rd_space sp;
+  layout(x, reduced, 2, per_dim, &sp);
+  rd_task t = {.nop = 2, .nacc = 1, .base = {PyArray_BYTES(x), PyArray_BYTES(acc)},
+               .item = {PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(acc)},
+               .bytes = {0, PyArray_NBYTES(acc)}, .fn = fn,
+               .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain};
+  if (run(&sp, &t, PyArray_SIZE(acc)) < 0) { Py_DECREF(acc); return NULL; }
+  if (aslot == slot) return (PyObject *)acc;
+  PyArrayObject *out = round_to_half(acc, slot);
+  Py_DECREF(acc);
+  return (PyObject *)out;
+}
+
+/* cumulative(op, x, axis, reverse) -> the inclusive scan of x along axis by op */
+static PyObject *cumulative(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "cumulative: expected (op, x, axis, reverse)");
     return NULL;
   }
-  const npy_intp *shape = PyArray_SHAPE(x);
-  npy_intp oshape[PB_MAXDIMS];
-  int ond = 0;
-  for (int d = 0; d < ndim; ++d)
-    if (!reduced[d]) oshape[ond++] = shape[d];
-  PyArray_Descr *od = PyArray_DESCR(x);
-  Py_INCREF(od);
-  PyArrayObject *out = (PyArrayObject *)PyArray_Zeros(ond, oshape, od, 0);
-  if (!out) return NULL;
+  int op = parse_op(args[0], "cumulative");
+  if (op < 0) return NULL;
+  const char *name = rd_ops[op].scan_name ? rd_ops[op].scan_name : "cumulative";
+  PyArrayObject *x = pb_arg_array(args[1], name, "operand");
+  if (!x) return NULL;
+  pb_loop_fn fn = loop_for(rd_ops[op].scan, name, x);
+  if (!fn) return NULL;
+  int ndim = PyArray_NDIM(x);
+  int axis = parse_axis(args[2], ndim, name);
+  if (axis < 0) return NULL;
+  int reverse = PyObject_IsTrue(args[3]);
+  if (reverse < 0) return NULL;
+  int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
+  bool reduced[PB_MAXDIMS] = {false};
+  reduced[axis] = true;
+  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS];
+  PyArrayObject *acc = new_acc(x, reduced, aslot, op, per_dim + PB_MAXDIMS);
+  if (!acc) return NULL;
+  Py_INCREF(PyArray_DESCR(x));
+  PyArrayObject *out = pb_new_array(ndim, PyArray_SHAPE(x), PyArray_DESCR(x));
+  if (!out) { Py_DECREF(acc); return NULL; }
+  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
+  contiguous_strides(ndim, PyArray_SHAPE(x), PyArray_ITEMSIZE(out), per_dim + 2 * PB_MAXDIMS);
+  char *bx = PyArray_BYTES(x), *bo = PyArray_BYTES(out);
+  npy_intp len = PyArray_DIM(x, axis);
+  if (reverse && len > 0) { /* walk the axis from its end: start there, negate its strides */
+    bx += (len - 1) * per_dim[axis];
+    bo += (len - 1) * per_dim[2 * PB_MAXDIMS + axis];
+    per_dim[axis] = -per_dim[axis];
+    per_dim[2 * PB_MAXDIMS + axis] = -per_dim[2 * PB_MAXDIMS + axis];
+  }
+  rd_space sp;
+  layout(x, reduced, 3, per_dim, &sp);
+  rd_task t = {.nop = 3, .nacc = 0, .base = {bx, PyArray_BYTES(acc), bo},
+               .item = {PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(acc), PyArray_ITEMSIZE(out)},
+               .fn = fn, .combine = NULL,
+               .grain = rd_ops[op].grain};
+  int rc = run(&sp, &t, PyArray_SIZE(acc));
+  Py_DECREF(acc);
+  if (rc < 0) { Py_DECREF(out); return NULL; }
+  return (PyObject *)out;
+}
 
-  /* Iterate in the input's memory order: sort axes by decreasing |stride| so the innermost loop
-   * walks the input's smallest stride. */
-  int order[PB_MAXDIMS];
-  npy_intp ostr[PB_MAXDIMS];
-  for (int d = 0, k = 0; d < ndim; ++d) {
-    order[d] = d;
-    ostr[d] = reduced[d] ? 0 : PyArray_STRIDES(out)[k++];
-  }
-  const npy_intp *xs = PyArray_STRIDES(x);
-  for (int i = 1; i < ndim; ++i) /* insertion sort: ndim is small */
-    for (int j = i; j > 0 && absp(xs[order[j - 1]]) < absp(xs[order[j]]); --j) {
-      int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+/* int64 indices -> the requested integer index dtype */
+static PyArrayObject *narrow_indices(PyArrayObject *idx, PyArray_Descr *descr) {
+  int slot = pb_dtype_slot(descr);
+  if (slot == PB_I64) { Py_INCREF(idx); return idx; }
+  Py_INCREF(descr);
+  PyArrayObject *out = pb_new_array(PyArray_NDIM(idx), PyArray_SHAPE(idx), descr);
+  if (!out) return NULL;
+  const int64_t *a = (const int64_t *)PyArray_BYTES(idx);
+  char *o = PyArray_BYTES(out);
+  npy_intp n = PyArray_SIZE(idx);
+  for (npy_intp i = 0; i < n; ++i) switch (slot) {
+      case PB_I8: ((int8_t *)o)[i] = (int8_t)a[i]; break;
+      case PB_I16: ((int16_t *)o)[i] = (int16_t)a[i]; break;
+      case PB_I32: ((int32_t *)o)[i] = (int32_t)a[i]; break;
+      case PB_U8: ((uint8_t *)o)[i] = (uint8_t)a[i]; break;
+      case PB_U16: ((uint16_t *)o)[i] = (uint16_t)a[i]; break;
+      case PB_U32: ((uint32_t *)o)[i] = (uint32_t)a[i]; break;
+      default: ((uint64_t *)o)[i] = (uint64_t)a[i]; break;
     }
-  npy_intp sh[PB_MAXDIMS], strides[2 * PB_MAXDIMS];
-  for (int i = 0; i < ndim; ++i) {
-    sh[i] = shape[order[i]];
-    strides[i] = xs[order[i]];
-    strides[ndim + i] = ostr[order[i]];
+  return out;
+}
+
+/* argreduce(op, x, axis, index_dtype) -> index of the first extreme along axis (op: the max or
+ * min row); NaN counts as the extreme */
+static PyObject *argreduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "argreduce: expected (op, x, axis, index_dtype)");
+    return NULL;
   }
-  char *base[2] = {PyArray_BYTES(x), PyArray_BYTES(out)};
-  if (PyArray_SIZE(x) >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    pb_iterate(ndim, sh, 2, base, strides, fn, NULL, 1);
-    Py_END_ALLOW_THREADS
-  } else {
-    pb_iterate(ndim, sh, 2, base, strides, fn, NULL, 1);
+  int op = parse_op(args[0], "argreduce");
+  if (op < 0) return NULL;
+  if (!rd_ops[op].arg_name) {
+    PyErr_SetString(PyExc_ValueError, "argreduce: argument 'op' must be the max or min row");
+    return NULL;
   }
+  const char *name = rd_ops[op].arg_name;
+  PyArrayObject *x = pb_arg_array(args[1], name, "operand");
+  if (!x) return NULL;
+  pb_loop_fn fn = loop_for(rd_ops[op].arg, name, x);
+  if (!fn) return NULL;
+  int ndim = PyArray_NDIM(x);
+  int axis = parse_axis(args[2], ndim, name);
+  if (axis < 0) return NULL;
+  PyArray_Descr *idescr = NULL;
+  if (!PyArray_DescrConverter2(args[3], &idescr)) return NULL;
+  int islot = idescr ? pb_dtype_slot(idescr) : -1;
+  if (islot < PB_I8 || islot > PB_U64) {
+    PyErr_Format(PyExc_TypeError, "%s: argument 'index_dtype' must be an integer dtype", name);
+    Py_XDECREF(idescr);
+    return NULL;
+  }
+  npy_intp len = PyArray_DIM(x, axis);
+  if (len == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: argument 'operand' has a zero-size reduced axis %d",
+                 name, axis);
+    Py_DECREF(idescr);
+    return NULL;
+  }
+  int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
+  bool reduced[PB_MAXDIMS] = {false};
+  reduced[axis] = true;
+  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS] = {0};
+  PyArrayObject *iota = NULL, *best = NULL, *idx = NULL, *out = NULL;
+  iota = pb_new_array(1, &len, PyArray_DescrFromType(NPY_INT64));
+  if (!iota) goto done;
+  for (npy_intp i = 0; i < len; ++i) ((int64_t *)PyArray_BYTES(iota))[i] = i;
+  best = new_acc(x, reduced, aslot, op, per_dim + 2 * PB_MAXDIMS);
+  if (!best) goto done;
+  idx = new_acc(x, reduced, PB_I64, RD_SUM, per_dim + 3 * PB_MAXDIMS); /* zeros */
+  if (!idx) goto done;
+  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
+  per_dim[PB_MAXDIMS + axis] = sizeof(int64_t);
+  rd_space sp;
+  layout(x, reduced, 4, per_dim, &sp);
+  rd_task t = {.nop = 4, .nacc = 2,
+               .base = {PyArray_BYTES(x), PyArray_BYTES(iota), PyArray_BYTES(best), PyArray_BYTES(idx)},
+               .item = {PyArray_ITEMSIZE(x), sizeof(int64_t), PyArray_ITEMSIZE(best), sizeof(int64_t)},
+               .bytes = {0, 0, PyArray_NBYTES(best), PyArray_NBYTES(idx)},
+               .fn = fn, .combine = rd_ops[op].arg[aslot], .grain = rd_ops[op].grain};
+  if (run(&sp, &t, PyArray_SIZE(idx)) < 0) goto done;
+  out = narrow_indices(idx, idescr);
+done:
+  Py_XDECREF(iota);
+  Py_XDECREF(best);
+  Py_XDECREF(idx);
+  Py_DECREF(idescr);
   return (PyObject *)out;
 }
 
 static PyMethodDef methods[] = {
-  {"reduce_sum", (PyCFunction)(void (*)(void))reduce_sum, METH_FASTCALL,
-   "reduce_sum(x, axes): sum of x over the tuple of axes, as a new C-contiguous array."},
+  {"reduce", (PyCFunction)(void (*)(void))reduce, METH_FASTCALL,
+   "reduce(op, x, axes): x reduced by REDUCE_OPS[op] over the tuple of axes, as a new "
+   "C-contiguous array."},
+  {"cumulative", (PyCFunction)(void (*)(void))cumulative, METH_FASTCALL,
+   "cumulative(op, x, axis, reverse): inclusive scan of x along axis by CUMULATIVE_OPS[op]."},
+  {"argreduce", (PyCFunction)(void (*)(void))argreduce, METH_FASTCALL,
+   "argreduce(op, x, axis, index_dtype): index of the first maximum/minimum (ARG_OPS[op]) along "
+   "axis; NaN counts as the extreme."},
   {NULL, NULL, 0, NULL}};
 
-int pb_register_reduce(PyObject *m) { return PyModule_AddFunctions(m, methods); }
+/* name -> table row, one dict per kernel kind */
+static int add_table(PyObject *m, const char *dict_name, int kind) {
+  PyObject *d = PyDict_New();
+  if (!d) return -1;
+  for (int op = 0; op < RD_NOPS; ++op) {
+    const char *n = kind == 0 ? rd_ops[op].reduce_name : kind == 1 ? rd_ops[op].scan_name
+                                                                   : rd_ops[op].arg_name;
+    if (!n) continue;
+    PyObject *v = PyLong_FromLong(op);
+    if (!v || PyDict_SetItemString(d, n, v) < 0) { Py_XDECREF(v); Py_DECREF(d); return -1; }
+    Py_DECREF(v);
+  }
+  return PyModule_AddObject(m, dict_name, d) < 0 ? (Py_DECREF(d), -1) : 0;
+}
+
+int pb_register_reduce(PyObject *m) {
+  if (PyModule_AddFunctions(m, methods) < 0) return -1;
+  if (add_table(m, "REDUCE_OPS", 0) < 0 || add_table(m, "CUMULATIVE_OPS", 1) < 0 ||
+      add_table(m, "ARG_OPS", 2) < 0)
+    return -1;
+  return 0;
+}

@@ -5,6 +5,7 @@ Write NumPy-style code with ``pullback.numpy``; transform it with ``jit`` (and, 
 """
 from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
 from . import lax, numpy, tree_util  # noqa: F401
+from . import nn  # noqa: F401,E402
 from .config import config  # noqa: F401
 from .tracer.array import Array  # noqa: F401
 from .tracer.avals import ShapeDtypeStruct, ShapedArray  # noqa: F401

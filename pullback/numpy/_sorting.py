@@ -44,9 +44,7 @@ def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order:
     if av.ndim == 0:
         raise ValueError("argsort: argument 'a' must be at least 1-D")
     ax = canonicalize_axis(axis, av.ndim, "argsort")
-    iota = lax.broadcasted_iota(dtypes.int32, av.shape, ax)
-    return lax.sort((a, iota), dimension=ax, is_stable=True, num_keys=1,
-                    descending=descending)[1]
+    return lax.argsort(a, ax, descending=descending, index_dtype=dtypes.int32)
 
 
 def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Any:

@@ -1,5 +1,5 @@
 """The kernel namespace handed to every primitive's ``cpu`` rule: the C extension's entry
-points (``ewise``, ``reduce_sum``, ``matmul``, ``copy``, ``view`` and their op tables)."""
+points (element-wise, reductions, sorting, movement, gather/scatter, random, conversion, matmul: see csrc/)."""
 from __future__ import annotations
 
 import ml_dtypes

@@ -453,3 +453,7 @@ def test_kernel_entry_points_validate_their_arguments():
         kernels.reinterpret(np.array([None]), np.dtype(np.float64))
     with pytest.raises(ValueError, match="reinterpret: cannot split"):
         kernels.reinterpret(np.ones(2, "V3"), np.dtype(np.uint16))
+    with pytest.raises(ValueError, match="reinterpret: cannot combine"):
+        kernels.reinterpret(np.ones((2, 3), "V3"), np.dtype(np.uint64))
+    with pytest.raises(ValueError, match="reinterpret: argument 'x' has 32 dimensions"):
+        kernels.reinterpret(np.ones((1,) * 32, np.uint16), np.dtype(np.uint8))

@@ -65,7 +65,7 @@ typedef double _Complex c128_t;
 #define U16_T uint16_t
 #define U32_T uint32_t
 #define U64_T uint64_t
-#define F16_T pb_f16
+#define F16_T uint16_t /* float16 bits */
 #define BF16_T pb_bf16
 #define F32_T float
 #define F64_T double
@@ -85,7 +85,7 @@ typedef double _Complex c128_t;
 #define U16_LOAD(v) (v)
 #define U32_LOAD(v) (v)
 #define U64_LOAD(v) (v)
-#define F16_LOAD(v) ((float)(v))
+#define F16_LOAD(v) pb_half_to_float(v)
 #define BF16_LOAD(v) pb_bf16_to_f32(v)
 #define F32_LOAD(v) (v)
 #define F64_LOAD(v) (v)
@@ -116,9 +116,11 @@ INT_ID(i8, int8_t) INT_ID(i16, int16_t) INT_ID(i32, int32_t) INT_ID(i64, int64_t
 INT_ID(u8, uint8_t) INT_ID(u16, uint16_t) INT_ID(u32, uint32_t) INT_ID(u64, uint64_t)
 
 /* Integers reach float16 through float32 without a second rounding: every integer that float16
- * can hold finitely (|x| < 65520) is exact in float32. float64 converts directly. */
-#define TO_F32_FIRST(v) _Generic(REAL(v), double: REAL(v), default: (float)REAL(v))
-#define F16_CONV(v) ((pb_f16)TO_F32_FIRST(v))
+ * can hold finitely (|x| < 65520) is exact in float32. float64 rounds once (through float32
+ * rounded to odd). */
+#define F16_CONV(v)                                                                               \
+  pb_float_to_half(_Generic(REAL(v), double: pb_f64_to_f32_odd, default: f32_of)(REAL(v)))
+static inline float f32_of(float v) { return v; }
 #define BF16_CONV(v) pb_f32_to_bf16((float)REAL(v))
 #define F32_CONV(v) ((float)REAL(v))
 #define F64_CONV(v) ((double)REAL(v))
@@ -253,15 +255,24 @@ static PyObject *reinterpret(PyObject *self, PyObject *const *args, Py_ssize_t n
     strides[i] = PyArray_STRIDES(x)[i];
   }
   if (news < olds) {
-    if (olds % news || nd == PB_MAXDIMS) {
+    if (olds % news) {
       PyErr_Format(PyExc_ValueError, "reinterpret: cannot split %S elements into %S", (PyObject *)xd, (PyObject *)d);
+      return NULL;
+    }
+    if (nd == PB_MAXDIMS) {
+      PyErr_Format(PyExc_ValueError, "reinterpret: argument 'x' has %d dimensions; narrowing adds one "
+                   "and at most %d are supported", nd, PB_MAXDIMS);
       return NULL;
     }
     shape[nd] = olds / news;
     strides[nd] = news;
     ++nd;
   } else if (news > olds) {
-    if (news % olds || nd == 0 || shape[nd - 1] != news / olds) {
+    if (news % olds) {
+      PyErr_Format(PyExc_ValueError, "reinterpret: cannot combine %S elements into %S", (PyObject *)xd, (PyObject *)d);
+      return NULL;
+    }
+    if (nd == 0 || shape[nd - 1] != news / olds) {
       PyErr_Format(PyExc_ValueError,
                    "reinterpret: %S from %S needs a trailing dimension of size %zd, got %zd",
                    (PyObject *)d, (PyObject *)xd, news / olds, nd ? shape[nd - 1] : (npy_intp)0);

@@ -57,6 +57,54 @@ static inline uint8_t pb_f8_encode(float f, int mbits, int bias, int kind, uint3
 #define PB_F8_E4M3FNUZ(f) pb_f8_encode((f), 3, 8, PB_F8_FNUZ, 0x7fu)
 #define PB_F8_E5M2FNUZ(f) pb_f8_encode((f), 2, 16, PB_F8_FNUZ, 0x7fu)
 
+/* float16 <-> float32 on the bits, branch-free so that loops vectorize in every clone (GCC 12
+ * turns _Float16 conversions into one scalar instruction or a libgcc call per element). */
+static inline float pb_half_to_float(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+  uint32_t u = em << 13, r;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  f *= 0x1p112f; /* rebias 15 -> 127; exact for subnormal halves too */
+  __builtin_memcpy(&r, &f, 4);
+  r = em >= 0x7c00u ? u | 0x7f800000u : r; /* inf and NaN keep their mantissa */
+  r |= sign;
+  __builtin_memcpy(&f, &r, 4);
+  return f;
+}
+
+static inline uint16_t pb_float_to_half(float f) {
+  uint32_t u, su;
+  __builtin_memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  u &= 0x7fffffffu;
+  /* subnormal halves: adding 0.5 makes the FPU round at the half subnormal quantum 2^-24 */
+  float a, s;
+  __builtin_memcpy(&a, &u, 4);
+  s = a + 0.5f;
+  __builtin_memcpy(&su, &s, 4);
+  const uint32_t sub = su - 0x3f000000u;
+  /* normal halves: rebias the exponent and round the mantissa to 10 bits, to nearest even (a
+   * carry out of the mantissa bumps the exponent, up to infinity) */
+  const uint32_t nrm = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13;
+  const uint32_t big = u > 0x7f800000u ? 0x7e00u | ((u >> 13) & 0x3ffu) : 0x7c00u;
+  const uint32_t r = u >= 0x47800000u ? big : u < 0x38800000u ? sub : nrm;
+  return (uint16_t)(r | sign);
+}
+
+/* float64 -> float32 rounding to odd: rounding that once more to a format at least two bits
+ * narrower gives the correctly rounded result (used for float64 -> float16). */
+static inline float pb_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  const double back = (double)f;
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  const bool inexact = back != d && d == d;
+  u -= inexact && __builtin_fabs(back) > __builtin_fabs(d); /* toward zero */
+  u |= inexact;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
 /* float (FT) -> integer (T): truncate toward zero; values at or beyond the range saturate to
  * it (inf included) and NaN gives 0. HI is 2^(bits-1) (signed) or 2^bits (unsigned), LO is
  * -2^(bits-1) or 0: both exact in every float type. Only in-range values reach the C cast. */

@@ -198,7 +198,7 @@ PACKERS(i8_64, uint64_t, int8_t, AS_IS) PACKERS(i16_64, uint64_t, int16_t, AS_IS
 PACKERS(i32_64, uint64_t, int32_t, AS_IS) PACKERS(i64_64, uint64_t, int64_t, AS_IS)
 PACKERS(u8_64, uint64_t, uint8_t, AS_IS) PACKERS(u16_64, uint64_t, uint16_t, AS_IS)
 PACKERS(u32_64, uint64_t, uint32_t, AS_IS) PACKERS(u64_64, uint64_t, uint64_t, AS_IS)
-PACKERS(f16, float, pb_f16, (float)) PACKERS(bf16, float, pb_bf16, pb_bf16_to_f32)
+PACKERS(f16, float, uint16_t, pb_half_to_float) PACKERS(bf16, float, pb_bf16, pb_bf16_to_f32)
 PACKERS(f8a, float, uint8_t, F8_0) PACKERS(f8b, float, uint8_t, F8_1)
 PACKERS(f8c, float, uint8_t, F8_2) PACKERS(f8d, float, uint8_t, F8_3)
 
@@ -231,12 +231,11 @@ static const pack_fn pack_b64[PB_NCAST] = {
       for (npy_intp j = 0; j < cols; ++j) o[j] = (OT)CONV(t[i * ldt + j]);                      \
     }                                                                                            \
   }
-#define TO_F16(v) ((pb_f16)(v))
 STORER(store_i8, uint32_t, int8_t, AS_IS) STORER(store_i16, uint32_t, int16_t, AS_IS)
 STORER(store_i32, uint32_t, int32_t, AS_IS) STORER(store_u8, uint32_t, uint8_t, AS_IS)
 STORER(store_u16, uint32_t, uint16_t, AS_IS) STORER(store_u32, uint32_t, uint32_t, AS_IS)
 STORER(store_i64, uint64_t, int64_t, AS_IS) STORER(store_u64, uint64_t, uint64_t, AS_IS)
-STORER(store_f32, float, float, AS_IS) STORER(store_f16, float, pb_f16, TO_F16)
+STORER(store_f32, float, float, AS_IS) STORER(store_f16, float, uint16_t, pb_float_to_half)
 STORER(store_bf16, float, pb_bf16, pb_f32_to_bf16) STORER(store_f8a, float, uint8_t, PB_F8_E4M3FN)
 STORER(store_f8b, float, uint8_t, PB_F8_E5M2) STORER(store_f8c, float, uint8_t, PB_F8_E4M3FNUZ)
 STORER(store_f8d, float, uint8_t, PB_F8_E5M2FNUZ)

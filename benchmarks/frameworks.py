@@ -49,8 +49,8 @@ class Framework:
 def available(only: set[str] | None = None) -> list[Framework]:
     """pullback and numpy, then torch and jax if importable (and selected)."""
     fws = [
-        Framework("pullback", pnp.asarray, pnp, lambda r: None, np.asarray, pullback.__version__
-                  if hasattr(pullback, "__version__") else "dev"),
+        Framework("pullback", pnp.asarray, pnp, lambda r: None, np.asarray,
+                  getattr(pullback, "__version__", "dev")),
         Framework("numpy", lambda x: x, np, lambda r: None, np.asarray, np.__version__),
     ]
     torch = _optional("torch") if not only or "torch" in only else None
@@ -68,8 +68,11 @@ def available(only: set[str] | None = None) -> list[Framework]:
 def environment(fws: list[Framework]) -> dict[str, Any]:
     """What a reader needs to interpret the figures."""
     from pullback.backends.cpu import kernels
+    blas = kernels.blas_info()
+    if "library" in blas:
+        blas["library"] = os.path.realpath(blas["library"])
     env = {"cpus": os.cpu_count(), "frameworks": {f.name: f.version for f in fws},
-           "scipy_blas": kernels.blas_info()}
+           "scipy_blas": blas}
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         if var in os.environ:
             env[var] = os.environ[var]

@@ -163,12 +163,18 @@ UKR(ukr_u64, uint64_t, vu64)
   static PB_CLONES void pack_a_##SFX(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows,  \
                            npy_intp cols) {                                                      \
     ACC *d = (ACC *)dst;                                                                         \
-    for (npy_intp r0 = 0; r0 < rows; r0 += MR)                                                   \
-      for (npy_intp k = 0; k < cols; ++k)                                                        \
-        for (int r = 0; r < MR; ++r) {                                                           \
-          const char *p = src + (r0 + r) * rs + k * cs;                                          \
-          *d++ = r0 + r < rows ? (ACC)LOAD(*(const ST *)p) : (ACC)0;                             \
+    for (npy_intp r0 = 0; r0 < rows; r0 += MR, d += MR * cols)                                   \
+      for (int r = 0; r < MR; ++r) {                                                             \
+        if (r0 + r >= rows) {                                                                    \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)0;                            \
+        } else if (cs == (npy_intp)sizeof(ST)) { /* row-major A: convert a row at a time */      \
+          const ST *row = (const ST *)(src + (r0 + r) * rs);                                     \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)LOAD(row[k]);                 \
+        } else {                                                                                 \
+          const char *p = src + (r0 + r) * rs;                                                   \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)LOAD(*(const ST *)(p + k * cs)); \
         }                                                                                        \
+      }                                                                                          \
   }                                                                                              \
   static PB_CLONES void pack_b_##SFX(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows,  \
                            npy_intp cols) {                                                      \
@@ -178,7 +184,10 @@ UKR(ukr_u64, uint64_t, vu64)
       for (npy_intp k = 0; k < rows; ++k) {                                                      \
         const char *p = src + k * rs + c0 * cs;                                                  \
         const npy_intp w = cols - c0 < NR ? cols - c0 : NR;                                      \
-        for (npy_intp c = 0; c < w; ++c) d[c] = (ACC)LOAD(*(const ST *)(p + c * cs));            \
+        if (cs == (npy_intp)sizeof(ST)) /* row-major B: a contiguous, vectorizable run */        \
+          for (npy_intp c = 0; c < w; ++c) d[c] = (ACC)LOAD(((const ST *)p)[c]);                 \
+        else                                                                                     \
+          for (npy_intp c = 0; c < w; ++c) d[c] = (ACC)LOAD(*(const ST *)(p + c * cs));          \
         for (npy_intp c = w; c < NR; ++c) d[c] = (ACC)0;                                         \
         d += NR;                                                                                 \
       }                                                                                          \

@@ -185,7 +185,7 @@ def same_python(got, want) -> bool:
         if math.isnan(want):
             return math.isnan(got)
         return got == want and math.copysign(1, got) == math.copysign(1, want)
-    return got == want and type(got) is type(want) or (isinstance(want, bool) and got == want)
+    return type(got) is type(want) and got == want
 
 
 @pytest.mark.parametrize("src", ALL, ids=NAMES)

@@ -89,7 +89,9 @@ def check(got, lhs, rhs, dn, out_dtype):
     acc = eps(np.float32) if out_dtype.itemsize < 8 or out_dtype == dtypes.complex64 else eps(np.float64)
     k = max(1, int(np.prod([lhs.shape[d] for d in dn[0][0]])))
     g = got.astype(np.complex128 if out_dtype.kind == "c" else np.float64)
-    tol = 2 * eps(out_dtype) * np.abs(want) + 2 * k * acc * bound + 1e-300
+    real = np.dtype(out_dtype.char.lower()) if out_dtype.kind == "c" else out_dtype
+    tiny = float(ml_dtypes.finfo(real).smallest_subnormal)  # rounding near zero is absolute
+    tol = 2 * eps(out_dtype) * np.abs(want) + 2 * k * acc * bound + tiny
     assert np.all(np.abs(g - want) <= tol), np.max(np.abs(g - want) - tol)
 
 

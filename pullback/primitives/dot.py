@@ -1,26 +1,43 @@
 """dot_general: contraction over any batch and contracting dimensions.
 
-The CPU lowering views both operands as (batch, free, contract) matrices (zero-copy where the
-strides allow) and runs one batched matmul kernel (backends/cpu/csrc/dot.c: SciPy's BLAS for
-floating and complex dtypes, an own loop for integers).
+Dtypes (JAX's rules): the operands may differ in dtype; the result has the "wider" one (complex
+over real, then larger exponent range, more mantissa bits, more bits, signed over unsigned).
+``preferred_element_type`` asks for another result dtype and sets the accumulation type: an
+integer result may not be narrower than the operands' (but integer operands may ask for a
+floating result); a floating result may be any floating or complex dtype; a complex one, complex.
+bool operands are rejected.
+
+Accumulation: integers accumulate in 32 or 64 bits (the result's width) and wrap; float16,
+bfloat16 and float8 operands accumulate in float32 (also when the result is float16: it is
+rounded once at the end); float32/float64/complex run in the result's precision through BLAS.
+
+The CPU lowering views both operands as (batch, rows, contracting) matrices (zero-copy where the
+strides allow) and runs one batched matmul kernel (backends/cpu/csrc/dot.c); operands that no
+kernel takes directly (e.g. float32 with a float64 result) are converted first.
 """
 from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ..tracer import dtypes
 from ..tracer import strides as views
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive
+from .conversion import check_dtype, convert_reference
 from .rules import AUTODIFF, BATCHING
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
                          tuple[tuple[int, ...], tuple[int, ...]]]
 
+_HALVES = (dtypes.float16, dtypes.bfloat16) + dtypes.FLOAT8
 
-def _parse(dimension_numbers) -> tuple[tuple[int, ...], ...]:
+
+def parse_dimension_numbers(dimension_numbers) -> tuple[tuple[int, ...], ...]:
+    """(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch) as tuples of ints, or a
+    TypeError naming dot_general's argument."""
     try:
         (lc, rc), (lb, rb) = dimension_numbers
         return tuple(map(int, lc)), tuple(map(int, rc)), tuple(map(int, lb)), tuple(map(int, rb))
@@ -35,9 +52,48 @@ def _free(ndim: int, *used: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in range(ndim) if d not in taken)
 
 
+def _rank(dt: np.dtype) -> tuple:
+    """JAX's (XLA's) order of dtypes for a mixed-dtype contraction."""
+    real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    if dtypes.is_float(real):
+        info = ml_dtypes.finfo(real)
+        return (dt.kind == "c", info.maxexp, info.nmant, 8 * real.itemsize, True)
+    return (False, -1, -1, 8 * dt.itemsize, dt.kind == "i")
+
+
+def result_dtype(lhs: np.dtype, rhs: np.dtype, preferred) -> np.dtype:
+    """The result dtype of dot_general, raising the user-facing dtype errors."""
+    for arg, d in (("lhs", lhs), ("rhs", rhs)):
+        if d == dtypes.bool_:
+            raise TypeError(f"dot_general: argument '{arg}' must be a numeric array, got bool "
+                            "(convert it to an integer or floating dtype first)")
+    if lhs == rhs:
+        res = lhs
+    else:
+        rl, rr = _rank(lhs), _rank(rhs)
+        if rl == rr:
+            raise TypeError(f"dot_general: arguments 'lhs' and 'rhs' have dtypes {lhs} and {rhs}, "
+                            "which have no common result type")
+        res = lhs if rl > rr else rhs
+    if preferred is None:
+        return res
+    p = check_dtype("dot_general", "preferred_element_type", preferred)
+    if dtypes.is_integer(res):
+        ok = dtypes.is_inexact(p) or (dtypes.is_integer(p) and p.itemsize >= res.itemsize)
+        want = f"an integer dtype at least as wide as {res}, or a floating or complex dtype"
+    elif dtypes.is_complex(res):
+        ok, want = dtypes.is_complex(p), "a complex dtype"
+    else:
+        ok, want = dtypes.is_inexact(p), "a floating or complex dtype"
+    if not ok:
+        raise TypeError(f"dot_general: argument 'preferred_element_type' must be {want} for "
+                        f"operands of dtypes {lhs} and {rhs}, got {p}")
+    return p
+
+
 def _dot_general_aval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers,
                       precision=None, preferred_element_type=None) -> ShapedArray:
-    lc, rc, lb, rb = _parse(dimension_numbers)
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
     for side, aval, dims in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
         if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
             raise ValueError(f"dot_general: the {side} contracting and batch dimensions "
@@ -50,17 +106,27 @@ def _dot_general_aval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers,
         if ls != rs:
             raise TypeError(f"dot_general: {what} dimensions must have equal sizes, got "
                             f"lhs {ls} and rhs {rs} for shapes {lhs.shape} and {rhs.shape}")
-    if lhs.dtype != rhs.dtype:
-        raise TypeError(f"dot_general: arguments 'lhs' and 'rhs' must have one dtype, got "
-                        f"{lhs.dtype} and {rhs.dtype}")
-    if lhs.dtype == dtypes.bool_:
-        raise TypeError("dot_general: argument 'lhs' must be a numeric array, got bool")
-    if preferred_element_type is not None and np.dtype(preferred_element_type) != lhs.dtype:
-        raise TypeError("dot_general: preferred_element_type different from the operand dtype "
-                        "needs convert_element_type (issue 3); convert the operands instead")
+    dt = result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in _free(lhs.ndim, lc, lb))
              + tuple(rhs.shape[d] for d in _free(rhs.ndim, rc, rb)))
-    return ShapedArray(shape, lhs.dtype, lhs.weak_type and rhs.weak_type)
+    weak = preferred_element_type is None and lhs.weak_type and rhs.weak_type
+    return ShapedArray(shape, dt, weak)
+
+
+def kernel_dtypes(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> tuple[np.dtype, np.dtype, np.dtype]:
+    """(lhs, rhs, result) dtypes to hand the matmul kernel: the operands' own when a kernel takes
+    them (integers -> integer; half floats -> half float or float32), else the BLAS dtype that
+    covers operands and result, to convert to."""
+    if dtypes.is_integer(lhs) and dtypes.is_integer(rhs) and dtypes.is_integer(out):
+        return lhs, rhs, out
+    if lhs in _HALVES and rhs in _HALVES and (out in _HALVES or out == dtypes.float32):
+        return lhs, rhs, out
+    double = any(d in (dtypes.float64, dtypes.complex128) for d in (lhs, rhs, out))
+    if any(dtypes.is_complex(d) for d in (lhs, rhs, out)):
+        c = dtypes.complex128 if double else dtypes.complex64
+    else:
+        c = dtypes.float64 if double else dtypes.float32
+    return c, c, c
 
 
 def _as_matrices(k, x: np.ndarray, batch, rows, cols) -> np.ndarray:
@@ -77,19 +143,34 @@ def _as_matrices(k, x: np.ndarray, batch, rows, cols) -> np.ndarray:
 
 def _dot_general_cpu(k, lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None) -> np.ndarray:
-    lc, rc, lb, rb = _parse(dimension_numbers)
-    lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
-    a = _as_matrices(k, lhs, lb, lf, lc)
-    b = _as_matrices(k, rhs, rb, rc, rf)
-    out = k.matmul(a, b)
-    shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
-             + tuple(rhs.shape[d] for d in rf))
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
+    out_dtype = result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+    ld, rd, kd = kernel_dtypes(lhs.dtype, rhs.dtype, out_dtype)
+    shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in _free(lhs.ndim, lc, lb))
+             + tuple(rhs.shape[d] for d in _free(rhs.ndim, rc, rb)))
+    if ld != lhs.dtype:
+        lhs = k.convert(lhs, ld)
+    if rd != rhs.dtype:
+        rhs = k.convert(rhs, rd)
+    a = _as_matrices(k, lhs, lb, _free(lhs.ndim, lc, lb), lc)
+    b = _as_matrices(k, rhs, rb, rc, _free(rhs.ndim, rc, rb))
+    out = k.matmul(a, b, kd)
+    if kd != out_dtype:
+        out = k.convert(out, out_dtype)
     return k.view(out, *views.reshape(out.shape, out.strides, shape, out.itemsize))
+
+
+def _accumulation_dtype(out: np.dtype) -> np.dtype:
+    if dtypes.is_integer(out):
+        return np.dtype(np.uint64) if out == dtypes.uint64 else np.dtype(np.int64)
+    return dtypes.complex128 if dtypes.is_complex(out) else dtypes.float64
 
 
 def _dot_general_ref(lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None) -> np.ndarray:
-    lc, rc, lb, rb = _parse(dimension_numbers)
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
+    out_dtype = result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+    acc = _accumulation_dtype(out_dtype)
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     ls = [next(letters) for _ in range(lhs.ndim)]
     rs = [next(letters) for _ in range(rhs.ndim)]
@@ -97,8 +178,12 @@ def _dot_general_ref(lhs, rhs, *, dimension_numbers, precision=None,
         rs[r] = ls[l]
     out = ([ls[d] for d in lb] + [ls[d] for d in _free(lhs.ndim, lc, lb)]
            + [rs[d] for d in _free(rhs.ndim, rc, rb)])
-    return np.asarray(np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", lhs, rhs),
-                      dtype=lhs.dtype)
+    # integers wrap modulo 2^64 here, which agrees with wrapping in any narrower result
+    with np.errstate(over="ignore"):
+        a = convert_reference(lhs, acc) if lhs.dtype != acc else lhs
+        b = convert_reference(rhs, acc) if rhs.dtype != acc else rhs
+        r = np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", a, b)
+    return convert_reference(np.asarray(r, acc), out_dtype)
 
 
 dot_general_p = Primitive("dot_general")

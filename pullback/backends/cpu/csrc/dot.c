@@ -1,10 +1,29 @@
-/* Batched matrix multiply, the kernel behind dot_general (the frontend moves batch, free and
- * contracting dimensions into (B, M, K) x (B, K, N) views first). Floating and complex dtypes go
- * to SciPy's BLAS through the function pointers its cython_blas module exports, so no BLAS is
- * linked at build time; integer dtypes use an own loop. */
-#include "ewise.h"
+/* Batched matrix multiply, the kernel behind dot_general (the frontend views both operands as
+ * (B, M, K) x (B, K, N) first). Three paths:
+ *
+ * - float32/float64/complex64/complex128 in and out: SciPy's BLAS through the function pointers
+ *   its cython_blas module exports (no BLAS at build time). BLAS threads itself, so it is only
+ *   ever called from the calling thread, never inside an OpenMP region.
+ * - integers of any widths in, an integer out: an own cache-blocked kernel accumulating in 32 or
+ *   64 bits (the output's width: products and sums wrap, which equals wrapping in the output
+ *   dtype, as in JAX).
+ * - float16/bfloat16/float8 in, one of those or float32 out: the same blocked kernel on float32,
+ *   converting while packing and rounding once on store.
+ *
+ * The own kernel is Goto/BLIS-shaped: a task is an (MC x NC) output tile of one batch element;
+ * for each KC slice it packs the A rows and B columns (converting to the accumulator type) into
+ * aligned panels and runs an MR x NR register-blocked micro-kernel over them, accumulating in a
+ * per-thread tile that is stored (converted) once. Tasks spread over OpenMP threads. */
+#include "cast.h"
+#include <dlfcn.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- SciPy's BLAS ---- */
 
 typedef void (*gemm_fn)(char *ta, char *tb, int *m, int *n, int *k, void *alpha, void *a, int *lda,
                         void *b, int *ldb, void *beta, void *c, int *ldc);
@@ -49,32 +68,311 @@ static int blas_layout(npy_intp r, npy_intp c, npy_intp s0, npy_intp s1, npy_int
   return -1;
 }
 
-/* Integer matmul on contiguous (M, K) x (K, N): i-k-j order so the inner loop is a vector axpy.
- * Products wrap, as in JAX. */
-#define PB_IMATMUL(NAME, T, TO, UNUSED)                                                           \
-  static PB_CLONES void NAME(const T *a, const T *b, T *c, npy_intp M, npy_intp K, npy_intp N) { \
-    memset(c, 0, (size_t)(M * N) * sizeof(T));                                                   \
-    for (npy_intp i = 0; i < M; ++i)                                                             \
-      for (npy_intp k = 0; k < K; ++k) {                                                         \
-        const T aik = a[i * K + k];                                                              \
-        for (npy_intp j = 0; j < N; ++j) c[i * N + j] += aik * b[k * N + j];                     \
-      }                                                                                          \
-  }
-PB_SINTS(PB_IMATMUL, imm, ) PB_UINTS(PB_IMATMUL, imm, )
-typedef void (*imm_fn)(const void *, const void *, void *, npy_intp, npy_intp, npy_intp);
-static const imm_fn imm[PB_NDT] = {
-  [PB_I8] = (imm_fn)imm_i8, [PB_I16] = (imm_fn)imm_i16, [PB_I32] = (imm_fn)imm_i32, [PB_I64] = (imm_fn)imm_i64,
-  [PB_U8] = (imm_fn)imm_u8, [PB_U16] = (imm_fn)imm_u16, [PB_U32] = (imm_fn)imm_u32, [PB_U64] = (imm_fn)imm_u64};
-
 static PyArrayObject *contiguous(PyArrayObject *x) {
   if (PyArray_IS_C_CONTIGUOUS(x)) { Py_INCREF(x); return x; }
   return pb_copy(x);
 }
 
-/* matmul(a, b): a (B, M, K) @ b (B, K, N) -> (B, M, N), any strides, B may broadcast (stride 0) */
+/* out (B, M, N) = a @ b through BLAS; a, b of the output's dtype */
+static int blas_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, int slot) {
+  const npy_intp *as = PyArray_SHAPE(a), *bs = PyArray_SHAPE(b);
+  npy_intp Bt = as[0], M = as[1], K = as[2], N = bs[2];
+  if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+    PyErr_SetString(PyExc_ValueError, "matmul: a matrix dimension exceeds 2**31 - 1");
+    return -1;
+  }
+  npy_intp es = PyDataType_ELSIZE(PyArray_DESCR(a));
+  char ta, tb;
+  int lda, ldb;
+  Py_INCREF(a); Py_INCREF(b);
+  if (blas_layout(M, K, PyArray_STRIDES(a)[1], PyArray_STRIDES(a)[2], es, &ta, &lda) < 0) {
+    PyArrayObject *t = contiguous(a); Py_DECREF(a); a = t;
+    ta = 'N'; lda = (int)K;
+  }
+  if (!a) { Py_DECREF(b); return -1; }
+  if (blas_layout(K, N, PyArray_STRIDES(b)[1], PyArray_STRIDES(b)[2], es, &tb, &ldb) < 0) {
+    PyArrayObject *t = contiguous(b); Py_DECREF(b); b = t;
+    tb = 'N'; ldb = (int)N;
+  }
+  if (!b) { Py_DECREF(a); return -1; }
+  npy_intp sa = PyArray_STRIDES(a)[0], sb = PyArray_STRIDES(b)[0], sc = PyArray_STRIDES(out)[0];
+  char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b), *pc = PyArray_BYTES(out);
+  Py_BEGIN_ALLOW_THREADS
+  int m = (int)N, n = (int)M, k = (int)K, ldc = (int)N;
+  double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+  float onef[2] = {1.0f, 0.0f}, zerof[2] = {0.0f, 0.0f};
+  bool single = slot == PB_F32 || slot == PB_C64;
+  void *alpha = single ? (void *)onef : (void *)one, *beta = single ? (void *)zerof : (void *)zero;
+  /* row-major C = A B is column-major C^T = B^T A^T; one call per batch element, each threaded
+   * by OpenBLAS itself */
+  for (npy_intp i = 0; i < Bt; ++i)
+    gemm[slot](&tb, &ta, &m, &n, &k, alpha, pb + i * sb, &ldb, pa + i * sa, &lda, beta, pc + i * sc, &ldc);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(a);
+  Py_DECREF(b);
+  return 0;
+}
+
+/* ---- the own blocked kernel ---- */
+
+#define MR 6  /* rows of the register tile; its columns are two 64-byte vectors */
+#define KC 256
+#define MC 120
+#define NC_BYTES 2048 /* NC = 512 four-byte or 256 eight-byte accumulators */
+
+typedef float vf32 __attribute__((vector_size(64)));
+typedef uint32_t vu32 __attribute__((vector_size(64)));
+typedef uint64_t vu64 __attribute__((vector_size(64)));
+
+/* The micro-kernel: C[MR x NR] (+)= A-panel[kc x MR]^T B-panel[kc x NR]; panels and tile are
+ * 64-byte aligned. ISO C mode turns off fused multiply-add contraction; matrix products want it
+ * (BLAS uses it too), so it is enabled for these functions only. */
+#define UKR(NAME, T, V)                                                                           \
+  static PB_CLONES __attribute__((optimize("fp-contract=fast"))) void NAME(                       \
+      npy_intp kc, const void *Av, const void *Bv, void *Cv, npy_intp ldc, int accumulate) {     \
+    enum { L = 64 / sizeof(T) };                                                                 \
+    const T *restrict A = (const T *)Av;                                                         \
+    const V *restrict B = (const V *)Bv;                                                         \
+    T *restrict C = (T *)Cv;                                                                     \
+    V c0[MR], c1[MR];                                                                            \
+    _Pragma("GCC unroll 6") for (int i = 0; i < MR; ++i) {                                       \
+      c0[i] = accumulate ? *(const V *)(C + i * ldc) : (V){0};                                   \
+      c1[i] = accumulate ? *(const V *)(C + i * ldc + L) : (V){0};                               \
+    }                                                                                            \
+    for (npy_intp k = 0; k < kc; ++k) {                                                          \
+      const V b0 = B[2 * k], b1 = B[2 * k + 1];                                                  \
+      _Pragma("GCC unroll 6") for (int i = 0; i < MR; ++i) {                                     \
+        const T a = A[k * MR + i];                                                               \
+        c0[i] += a * b0;                                                                         \
+        c1[i] += a * b1;                                                                         \
+      }                                                                                          \
+    }                                                                                            \
+    _Pragma("GCC unroll 6") for (int i = 0; i < MR; ++i) {                                       \
+      *(V *)(C + i * ldc) = c0[i];                                                               \
+      *(V *)(C + i * ldc + L) = c1[i];                                                           \
+    }                                                                                            \
+  }
+UKR(ukr_f32, float, vf32)
+UKR(ukr_u32, uint32_t, vu32)
+UKR(ukr_u64, uint64_t, vu64)
+
+/* Packing converts while it copies. A (rows = M, cols = K) becomes MR-row slivers, each
+ * [kc][MR]; B (rows = K, cols = N) becomes NR-column slivers, each [kc][NR]; rows and columns
+ * past the matrix edge are zero. rs/cs are byte strides. */
+#define PACKERS(SFX, ACC, ST, LOAD)                                                               \
+  static PB_CLONES void pack_a_##SFX(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows,  \
+                           npy_intp cols) {                                                      \
+    ACC *d = (ACC *)dst;                                                                         \
+    for (npy_intp r0 = 0; r0 < rows; r0 += MR, d += MR * cols)                                   \
+      for (int r = 0; r < MR; ++r) {                                                             \
+        if (r0 + r >= rows) {                                                                    \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)0;                            \
+        } else if (cs == (npy_intp)sizeof(ST)) { /* row-major A: convert a row at a time */      \
+          const ST *row = (const ST *)(src + (r0 + r) * rs);                                     \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)LOAD(row[k]);                 \
+        } else {                                                                                 \
+          const char *p = src + (r0 + r) * rs;                                                   \
+          for (npy_intp k = 0; k < cols; ++k) d[k * MR + r] = (ACC)LOAD(*(const ST *)(p + k * cs)); \
+        }                                                                                        \
+      }                                                                                          \
+  }                                                                                              \
+  static PB_CLONES void pack_b_##SFX(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows,  \
+                           npy_intp cols) {                                                      \
+    enum { NR = 128 / sizeof(ACC) };                                                             \
+    ACC *d = (ACC *)dst;                                                                         \
+    for (npy_intp c0 = 0; c0 < cols; c0 += NR)                                                   \
+      for (npy_intp k = 0; k < rows; ++k) {                                                      \
+        const char *p = src + k * rs + c0 * cs;                                                  \
+        const npy_intp w = cols - c0 < NR ? cols - c0 : NR;                                      \
+        if (cs == (npy_intp)sizeof(ST)) /* row-major B: a contiguous, vectorizable run */        \
+          for (npy_intp c = 0; c < w; ++c) d[c] = (ACC)LOAD(((const ST *)p)[c]);                 \
+        else                                                                                     \
+          for (npy_intp c = 0; c < w; ++c) d[c] = (ACC)LOAD(*(const ST *)(p + c * cs));          \
+        for (npy_intp c = w; c < NR; ++c) d[c] = (ACC)0;                                         \
+        d += NR;                                                                                 \
+      }                                                                                          \
+  }
+#define AS_IS(v) (v)
+#define F8_0(v) pb_f8_value[0][v]
+#define F8_1(v) pb_f8_value[1][v]
+#define F8_2(v) pb_f8_value[2][v]
+#define F8_3(v) pb_f8_value[3][v]
+/* integers enter the 32/64-bit accumulators sign- or zero-extended (or wrapped): products and
+ * sums modulo 2^32 or 2^64 are then exact in the output's width */
+PACKERS(i8_32, uint32_t, int8_t, AS_IS) PACKERS(i16_32, uint32_t, int16_t, AS_IS)
+PACKERS(i32_32, uint32_t, int32_t, AS_IS) PACKERS(i64_32, uint32_t, int64_t, AS_IS)
+PACKERS(u8_32, uint32_t, uint8_t, AS_IS) PACKERS(u16_32, uint32_t, uint16_t, AS_IS)
+PACKERS(u32_32, uint32_t, uint32_t, AS_IS) PACKERS(u64_32, uint32_t, uint64_t, AS_IS)
+PACKERS(i8_64, uint64_t, int8_t, AS_IS) PACKERS(i16_64, uint64_t, int16_t, AS_IS)
+PACKERS(i32_64, uint64_t, int32_t, AS_IS) PACKERS(i64_64, uint64_t, int64_t, AS_IS)
+PACKERS(u8_64, uint64_t, uint8_t, AS_IS) PACKERS(u16_64, uint64_t, uint16_t, AS_IS)
+PACKERS(u32_64, uint64_t, uint32_t, AS_IS) PACKERS(u64_64, uint64_t, uint64_t, AS_IS)
+PACKERS(f16, float, uint16_t, pb_half_to_float) PACKERS(bf16, float, pb_bf16, pb_bf16_to_f32)
+PACKERS(f8a, float, uint8_t, F8_0) PACKERS(f8b, float, uint8_t, F8_1)
+PACKERS(f8c, float, uint8_t, F8_2) PACKERS(f8d, float, uint8_t, F8_3)
+
+typedef void (*pack_fn)(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows, npy_intp cols);
+static const pack_fn pack_a32[PB_NCAST] = {
+  [PB_I8] = pack_a_i8_32, [PB_I16] = pack_a_i16_32, [PB_I32] = pack_a_i32_32, [PB_I64] = pack_a_i64_32,
+  [PB_U8] = pack_a_u8_32, [PB_U16] = pack_a_u16_32, [PB_U32] = pack_a_u32_32, [PB_U64] = pack_a_u64_32,
+  [PB_F16] = pack_a_f16, [PB_BF16] = pack_a_bf16, [PB_F8E4M3FN] = pack_a_f8a, [PB_F8E5M2] = pack_a_f8b,
+  [PB_F8E4M3FNUZ] = pack_a_f8c, [PB_F8E5M2FNUZ] = pack_a_f8d};
+static const pack_fn pack_b32[PB_NCAST] = {
+  [PB_I8] = pack_b_i8_32, [PB_I16] = pack_b_i16_32, [PB_I32] = pack_b_i32_32, [PB_I64] = pack_b_i64_32,
+  [PB_U8] = pack_b_u8_32, [PB_U16] = pack_b_u16_32, [PB_U32] = pack_b_u32_32, [PB_U64] = pack_b_u64_32,
+  [PB_F16] = pack_b_f16, [PB_BF16] = pack_b_bf16, [PB_F8E4M3FN] = pack_b_f8a, [PB_F8E5M2] = pack_b_f8b,
+  [PB_F8E4M3FNUZ] = pack_b_f8c, [PB_F8E5M2FNUZ] = pack_b_f8d};
+static const pack_fn pack_a64[PB_NCAST] = {
+  [PB_I8] = pack_a_i8_64, [PB_I16] = pack_a_i16_64, [PB_I32] = pack_a_i32_64, [PB_I64] = pack_a_i64_64,
+  [PB_U8] = pack_a_u8_64, [PB_U16] = pack_a_u16_64, [PB_U32] = pack_a_u32_64, [PB_U64] = pack_a_u64_64};
+static const pack_fn pack_b64[PB_NCAST] = {
+  [PB_I8] = pack_b_i8_64, [PB_I16] = pack_b_i16_64, [PB_I32] = pack_b_i32_64, [PB_I64] = pack_b_i64_64,
+  [PB_U8] = pack_b_u8_64, [PB_U16] = pack_b_u16_64, [PB_U32] = pack_b_u32_64, [PB_U64] = pack_b_u64_64};
+
+/* Storing the accumulator tile (ldt elements per row) into the C-contiguous output, converted
+ * to the output dtype with one rounding. */
+#define STORER(NAME, ACC, OT, CONV)                                                               \
+  static void NAME(char *dst, npy_intp ld, const void *tile, npy_intp ldt, npy_intp rows,       \
+                   npy_intp cols) {                                                              \
+    const ACC *t = (const ACC *)tile;                                                            \
+    for (npy_intp i = 0; i < rows; ++i) {                                                        \
+      OT *o = (OT *)(dst + i * ld);                                                              \
+      for (npy_intp j = 0; j < cols; ++j) o[j] = (OT)CONV(t[i * ldt + j]);                      \
+    }                                                                                            \
+  }
+STORER(store_i8, uint32_t, int8_t, AS_IS) STORER(store_i16, uint32_t, int16_t, AS_IS)
+STORER(store_i32, uint32_t, int32_t, AS_IS) STORER(store_u8, uint32_t, uint8_t, AS_IS)
+STORER(store_u16, uint32_t, uint16_t, AS_IS) STORER(store_u32, uint32_t, uint32_t, AS_IS)
+STORER(store_i64, uint64_t, int64_t, AS_IS) STORER(store_u64, uint64_t, uint64_t, AS_IS)
+STORER(store_f32, float, float, AS_IS) STORER(store_f16, float, uint16_t, pb_float_to_half)
+STORER(store_bf16, float, pb_bf16, pb_f32_to_bf16) STORER(store_f8a, float, uint8_t, PB_F8_E4M3FN)
+STORER(store_f8b, float, uint8_t, PB_F8_E5M2) STORER(store_f8c, float, uint8_t, PB_F8_E4M3FNUZ)
+STORER(store_f8d, float, uint8_t, PB_F8_E5M2FNUZ)
+
+typedef void (*store_fn)(char *dst, npy_intp ld, const void *tile, npy_intp ldt, npy_intp rows, npy_intp cols);
+static const store_fn storers[PB_NCAST] = {
+  [PB_I8] = store_i8, [PB_I16] = store_i16, [PB_I32] = store_i32, [PB_I64] = store_i64,
+  [PB_U8] = store_u8, [PB_U16] = store_u16, [PB_U32] = store_u32, [PB_U64] = store_u64,
+  [PB_F16] = store_f16, [PB_BF16] = store_bf16, [PB_F32] = store_f32, [PB_F8E4M3FN] = store_f8a,
+  [PB_F8E5M2] = store_f8b, [PB_F8E4M3FNUZ] = store_f8c, [PB_F8E5M2FNUZ] = store_f8d};
+
+typedef void (*ukr_fn)(npy_intp kc, const void *A, const void *B, void *C, npy_intp ldc, int acc);
+
+static bool is_int(int s) { return s >= PB_I8 && s <= PB_U64; }
+static bool is_half(int s) { return s == PB_F16 || s == PB_BF16 || (s >= PB_F8E4M3FN && s < PB_NCAST); }
+static bool is_blas(int s) { return s == PB_F32 || s == PB_F64 || s == PB_C64 || s == PB_C128; }
+
+typedef struct {
+  npy_intp Bt, M, N, K;
+  npy_intp rows, nch, nc, nb;           /* rows per task (a multiple of MC), row chunks, NC, N blocks */
+  const char *a, *b;
+  npy_intp sab, sam, sak, sbb, sbk, sbn; /* operand byte strides (batch, row, col) */
+  char *c;
+  npy_intp scb, scm, ces;               /* output: batch and row byte strides, element size */
+  pack_fn pa, pb;
+  store_fn st;
+  ukr_fn ukr;
+  npy_intp es, nr;                      /* accumulator size and register-tile width */
+} gemm_job;
+
+static npy_intp round_up(npy_intp x, npy_intp m) { return (x + m - 1) / m * m; }
+static npy_intp min_ip(npy_intp x, npy_intp y) { return x < y ? x : y; }
+
+/* One task: all of K for up to j->rows rows and NC columns of one batch element. Each KC slice
+ * of B is packed once and reused by every MC block of rows; the tile accumulates across slices
+ * and is converted into the output once. */
+static void gemm_task(const gemm_job *j, npy_intp t, char *Ap, char *Bp, char *Ct) {
+  const npy_intp per = j->nch * j->nb, bi = t / per, ci = t % per / j->nb, jb = t % j->nb;
+  const npy_intp i0 = ci * j->rows, j0 = jb * j->nc;
+  const npy_intp m = min_ip(j->rows, j->M - i0), n = min_ip(j->nc, j->N - j0);
+  const npy_intp np_ = round_up(n, j->nr), es = j->es;
+  const char *a = j->a + bi * j->sab + i0 * j->sam, *b = j->b + bi * j->sbb + j0 * j->sbn;
+  for (npy_intp pc = 0; pc < j->K; pc += KC) {
+    const npy_intp k = min_ip(KC, j->K - pc);
+    j->pb(Bp, b + pc * j->sbk, j->sbk, j->sbn, k, n);
+    for (npy_intp ic = 0; ic < m; ic += MC) {
+      const npy_intp mc = min_ip(MC, m - ic), mp = round_up(mc, MR);
+      j->pa(Ap, a + ic * j->sam + pc * j->sak, j->sam, j->sak, mc, k);
+      for (npy_intp jr = 0; jr < np_; jr += j->nr)
+        for (npy_intp ir = 0; ir < mp; ir += MR)
+          j->ukr(k, Ap + ir * k * es, Bp + jr * k * es, Ct + ((ic + ir) * np_ + jr) * es, np_, pc > 0);
+    }
+  }
+  j->st(j->c + bi * j->scb + i0 * j->scm + j0 * j->ces, j->scm, Ct, np_, m, n);
+}
+
+/* A thread needs about this many multiply-adds before a second one pays; a task covers at most
+ * this many MC blocks of rows (bounding its accumulator tile). */
+#define GEMM_GRAIN (1 << 20)
+#define MAX_BLOCKS_PER_TASK 8
+
+static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, int sa, int sb,
+                      int so, bool wide) {
+  gemm_job j;
+  const npy_intp *as = PyArray_SHAPE(a), *bs = PyArray_SHAPE(b);
+  j.Bt = as[0]; j.M = as[1]; j.K = as[2]; j.N = bs[2];
+  j.a = PyArray_BYTES(a); j.b = PyArray_BYTES(b); j.c = PyArray_BYTES(out);
+  j.sab = PyArray_STRIDES(a)[0]; j.sam = PyArray_STRIDES(a)[1]; j.sak = PyArray_STRIDES(a)[2];
+  j.sbb = PyArray_STRIDES(b)[0]; j.sbk = PyArray_STRIDES(b)[1]; j.sbn = PyArray_STRIDES(b)[2];
+  j.scb = PyArray_STRIDES(out)[0]; j.scm = PyArray_STRIDES(out)[1];
+  j.ces = PyDataType_ELSIZE(PyArray_DESCR(out));
+  bool flt = so == PB_F32 || is_half(so);
+  j.es = wide ? 8 : 4;
+  j.nr = 128 / j.es;
+  j.nc = NC_BYTES / j.es;
+  j.pa = wide ? pack_a64[sa] : pack_a32[sa];
+  j.pb = wide ? pack_b64[sb] : pack_b32[sb];
+  j.st = storers[so];
+  j.ukr = flt ? ukr_f32 : wide ? ukr_u64 : ukr_u32;
+  j.nb = (j.N + j.nc - 1) / j.nc;
+  const double work = (double)j.Bt * (double)j.M * (double)j.N * (double)j.K;
+  int threads = 1;
+#ifdef _OPENMP
+  if (work >= 2.0 * GEMM_GRAIN) {
+    threads = omp_get_max_threads();
+    if (work / GEMM_GRAIN < threads) threads = (int)(work / GEMM_GRAIN);
+  }
+#endif
+  /* split rows into as few chunks as the tile bound allows, more if threads would idle */
+  const npy_intp mb = (j.M + MC - 1) / MC;
+  npy_intp nch = (mb + MAX_BLOCKS_PER_TASK - 1) / MAX_BLOCKS_PER_TASK;
+  while (nch < mb && j.Bt * nch * j.nb < 2 * threads) ++nch;
+  j.rows = round_up((j.M + nch - 1) / nch, MC);
+  j.nch = (j.M + j.rows - 1) / j.rows;
+  const npy_intp ntasks = j.Bt * j.nch * j.nb;
+  if (ntasks == 0) return 0;
+  if (ntasks < threads) threads = (int)ntasks;
+  /* per-thread panels and tile, allocated up front (never inside the parallel region) */
+  const size_t apsz = (size_t)(MC * KC * j.es), bpsz = (size_t)(j.nc * KC * j.es);
+  const size_t ctsz = (size_t)(j.rows * j.nc * j.es), per = apsz + bpsz + ctsz;
+  char *buf = aligned_alloc(64, per * (size_t)threads);
+  if (!buf) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  Py_BEGIN_ALLOW_THREADS
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+#endif
+  for (npy_intp t = 0; t < ntasks; ++t) {
+    int id = 0;
+#ifdef _OPENMP
+    id = omp_get_thread_num();
+#endif
+    char *mine = buf + per * (size_t)id;
+    gemm_task(&j, t, mine, mine + apsz, mine + apsz + bpsz);
+  }
+  Py_END_ALLOW_THREADS
+  free(buf);
+  return 0;
+}
+
+
+/* matmul(a, b[, dtype]): a (B, M, K) @ b (B, K, N) -> (B, M, N) of `dtype` (default: a's),
+ * any strides, B may broadcast (stride 0) */
 static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "matmul: expected (a, b)");
+  if (nargs != 2 && nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "matmul: expected (a, b[, dtype])");
     return NULL;
   }
   PyArrayObject *a = pb_arg_array(args[0], "matmul", "a"), *b = a ? pb_arg_array(args[1], "matmul", "b") : NULL;
@@ -84,72 +382,78 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return NULL;
   }
   const npy_intp *as = PyArray_SHAPE(a), *bs = PyArray_SHAPE(b);
-  npy_intp Bt = as[0], M = as[1], K = as[2], N = bs[2];
-  if (bs[0] != Bt || bs[1] != K) {
+  if (bs[0] != as[0] || bs[1] != as[2]) {
     PyErr_Format(PyExc_ValueError, "matmul: shapes (%zd, %zd, %zd) and (%zd, %zd, %zd) do not fit",
                  as[0], as[1], as[2], bs[0], bs[1], bs[2]);
     return NULL;
   }
-  int slot = pb_dtype_slot(PyArray_DESCR(a));
-  if (slot < 0 || slot != pb_dtype_slot(PyArray_DESCR(b))) {
-    PyErr_SetString(PyExc_TypeError, "matmul: arguments 'a' and 'b' must have one supported dtype");
-    return NULL;
+  PyArray_Descr *od = PyArray_DESCR(a);
+  if (nargs == 3 && args[2] != Py_None) {
+    if (!PyArray_DescrCheck(args[2])) {
+      PyErr_Format(PyExc_TypeError, "matmul: argument 'dtype' must be a numpy.dtype, got %s",
+                   Py_TYPE(args[2])->tp_name);
+      return NULL;
+    }
+    od = (PyArray_Descr *)args[2];
   }
-  bool blas = slot == PB_F32 || slot == PB_F64 || slot == PB_C64 || slot == PB_C128;
-  if (!blas && !imm[slot]) {
-    PyErr_Format(PyExc_TypeError, "matmul: dtype %S is not supported", (PyObject *)PyArray_DESCR(a));
+  int sa = pb_cast_slot(PyArray_DESCR(a)), sb = pb_cast_slot(PyArray_DESCR(b)), so = pb_cast_slot(od);
+  bool blas = sa == sb && sa == so && is_blas(sa);
+  bool ints = is_int(sa) && is_int(sb) && is_int(so);
+  bool halves = is_half(sa) && is_half(sb) && (is_half(so) || so == PB_F32);
+  if (sa < 0 || sb < 0 || so < 0 || !(blas || ints || halves)) {
+    PyErr_Format(PyExc_TypeError,
+                 "matmul: no kernel for %S @ %S -> %S (BLAS takes one of float32, float64, "
+                 "complex64, complex128 throughout; integers go to an integer; float16, bfloat16 "
+                 "and float8 go to one of those or float32)",
+                 (PyObject *)PyArray_DESCR(a), (PyObject *)PyArray_DESCR(b), (PyObject *)od);
     return NULL;
   }
   if (blas && load_blas() < 0) return NULL;
-  npy_intp oshape[3] = {Bt, M, N};
-  PyArray_Descr *od = PyArray_DESCR(a);
-  Py_INCREF(od);
-  PyArrayObject *out = (PyArrayObject *)PyArray_Zeros(3, oshape, od, 0);
-  if (!out || Bt == 0 || M == 0 || N == 0 || K == 0) return (PyObject *)out;
-  if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+  PyArray_Descr *ocanon = pb_cast_descr(so);
+  if (!ocanon) return NULL;
+  npy_intp oshape[3] = {as[0], as[1], bs[2]};
+  PyArrayObject *out = (PyArrayObject *)PyArray_Zeros(3, oshape, ocanon, 0);
+  if (!out || PyArray_SIZE(out) == 0 || as[2] == 0) return (PyObject *)out;
+  bool wide = ints && PyDataType_ELSIZE(ocanon) == 8;
+  int rc = blas ? blas_matmul(a, b, out, sa) : own_matmul(a, b, out, sa, sb, so, wide);
+  if (rc < 0) {
     Py_DECREF(out);
-    PyErr_SetString(PyExc_ValueError, "matmul: a matrix dimension exceeds 2**31 - 1");
     return NULL;
   }
-  npy_intp es = PyDataType_ELSIZE(PyArray_DESCR(a));
-  char ta, tb;
-  int lda, ldb;
-  Py_INCREF(a); Py_INCREF(b);
-  if (!blas || blas_layout(M, K, PyArray_STRIDES(a)[1], PyArray_STRIDES(a)[2], es, &ta, &lda) < 0) {
-    PyArrayObject *t = contiguous(a); Py_DECREF(a); a = t;
-    ta = 'N'; lda = (int)(K > 0 ? K : 1);
-  }
-  if (!a) { Py_DECREF(b); Py_DECREF(out); return NULL; }
-  if (!blas || blas_layout(K, N, PyArray_STRIDES(b)[1], PyArray_STRIDES(b)[2], es, &tb, &ldb) < 0) {
-    PyArrayObject *t = contiguous(b); Py_DECREF(b); b = t;
-    tb = 'N'; ldb = (int)(N > 0 ? N : 1);
-  }
-  if (!b) { Py_DECREF(a); Py_DECREF(out); return NULL; }
-  npy_intp sa = PyArray_STRIDES(a)[0], sb = PyArray_STRIDES(b)[0], sc = PyArray_STRIDES(out)[0];
-  char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b), *pc = PyArray_BYTES(out);
-  Py_BEGIN_ALLOW_THREADS
-  if (blas) {
-    int m = (int)N, n = (int)M, k = (int)K, ldc = (int)N;
-    double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
-    float onef[2] = {1.0f, 0.0f}, zerof[2] = {0.0f, 0.0f};
-    bool single = slot == PB_F32 || slot == PB_C64;
-    void *alpha = single ? (void *)onef : (void *)one, *beta = single ? (void *)zerof : (void *)zero;
-    /* row-major C = A B is column-major C^T = B^T A^T */
-    for (npy_intp i = 0; i < Bt; ++i)
-      gemm[slot](&tb, &ta, &m, &n, &k, alpha, pb + i * sb, &ldb, pa + i * sa, &lda, beta, pc + i * sc, &ldc);
-  } else {
-    for (npy_intp i = 0; i < Bt; ++i) imm[slot](pa + i * sa, pb + i * sb, pc + i * sc, M, K, N);
-  }
-  Py_END_ALLOW_THREADS
-  Py_DECREF(a);
-  Py_DECREF(b);
   return (PyObject *)out;
+}
+
+/* blas_info() -> {"library": path, "threads": n}: which OpenBLAS the float kernels use and how
+ * many threads it runs (for benchmarks and diagnostics). */
+static PyObject *blas_info(PyObject *self, PyObject *unused) {
+  if (load_blas() < 0) return NULL;
+  /* the capsules point into SciPy's cython_blas wrapper; its handle also finds the symbols of
+   * the OpenBLAS it links */
+  Dl_info info;
+  if (!dladdr((void *)gemm[PB_F32], &info) || !info.dli_fname) return PyDict_New();
+  const char *lib = info.dli_fname;
+  long threads = -1;
+  void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    static const char *getters[] = {"scipy_openblas_get_num_threads", "openblas_get_num_threads"};
+    for (size_t i = 0; i < sizeof(getters) / sizeof(getters[0]) && threads < 0; ++i) {
+      int (*get)(void) = (int (*)(void))dlsym(h, getters[i]);
+      if (!get) continue;
+      threads = get();
+      if (dladdr((void *)get, &info) && info.dli_fname) lib = info.dli_fname;
+    }
+    dlclose(h);
+  }
+  return Py_BuildValue("{s:s,s:l}", "library", lib, "threads", threads);
 }
 
 static PyMethodDef methods[] = {
   {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
-   "matmul(a, b): batched (B, M, K) @ (B, K, N) -> (B, M, N) through SciPy's BLAS (floating and "
-   "complex) or an own loop (integers)."},
+   "matmul(a, b[, dtype]): batched (B, M, K) @ (B, K, N) -> (B, M, N) of dtype (default a's): "
+   "SciPy's BLAS for float32/float64/complex64/complex128, an own blocked kernel for integers "
+   "(any widths, wrapping) and for float16/bfloat16/float8 (float32 accumulation)."},
+  {"blas_info", blas_info, METH_NOARGS,
+   "blas_info(): the BLAS library behind matmul and its thread count."},
   {NULL, NULL, 0, NULL}};
 
 int pb_register_dot(PyObject *m) { return PyModule_AddFunctions(m, methods); }

@@ -1,0 +1,55 @@
+"""What a benchmark case is: one operation, its implementation per framework, the metric it
+reports and the targets pullback should meet."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from timing import Impl
+
+# metric -> (unit label, higher is better)
+METRICS = {"us": ("µs/call", False), "GB/s": ("GB/s", True), "GFLOP/s": ("GFLOP/s", True)}
+
+
+@dataclass(frozen=True)
+class Target:
+    """pullback's metric over ``other``'s must reach ``ratio`` (at least, for throughputs; at
+    most, for times)."""
+    other: str
+    ratio: float
+
+    def describe(self, higher: bool) -> str:
+        return f"pullback/{self.other} {'>=' if higher else '<='} {self.ratio:g}"
+
+    def met(self, ratio: float, higher: bool) -> bool:
+        return ratio >= self.ratio if higher else ratio <= self.ratio
+
+
+@dataclass
+class Case:
+    """One measured operation.
+
+    Args:
+      topic: the module that defines it.
+      name: a short description (the table row).
+      impls: framework name -> Impl.
+      metric: a key of METRICS.
+      work: bytes (GB/s) or flops (GFLOP/s) per iteration; unused for times.
+      targets: what pullback should reach against which framework.
+      rtol: tolerance when checking that every implementation agrees with NumPy's.
+    """
+    topic: str
+    name: str
+    impls: dict[str, Impl]
+    metric: str
+    work: float = 0.0
+    targets: tuple[Target, ...] = ()
+    rtol: float = 1e-5
+    medians: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return METRICS[self.metric][1]
+
+    def value(self, seconds: float) -> float:
+        """The metric for a time per iteration."""
+        return seconds * 1e6 if self.metric == "us" else self.work / seconds / 1e9

@@ -951,8 +951,10 @@ ERROR_CASES = {
                                   ("dot_general", "'dimension_numbers'")),
     "dot_general bool": (lambda: lax.dot_general(arr(bool, 2, 3), arr(bool, 3, 2), MM),
                          ("dot_general", "'lhs'")),
-    "dot_general preferred type": (lambda: lax.dot_general(f32(2, 3), f32(3, 2), MM,
-                                                           preferred_element_type=np.float64),
+    # an integer result narrower than the operands is refused (JAX's rule)
+    "dot_general preferred type": (lambda: lax.dot_general(arr(np.int32, 2, 3),
+                                                           arr(np.int32, 3, 2), MM,
+                                                           preferred_element_type=np.int8),
                                    ("dot_general", "preferred_element_type")),
     "dot_general under jit": (lambda: pullback.jit(lambda a, b: lax.dot_general(a, b, MM))(
         f32(2, 3), f32(4, 5)), ("dot_general", "contracting")),
@@ -995,8 +997,6 @@ KERNEL_MISUSE = {
     "reduce_sum axes type": _cpu(reduce_sum_p, np.ones(3), axes=[0]),
     "reduce_sum bool": _cpu(reduce_sum_p, np.ones(3, bool), axes=(0,)),
     "dot sizes": _cpu(dot_general_p, np.ones((2, 3)), np.ones((4, 5)), dimension_numbers=MM),
-    "dot dtypes": _cpu(dot_general_p, np.ones((2, 3)), np.ones((3, 2), np.float32),
-                       dimension_numbers=MM),
     "dot bool": _cpu(dot_general_p, np.ones((2, 3), bool), np.ones((3, 2), bool),
                      dimension_numbers=MM),
     "matmul rank": lambda: kernels.matmul(np.ones((2, 3)), np.ones((3, 2))),
@@ -1013,3 +1013,10 @@ KERNEL_MISUSE = {
 def test_kernels_reject_misuse_without_crashing(case):
     with pytest.raises((TypeError, ValueError)):
         KERNEL_MISUSE[case]()
+
+
+def test_dot_general_mixed_dtypes_take_the_wider_type():
+    # as in JAX, operands of different dtypes are accepted; the result has the wider one
+    out = dot_general_p.bind(Array(np.ones((2, 3))), Array(np.ones((3, 2), np.float32)),
+                             dimension_numbers=MM, precision=None, preferred_element_type=None)
+    assert out.dtype == np.float64 and np.asarray(out).tolist() == [[3.0, 3.0], [3.0, 3.0]]

@@ -92,7 +92,7 @@ def _extreme(name: str, reducer: Any, identity: Any, bool_reducer: Any) -> Any:
             if initial is None:
                 raise ValueError(f"{name}: reducing with 'where' needs 'initial'")
             a = where_(where, a, initial)
-        elif initial is None and any(av.shape[i] == 0 for i in axes):
+        elif initial is None and builtins.any(av.shape[i] == 0 for i in axes):
             raise ValueError(f"{name}: zero-size array to reduction operation {name} which has "
                              "no identity (pass 'initial')")
         red = bool_reducer if av.dtype == dtypes.bool_ else reducer

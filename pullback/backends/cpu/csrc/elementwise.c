@@ -231,9 +231,10 @@ static int out_slot(int kind, int slot) {
 
 static const char *const argnames[4] = {"x", "y", "z", "w"};
 
-/* The output shape of operands that share one shape, 0-d ones broadcasting; NULL with an
- * exception when they don't. */
-static const npy_intp *common_shape(const char *name, PyArrayObject *const *in, int nin, int *ndim) {
+/* The output shape of operands that share one shape, 0-d ones broadcasting (through *shape, which
+ * NumPy leaves NULL for 0-d arrays); -1 with an exception when they don't. */
+static int common_shape(const char *name, PyArrayObject *const *in, int nin, int *ndim,
+                        const npy_intp **shape_out) {
   int ref = 0;
   for (int i = 1; i < nin; ++i)
     if (PyArray_NDIM(in[i]) > PyArray_NDIM(in[ref])) ref = i;
@@ -245,10 +246,11 @@ static const npy_intp *common_shape(const char *name, PyArrayObject *const *in, 
       PyErr_Format(PyExc_ValueError,
                    "%s: operands must have equal shapes or be 0-d (broadcast first); argument "
                    "'%s' differs", name, argnames[i]);
-      return NULL;
+      return -1;
     }
   }
-  return shape;
+  *shape_out = shape;
+  return 0;
 }
 
 /* Runs fn over operands in[0..nin) and out, splitting over threads (and releasing the GIL)
@@ -303,8 +305,8 @@ static PyObject *ewise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
   for (int i = 0; i < op->nin; ++i)
     if (!(in[i] = pb_arg_array(args[i + 1], op->name, argnames[i]))) return NULL;
   int ndim;
-  const npy_intp *shape = common_shape(op->name, in, op->nin, &ndim);
-  if (!shape) return NULL;
+  const npy_intp *shape;
+  if (common_shape(op->name, in, op->nin, &ndim, &shape) < 0) return NULL;
   int slot = pb_dtype_slot(PyArray_DESCR(in[0]));
   for (int i = 1; i < op->nin; ++i)
     if (pb_dtype_slot(PyArray_DESCR(in[i])) != slot) {

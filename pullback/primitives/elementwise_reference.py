@@ -133,8 +133,12 @@ def rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
-    # poles at the non-positive integers are NaN, as XLA (SciPy gives inf or NaN)
-    return np.where((x <= 0) & (x == np.floor(x)), np.nan, scipy.special.psi(x))
+    """SciPy's psi for x >= 1/2; below, the reflection psi(1 - x) - pi / tan(pi x) (SciPy's own
+    is off by hundreds of ulp there). Poles (non-positive integers) are NaN, as XLA."""
+    f = x - np.round(x)  # tan has period 1: reduce exactly first
+    low = scipy.special.psi(1 - np.minimum(x, 0.5)) - np.pi / np.tan(np.pi * f)
+    out = np.where(x >= 0.5, scipy.special.psi(np.maximum(x, 0.5)), low)
+    return np.where((x <= 0) & (f == 0), np.nan, out)
 
 
 def make_complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -173,7 +173,7 @@ def _digamma(x):
     return np.where((x <= 0) & (f == 0), np.nan, out)
 
 
-@dataclass
+@dataclass(repr=False)
 class Op:
     name: str
     fn: Callable
@@ -327,11 +327,11 @@ def operand(op: Op, dt: np.dtype, shape, rng: np.random.Generator, i: int = 0) -
 
 
 def operands(op: Op, dt: np.dtype, shape, rng: np.random.Generator) -> list[np.ndarray]:
-    xs = [operand(op, dt, shape, rng, i) for i in range(op.nin)]
+    xs = [np.asarray(operand(op, dt, shape, rng, i)) for i in range(op.nin)]
     if op.name in ("lgamma", "digamma"):  # avoid the poles, keep negative arguments
         xs[0] = np.where(xs[0] == np.round(xs[0]), xs[0] + np.asarray(0.25, dt), xs[0]).astype(dt)
     if op.name == "clamp":
-        lo, hi = np.minimum(xs[0], xs[2]), np.maximum(xs[0], xs[2])
+        lo, hi = np.asarray(np.minimum(xs[0], xs[2])), np.asarray(np.maximum(xs[0], xs[2]))
         xs[0], xs[2] = lo, hi
     return xs
 
@@ -414,3 +414,123 @@ def test_values(op, dt):
     assert got.shape == (7, 33)
     check_against_reference(op, dt, got, reference(op, *xs))
     check_against_oracle(op, dt, xs, got)
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes and layouts: kernels read any strides and write fresh C-contiguous outputs
+
+LAYOUTS = ("contiguous", "strided", "broadcast", "flipped", "transposed", "scalar")
+
+
+def in_layout(x: np.ndarray, layout: str) -> np.ndarray:
+    """The values of ``x`` (or, for broadcast/scalar, a stand-in of its shape) in ``layout``."""
+    if layout == "strided":
+        big = np.empty(x.shape[:-1] + (2 * x.shape[-1],), x.dtype) if x.ndim else x.copy()
+        if x.ndim:
+            big[..., ::2] = x
+            return big[..., ::2]
+        return big
+    if layout == "broadcast":  # zero strides along every axis but the last
+        row = x.reshape(-1)[: x.shape[-1]] if x.ndim and x.size else x
+        return np.broadcast_to(row, x.shape) if x.ndim and x.size else x
+    if layout == "flipped":
+        return np.flip(np.flip(x).copy()) if x.ndim else x
+    if layout == "transposed":
+        return np.ascontiguousarray(x.T).T if x.ndim > 1 else x
+    if layout == "scalar":
+        return np.asarray(x.reshape(-1)[0]).reshape(()) if x.size else x
+    return x.copy(order="C")
+
+
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
+
+
+@given(st.data())
+def test_shapes_and_layouts(data):
+    op = data.draw(st.sampled_from(OPS), label="op")
+    dt = data.draw(st.sampled_from(op.dtypes), label="dtype")
+    shape = data.draw(shapes, label="shape")
+    layouts = [data.draw(st.sampled_from(LAYOUTS), label=f"layout{i}") for i in range(op.nin)]
+    if all(lay == "scalar" for lay in layouts) and shape:
+        layouts[0] = "contiguous"
+    if op.name == "clamp" and layouts[1] == "scalar":  # only the bounds may be scalars
+        layouts[1] = "contiguous"
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    xs = [in_layout(x, lay) for x, lay in zip(operands(op, dt, shape, rng), layouts)]
+    got = run(op, *xs)
+    out_shape = max((x.shape for x in xs), key=len)
+    assert got.shape == out_shape and got.flags.c_contiguous
+    check_against_reference(op, dt, got, reference(op, *xs))
+    if got.size:
+        check_against_oracle(op, dt, [np.broadcast_to(x, out_shape) for x in xs], got)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[1:5])
+@pytest.mark.parametrize("name, dt", [("add", D.float32), ("mul", D.int16), ("exp", D.float64),
+                                      ("lt", D.bfloat16), ("clamp", D.float16),
+                                      ("sin", D.complex64), ("abs", D.complex128),
+                                      ("shift_left", D.uint8)])
+def test_each_layout_against_a_contiguous_copy(name, dt, layout):
+    op = OPS_BY_NAME[name]
+    xs = operands(op, dt, (5, 3, 6), np.random.default_rng(3))
+    views = [in_layout(x, layout) for x in xs]
+    assert any(not v.flags.c_contiguous for v in views) or layout == "broadcast"
+    copies = [np.ascontiguousarray(v) for v in views]
+    np.testing.assert_array_equal(run(op, *views), run(op, *copies))
+
+
+def test_large_inputs_split_over_threads_match_small_chunks():
+    # above the OpenMP grain the work is split; every element must still be computed once
+    x = np.linspace(-20, 20, 600_001, dtype=np.float32)
+    got = run(OPS_BY_NAME["exp"], x)
+    parts = np.concatenate([run(OPS_BY_NAME["exp"], c) for c in np.array_split(x, 7)])
+    np.testing.assert_array_equal(got, parts)
+    y = np.arange(1_000_003, dtype=np.int64)[::-1]
+    np.testing.assert_array_equal(run(OPS_BY_NAME["add"], y, y), 2 * y)
+
+
+# ---------------------------------------------------------------------------------------------
+# select_n
+
+def test_select_n_with_a_bool_which():
+    which = np.array([True, False, True, False])
+    a, b = np.arange(4.0, dtype=np.float32), -np.arange(4.0, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(lax.select_n(which, a, b)), [-0.0, 1, -2, 3])
+    np.testing.assert_array_equal(np.asarray(lax.select_n(np.bool_(True), a, b)), b)
+    np.testing.assert_array_equal(np.asarray(lax.select_n(True, a, b)), b)
+
+
+@pytest.mark.parametrize("dt", [D.bool_, D.int8, D.bfloat16, D.int32, D.float64, D.complex128])
+@pytest.mark.parametrize("ncases", [1, 2, 3, 6, 7, 13])
+def test_select_n_with_an_int32_which_clamps_out_of_range(dt, ncases):
+    rng = np.random.default_rng(ncases)
+    cases = [(rng.normal(size=(4, 5)) * 10).astype(dt) for _ in range(ncases)]
+    which = rng.integers(-3, ncases + 3, (4, 5)).astype(np.int32)
+    got = np.asarray(lax.select_n(which, *cases))
+    idx = np.clip(which, 0, ncases - 1)
+    want = np.choose(idx, cases)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    np.testing.assert_array_equal(got.view(np.uint8), reference_select(which, *cases).view(np.uint8))
+
+
+def reference_select(which, *cases):
+    pb.config.update("backend", "reference")
+    try:
+        return np.asarray(lax.select_n(which, *cases))
+    finally:
+        pb.config.update("backend", "cpu")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_select_n_layouts(layout):
+    rng = np.random.default_rng(1)
+    shape = (3, 4, 5)
+    which = in_layout(rng.integers(0, 3, shape).astype(np.int32), layout)
+    cases = [in_layout(rng.normal(size=shape), lay) for lay in ("flipped", layout, "strided")]
+    if which.ndim:  # the cases set the shape; which may be 0-d
+        cases = [np.broadcast_to(c, shape) for c in cases]
+    else:
+        cases = [np.broadcast_to(c, shape).copy() for c in cases]
+    got = np.asarray(lax.select_n(which, *cases))
+    want = np.choose(np.broadcast_to(which, shape), [np.asarray(c) for c in cases])
+    np.testing.assert_array_equal(got, want)

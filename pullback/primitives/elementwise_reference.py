@@ -114,7 +114,15 @@ def nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def sign(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "u":
         return (x > 0).astype(x.dtype)
-    return np.sign(x)
+    return np.where(x == 0, x, np.sign(x))  # -0.0 stays -0.0, as XLA
+
+
+def lgamma(x: np.ndarray) -> np.ndarray:
+    """gammaln, except that lgamma(-inf) = inf (C99) and tiny |x| gives -log|x| (SciPy's
+    overflows to inf for subnormals)."""
+    tiny = np.abs(x) < 1e-300
+    out = np.where(tiny, -np.log(np.where(tiny, np.abs(x), 1)), scipy.special.gammaln(x))
+    return np.where(x == -np.inf, np.inf, out)
 
 
 def round_away(x: np.ndarray) -> np.ndarray:

@@ -10,13 +10,13 @@ tolerances (``TOL`` below, per op) are:
   * glibc functions (sin, log, pow, erf, ...), logistic, rsqrt: 2-4 ulp;
   * erf_inv: float32 uses Giles' approximation as XLA does: 6 ulp; float64 1 ulp after Newton;
   * lgamma/digamma: 4 ulp of max(|y|, 1) (absolute near their zeros);
-  * complex results: componentwise error over ulp(|y|), 4-8 ulp;
+  * complex results: componentwise error over ulp(|y|): 4-12 ulp (glibc's complex functions),
+    24 for pow (exp(y log x) amplifies the error of the log);
   * float16/bfloat16: computed in float32 and rounded once: 1 ulp of the half type.
 """
 from __future__ import annotations
 
-import math
-import operator
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -216,7 +216,7 @@ def _real_ops() -> list[Op]:
            int_oracle(lambda a, b, n: a * b)),
         Op("div", lax.div, 2, INTS + FLOATS + COMPLEXES, np.divide, int_oracle(_tdiv)),
         Op("rem", lax.rem, 2, INTS + FLOATS, np.fmod, int_oracle(_trem)),
-        Op("pow", lax.pow, 2, FLOATS + COMPLEXES, np.power, tol=2, ctol=16, domain=(0.1, 4.0)),
+        Op("pow", lax.pow, 2, FLOATS + COMPLEXES, np.power, tol=2, ctol=24, domain=(0.1, 4.0)),
         Op("atan2", lax.atan2, 2, FLOATS, np.arctan2, tol=2),
         Op("max", lax.max, 2, BOOL + INTS + FLOATS + COMPLEXES, _fmax,
            int_oracle(lambda a, b, n: max(a, b)), ctol=0),
@@ -261,13 +261,13 @@ def _real_ops() -> list[Op]:
         Op("exp2", lax.exp2, 1, FLOATS + COMPLEXES, np.exp2, tol=2, ctol=8),
         Op("expm1", lax.expm1, 1, FLOATS + COMPLEXES, np.expm1, tol=2, ctol=8),
         Op("log", lax.log, 1, FLOATS + COMPLEXES, np.log, tol=2, domain=(0.001, 100.0)),
-        Op("log1p", lax.log1p, 1, FLOATS + COMPLEXES, np.log1p, tol=2, ctol=8,
+        Op("log1p", lax.log1p, 1, FLOATS + COMPLEXES, np.log1p, tol=2, ctol=12,
            domain=(-0.99, 10.0)),
         Op("logistic", lax.logistic, 1, FLOATS + COMPLEXES, lambda x: 1 / (1 + np.exp(-x)),
            tol=3, ctol=8),
         Op("sin", lax.sin, 1, FLOATS + COMPLEXES, np.sin, tol=2),
         Op("cos", lax.cos, 1, FLOATS + COMPLEXES, np.cos, tol=2),
-        Op("tan", lax.tan, 1, FLOATS + COMPLEXES, np.tan, tol=2, domain=(-1.5, 1.5)),
+        Op("tan", lax.tan, 1, FLOATS + COMPLEXES, np.tan, tol=2, ctol=8, domain=(-1.5, 1.5)),
         Op("asin", lax.asin, 1, FLOATS + COMPLEXES, np.arcsin, tol=2, domain=(-0.99, 0.99)),
         Op("acos", lax.acos, 1, FLOATS + COMPLEXES, np.arccos, tol=2, domain=(-0.99, 0.99)),
         Op("atan", lax.atan, 1, FLOATS + COMPLEXES, np.arctan, tol=2),
@@ -276,7 +276,8 @@ def _real_ops() -> list[Op]:
         Op("tanh", lax.tanh, 1, FLOATS + COMPLEXES, np.tanh, tol=2, ctol=8, domain=(-5.0, 5.0)),
         Op("asinh", lax.asinh, 1, FLOATS + COMPLEXES, np.arcsinh, tol=2),
         Op("acosh", lax.acosh, 1, FLOATS + COMPLEXES, np.arccosh, tol=2, domain=(1.0, 10.0)),
-        Op("atanh", lax.atanh, 1, FLOATS + COMPLEXES, np.arctanh, tol=2, domain=(-0.99, 0.99)),
+        Op("atanh", lax.atanh, 1, FLOATS + COMPLEXES, np.arctanh, tol=2, ctol=8,
+           domain=(-0.99, 0.99)),
         Op("floor", lax.floor, 1, FLOATS, np.floor),
         Op("ceil", lax.ceil, 1, FLOATS, np.ceil),
         Op("round", lax.round, 1, FLOATS, _round_away),
@@ -421,7 +422,7 @@ def check_against_reference(op: Op, dt: np.dtype, got: np.ndarray, want: np.ndar
 
 @pytest.mark.parametrize("op, dt", PAIRS, ids=[f"{op.name}-{dt}" for op, dt in PAIRS])
 def test_values(op, dt):
-    rng = np.random.default_rng(abs(hash((op.name, str(dt)))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"{op.name}-{dt}".encode()))
     xs = operands(op, dt, (7, 33), rng)
     got = run(op, *xs)
     assert got.shape == (7, 33)
@@ -671,7 +672,7 @@ def test_special_values(name, dt):
         x = SPECIALS.astype(dt)
         got = run(op, x)
         exact = np.asarray(op.oracle(x.astype(np.float64)))
-    want = exact.astype(got.dtype)
+        want = exact.astype(got.dtype)
     both_nan = np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
     finite = np.isfinite(want.astype(np.float64)) & np.isfinite(x.astype(np.float64))
     exact_match = (got == want) | both_nan
@@ -792,3 +793,109 @@ def test_complex_and_its_parts():
     assert c.dtype == np.complex128 and (c.real == x).all() and np.signbit(c.imag).all()
     assert ev(lax.abs, np.array([3 + 4j], np.complex64)).dtype == np.float32
     assert ev(lax.abs, np.array([3 + 4j], np.complex64))[0] == 5
+
+
+# ---------------------------------------------------------------------------------------------
+# jit, the reference backend, errors
+
+JIT_CASES = [(op, D.float32 if D.float32 in op.dtypes else op.dtypes[-1]) for op in OPS]
+
+
+@pytest.mark.parametrize("op, dt", JIT_CASES, ids=[op.name for op, _ in JIT_CASES])
+def test_jit_matches_eager(op, dt):
+    xs = operands(op, dt, (4, 6), np.random.default_rng(7))
+    args = [pb.Array(x) for x in xs]
+    eager = np.asarray(op.fn(*args))
+    jitted = np.asarray(pb.jit(op.fn)(*args))
+    assert jitted.dtype == eager.dtype
+    np.testing.assert_array_equal(jitted, eager)
+
+
+def test_jit_of_select_n_and_scalar_operands():
+    def f(x, which):
+        return lax.select_n(which, lax.clamp(-1.0, x, 1.0), lax.mul(x, 2.0), x)
+
+    x = pb.Array(np.linspace(-3, 3, 12).astype(np.float32))
+    which = pb.Array(np.arange(12, dtype=np.int32) % 4)
+    np.testing.assert_array_equal(np.asarray(pb.jit(f)(x, which)), np.asarray(f(x, which)))
+    assert "select_n" in str(pb.make_jaxpr(f)(x, which)) and "clamp" in str(pb.make_jaxpr(f)(x, which))
+
+
+def test_weak_types_and_python_scalars():
+    x = pb.Array(np.ones(3, np.float16))
+    assert lax.add(x, 2.0).dtype == np.float16 and not lax.add(x, 2.0).weak_type
+    assert lax.add(1.0, 2.0).weak_type and lax.add(1.0, 2.0).dtype == np.float32
+    assert lax.lt(x, 2.0).dtype == np.bool_ and not lax.lt(1.0, 2.0).weak_type
+    assert lax.shift_left(pb.Array(np.ones(2, np.uint8)), 3).dtype == np.uint8
+
+
+@pytest.mark.parametrize("fn, args, err, words", [
+    (lax.sin, [np.arange(3)], TypeError, ["sin", "'x'", "inexact", "int64"]),
+    (lax.add, [np.ones(3, np.float32), np.ones(3)], TypeError, ["add", "'y'", "one dtype"]),
+    (lax.add, [np.ones(3, np.float32), np.ones(4, np.float32)], TypeError,
+     ["add", "'y'", "shape"]),
+    (lax.add, [np.ones(3, bool), np.ones(3, bool)], TypeError, ["add", "numeric", "bool"]),
+    (lax.lt, [np.ones(3, np.complex64), np.ones(3, np.complex64)], TypeError, ["lt", "ordered"]),
+    (lax.shift_left, [np.ones(3, np.float32), np.ones(3, np.float32)], TypeError,
+     ["shift_left", "integer"]),
+    (lax.bitwise_and, [np.ones(3), np.ones(3)], TypeError, ["and", "bool or integer"]),
+    (lax.abs, [np.ones(3, np.uint8)], TypeError, ["abs", "signed", "uint8"]),
+    (lax.real, [np.ones(3)], TypeError, ["real", "complex", "float64"]),
+    (lax.complex, [np.ones(3, np.float16), np.ones(3, np.float16)], TypeError,
+     ["complex", "float32/float64"]),
+    (lax.nextafter, [np.ones(3, np.float32), np.ones(3)], TypeError, ["nextafter", "'x2'"]),
+    (lambda x: lax.integer_pow(x, -1), [np.arange(3)], ValueError,
+     ["integer_pow", "'y'", "non-negative"]),
+    (lambda x: lax.integer_pow(x, 1.5), [np.ones(3)], TypeError, ["integer_pow", "'y'", "int"]),
+    (lambda x: lax.round(x, 2), [np.ones(3)], ValueError, ["round", "rounding_method"]),
+    (lax.round, [np.arange(3)], TypeError, ["round", "floating"]),
+    (lax.clamp, [np.zeros(2), np.ones(3), np.ones(3)], TypeError, ["clamp", "'min'", "shape"]),
+    (lax.clamp, [np.zeros((), np.float32), np.ones(3), np.ones(())], TypeError,
+     ["clamp", "'x'", "one dtype"]),
+    (lax.select_n, [np.ones(3), np.ones(3), np.ones(3)], TypeError,
+     ["select_n", "'which'", "bool or int32"]),
+    (lax.select_n, [np.ones(3, bool), np.ones(3), np.ones(3), np.ones(3)], TypeError,
+     ["select_n", "at most 2"]),
+    (lax.select_n, [np.ones(3, np.int32), np.ones(3), np.ones(3, np.float32)], TypeError,
+     ["select_n", "'cases'", "case 1"]),
+    (lax.select_n, [np.ones(2, np.int32), np.ones(3), np.ones(3)], TypeError,
+     ["select_n", "'which'", "shape"]),
+    (lax.select_n, [np.ones(3, np.int32)], TypeError, ["select_n", "'cases'", "at least one"]),
+])
+def test_bad_input_names_the_op_and_argument(fn, args, err, words):
+    with pytest.raises(err) as info:
+        fn(*[pb.Array(np.asarray(a)) for a in args])
+    for w in words:
+        assert w in str(info.value), (w, str(info.value))
+
+
+def test_the_kernel_entry_points_validate_their_arguments():
+    from pullback.backends.cpu import kernels as k
+    e = k.EWISE_OPS
+    f = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="unknown op code"):
+        k.ewise(10_000, f)
+    with pytest.raises(TypeError, match="add: expected 2 operands"):
+        k.ewise(e["add"], f)
+    with pytest.raises(TypeError, match="integer_pow: expected 1 operands and an int"):
+        k.ewise(e["integer_pow"], f)
+    with pytest.raises(TypeError, match="sin: argument 'x' must be a numpy.ndarray"):
+        k.ewise(e["sin"], [1.0])
+    with pytest.raises(ValueError, match="add: operands must have equal shapes"):
+        k.ewise(e["add"], f, np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="add: operands must have equal dtypes"):
+        k.ewise(e["add"], f, np.ones(3))
+    with pytest.raises(TypeError, match="sin: dtype int32 is not supported"):
+        k.ewise(e["sin"], np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="select_n: argument 'which' must be bool or int32"):
+        k.select_n(f, f, f)
+    with pytest.raises(ValueError, match="select_n: argument 'cases' must have one shape"):
+        k.select_n(np.ones(3, np.int32), f, np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="select_n: argument 'cases' must have one dtype"):
+        k.select_n(np.ones(3, np.int32), f, np.ones(3))
+    with pytest.raises(ValueError, match="select_n: argument 'which' must be 0-d"):
+        k.select_n(np.ones(2, np.int32), f, f)
+    with pytest.raises(ValueError, match="at most 2 cases"):
+        k.select_n(np.ones(3, bool), f, f, f)
+    # a 0-d operand broadcasts, any other shape mismatch raises
+    np.testing.assert_array_equal(k.ewise(e["add"], f, np.ones((), np.float32)), 2 * f)

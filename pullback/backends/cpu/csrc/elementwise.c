@@ -79,9 +79,21 @@ PB_FOR_COMPLEXES_TO_REAL(UN, real, creal(a))
 PB_FOR_COMPLEXES_TO_REAL(UN, imag, cimag(a))
 PB_FOR_COMPLEXES(UN, conj, conj(a)) PB_FOR_REALS_TO_COMPLEX(UN, conj, PB_MAKE_COMPLEX(a, -0.0))
 
-/* branch-free polynomial transcendentals (ewise_math.h) */
+/* branch-free polynomial transcendentals (ewise_math.h); float16/bfloat16 go through the
+ * float32 versions */
 PB_FOR_FLOATS(UN, exp, PB_EXP(a))
 PB_FOR_FLOATS(UN, logistic, PB_LOGISTIC(a))
+PB_FOR_HALVES(UN, log, pb_logf(a)) PB_FOR_HALVES(UN, tanh, pb_tanhf(a))
+UN(log_f32, float, float, float, PB_LD, PB_ST, pb_logf(a))
+UN(tanh_f32, float, float, float, PB_LD, PB_ST, pb_tanhf(a))
+#define TRIG_FIXUP(N, FAST, SLOW)                                                                 \
+  PB_UNARY_GEN_FIXUP(N##_f16, pb_f16, float, pb_f16, PB_LD_F16, PB_ST_F16, FAST(a),               \
+                     PB_TRIGF_SLOW, SLOW(a))                                                      \
+  PB_UNARY_GEN_FIXUP(N##_bf16, pb_bf16, float, pb_bf16, PB_LD_BF16, PB_ST_BF16, FAST(a),          \
+                     PB_TRIGF_SLOW, SLOW(a))                                                      \
+  PB_UNARY_GEN_FIXUP(N##_f32, float, float, float, PB_LD, PB_ST, FAST(a), PB_TRIGF_SLOW, SLOW(a))
+TRIG_FIXUP(sin, pb_sinf, sinf)
+TRIG_FIXUP(cos, pb_cosf, cosf)
 
 /* clamp(lo, x, hi) = min(max(x, lo), hi), NaN-propagating for floats */
 PB_FOR_BOOLS(PB_TERNARY_GEN, clamp, PB_IMIN(PB_IMAX(b, a), c))
@@ -116,17 +128,17 @@ PB_FOR_FLOATS(UN, cbrt, cbrt(a))
 /* transcendental */
 INEXACT(UN, exp2, exp2(a), PB_CFN(pb_cexp2, a))
 INEXACT(UN, expm1, expm1(a), PB_CFN(pb_cexpm1, a))
-INEXACT(UN, log, log(a), log(a))
+UN(log_f64, double, double, double, PB_LD, PB_ST, log(a)) PB_FOR_COMPLEXES(UN, log, log(a))
 INEXACT(UN, log1p, log1p(a), PB_CFN(pb_clog1p, a))
-INEXACT(UN, sin, sin(a), sin(a))
-INEXACT(UN, cos, cos(a), cos(a))
+UN(sin_f64, double, double, double, PB_LD, PB_ST, sin(a)) PB_FOR_COMPLEXES(UN, sin, sin(a))
+UN(cos_f64, double, double, double, PB_LD, PB_ST, cos(a)) PB_FOR_COMPLEXES(UN, cos, cos(a))
 INEXACT(UN, tan, tan(a), tan(a))
 INEXACT(UN, asin, asin(a), asin(a))
 INEXACT(UN, acos, acos(a), acos(a))
 INEXACT(UN, atan, atan(a), atan(a))
 INEXACT(UN, sinh, sinh(a), sinh(a))
 INEXACT(UN, cosh, cosh(a), cosh(a))
-INEXACT(UN, tanh, tanh(a), tanh(a))
+UN(tanh_f64, double, double, double, PB_LD, PB_ST, tanh(a)) PB_FOR_COMPLEXES(UN, tanh, tanh(a))
 INEXACT(UN, asinh, asinh(a), asinh(a))
 INEXACT(UN, acosh, acosh(a), acosh(a))
 INEXACT(UN, atanh, atanh(a), atanh(a))

@@ -67,6 +67,82 @@ static inline double pb_exp(double x) {
   return x > 710.0 ? INFINITY : x < -746.0 ? 0.0 : res;
 }
 
+/* ---- log: x = 2^k m with m in [sqrt(1/2), sqrt(2)), log x = k ln2 + log1p(m - 1) ----
+ * Subnormals are scaled up first; 0, negatives, inf and NaN are settled by the final selects. */
+static inline float pb_logf(float x) {
+  const int sub = x < 0x1p-126f;
+  const float xs = sub ? x * 0x1p23f : x;
+  /* moving the mantissa range to start at sqrt(1/2): (bits + (1.0 - sqrt(1/2))) keeps the
+   * exponent field = k + 127 for m in [sqrt(1/2), sqrt(2)) */
+  const uint32_t u = pb_f32_bits(xs) + (0x3f800000u - 0x3f3504f3u);
+  const float k = (float)((int32_t)(u >> 23) - 127 - (sub ? 23 : 0));
+  const float f = pb_bits_f32((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  /* log1p(f) = f - f^2/2 + f^3 P(f): a near-minimax fit, relative error 8e-9 */
+  float q = -0x1.38b34ep-4f;
+  q = q * f + 0x1.055af4p-3f;
+  q = q * f - 0x1.0d8576p-3f;
+  q = q * f + 0x1.22da32p-3f;
+  q = q * f - 0x1.547242p-3f;
+  q = q * f + 0x1.99a008p-3f;
+  q = q * f - 0x1.000228p-2f;
+  q = q * f + 0x1.555554p-2f;
+  const float hf2 = 0.5f * f * f;
+  const float r = k * 0x1.62e4p-1f + ((f - hf2) + (f * f * f * q + k * 0x1.7f7d1cp-20f));
+  return x != x ? x : x < 0 ? NAN : x == 0 ? -INFINITY : x == INFINITY ? x : r;
+}
+
+/* ---- tanh: x + x^3 P(x^2) below 0.55, else sign(x) (1 - 2 / (e^{2|x|} + 1)) ---- */
+static inline float pb_tanhf(float x) {
+  const float ax = fabsf(x), x2 = x * x;
+  float q = -0x1.9b3074p-8f;
+  q = q * x2 + 0x1.593d1p-6f;
+  q = q * x2 - 0x1.b9287cp-5f;
+  q = q * x2 + 0x1.110d26p-3f;
+  q = q * x2 - 0x1.55554ap-2f;
+  const float small = x + x * x2 * q;
+  const float big = 1.0f - 2.0f / (pb_expf(2.0f * ax) + 1.0f);
+  /* tanh x = x in float below 2^-12 (this also keeps -0.0); NaN fails the tests: big is NaN */
+  return ax < 0x1p-12f ? x : ax < 0.55f ? small : copysignf(big, x);
+}
+
+/* ---- sin and cos of float32, reduced and evaluated in double ----
+ * x = n pi/2 + r with |r| <= pi/4, exact to far below a float ulp for |x| < 2^19 (n pi/2's
+ * high part has 33 bits); larger |x| (and inf/NaN) take libm in a fix-up pass
+ * (PB_UNARY_GEN_FIXUP). Taylor series to r^11 (sin) and r^12 (cos) are far more accurate
+ * than float needs, so results are almost always correctly rounded. */
+#define PB_TRIGF_LIMIT 0x1p19f
+static inline double pb_sin_poly(double r, double r2) {
+  double q = -1.0 / 39916800.0;
+  q = q * r2 + 1.0 / 362880.0;
+  q = q * r2 - 1.0 / 5040.0;
+  q = q * r2 + 1.0 / 120.0;
+  q = q * r2 - 1.0 / 6.0;
+  return r * (1.0 + r2 * q); /* not r + r r2 q, which turns sin(-0.0) into +0.0 */
+}
+static inline double pb_cos_poly(double r2) {
+  double q = 1.0 / 479001600.0;
+  q = q * r2 - 1.0 / 3628800.0;
+  q = q * r2 + 1.0 / 40320.0;
+  q = q * r2 - 1.0 / 720.0;
+  q = q * r2 + 1.0 / 24.0;
+  return 1.0 - 0.5 * r2 + r2 * r2 * q;
+}
+/* quadrant n mod 4 and r; `cos` adds one quadrant: cos x = sin(x + pi/2) */
+static inline float pb_sincosf(float x, int cos) {
+  const double xd = (double)x, shift = 0x1.8p52;
+  const double t = xd * 0x1.45f306dc9c883p-1 + shift; /* 2 / pi */
+  const double n = t - shift;
+  const double r = (xd - n * 0x1.921fb544p+0) - n * 0x1.0b4611a626331p-34;
+  const double r2 = r * r;
+  const uint32_t quad = (uint32_t)pb_f64_bits(t) + (uint32_t)cos;
+  const double s = pb_sin_poly(r, r2), c = pb_cos_poly(r2);
+  const double v = (quad & 1) ? c : s;
+  return (float)((quad & 2) ? -v : v);
+}
+static inline float pb_sinf(float x) { return pb_sincosf(x, 0); }
+static inline float pb_cosf(float x) { return pb_sincosf(x, 1); }
+#define PB_TRIGF_SLOW(a) (!(fabsf(a) < PB_TRIGF_LIMIT))
+
 /* ---- integer arithmetic with XLA's total semantics (no trap, wrap on overflow) ----
  * x / 0 = -1 (all bits set), x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. */
 #define PB_SDIV(a, b) ((b) == 0 ? -1 : (b) == -1 ? -(a) : (a) / (b))

@@ -47,6 +47,12 @@ typedef struct {
 #ifndef PB_LOOP_ATTR
 #define PB_LOOP_ATTR PB_CLONES
 #endif
+/* Attribute of the strided (dispatching) loops: none by default. A section whose contiguous
+ * loops compile differently per clone (FMA contraction) clones these too, so a result never
+ * depends on the operands' layout. */
+#ifndef PB_STRIDED_ATTR
+#define PB_STRIDED_ATTR
+#endif
 
 /* ---- loads and stores ---- */
 #define PB_LD(x) (x)
@@ -62,7 +68,8 @@ typedef struct {
                                       const void *prm) {                                         \
     for (npy_intp i = 0; i < n; ++i) { const C a = LD(x[i]); y[i] = ST(TO, EXPR); }             \
   }                                                                                              \
-  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
+  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,             \
+                                    const void *prm) {                   \
     if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TO)) {                           \
       NAME##_contig((const T *)p[0], (TO *)p[1], n, prm);                                        \
       return;                                                                                    \
@@ -85,7 +92,8 @@ typedef struct {
       if (SLOW(a)) y[i] = ST(TO, SLOWEXPR);                                                      \
     }                                                                                            \
   }                                                                                              \
-  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
+  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,             \
+                                    const void *prm) {                   \
     if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TO)) {                           \
       NAME##_contig((const T *)p[0], (TO *)p[1], n, prm);                                        \
       return;                                                                                    \
@@ -110,7 +118,8 @@ typedef struct {
                                   const void *prm) {                                             \
     for (npy_intp i = 0; i < n; ++i) { const C a = LD(x[i]); y[i] = ST(TO, EXPR); }             \
   }                                                                                              \
-  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
+  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,             \
+                                    const void *prm) {                   \
     const npy_intp es = (npy_intp)sizeof(T);                                                     \
     if (s[2] == (npy_intp)sizeof(TO)) {                                                          \
       if (s[0] == es && s[1] == es) {                                                            \
@@ -142,7 +151,8 @@ typedef struct {
                                    npy_intp n, const void *prm) {                                \
     for (npy_intp i = 0; i < n; ++i) { const C b = LD(v[i]); y[i] = ST(TO, EXPR); }             \
   }                                                                                              \
-  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
+  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,             \
+                                    const void *prm) {                   \
     const npy_intp es = (npy_intp)sizeof(T);                                                     \
     if (s[3] == (npy_intp)sizeof(TO) && s[1] == es) {                                            \
       if (s[0] == es && s[2] == es) {                                                            \

@@ -1,8 +1,9 @@
 /* Scalar math for the element-wise kernels, written so the loop generators of ewise.h can
  * vectorize it: the hot real functions are branch-free (clamps and selects instead of branches,
  * bit casts instead of library calls), so one polynomial body becomes an AVX2/AVX-512 loop in
- * each target clone. Everything is plain C arithmetic without FMA contraction (the build is
- * strict ISO C), so every clone computes the same bits.
+ * each target clone. The build is strict ISO C, so a * b + c is two roundings unless the
+ * including file enables contraction (elementwise.c does around its polynomial loops, so the
+ * x86-64-v3/v4 clones use FMA); the stated error bounds hold either way.
  */
 #ifndef PB_EWISE_MATH_H
 #define PB_EWISE_MATH_H
@@ -44,19 +45,18 @@ static inline double pb_exp(double x) {
   const double n = t - shift;
   double r = x - n * 0x1.62e42fee00000p-1;
   r = r - n * 0x1.a39ef35793c76p-33;
-  /* Taylor to degree 13: truncation error < 5e-18 on |r| <= ln2/2 */
-  double q = 1.0 / 6227020800.0;
-  q = q * r + 1.0 / 479001600.0;
-  q = q * r + 1.0 / 39916800.0;
-  q = q * r + 1.0 / 3628800.0;
-  q = q * r + 1.0 / 362880.0;
-  q = q * r + 1.0 / 40320.0;
-  q = q * r + 1.0 / 5040.0;
-  q = q * r + 1.0 / 720.0;
-  q = q * r + 1.0 / 120.0;
-  q = q * r + 1.0 / 24.0;
-  q = q * r + 1.0 / 6.0;
-  q = q * r + 0.5;
+  /* e^r = 1 + r + r^2 q(r), degree 11: Chebyshev interpolation (near-minimax), relative
+   * error 1.7e-17 on |r| <= ln2/2 */
+  double q = 0x1.af631d0059becp-26;
+  q = q * r + 0x1.28b4057f44145p-22;
+  q = q * r + 0x1.71ddf5749d126p-19;
+  q = q * r + 0x1.a01991ac8730ap-16;
+  q = q * r + 0x1.a01a01b14378fp-13;
+  q = q * r + 0x1.6c16c187fbe02p-10;
+  q = q * r + 0x1.111111110f225p-7;
+  q = q * r + 0x1.555555554f0cfp-5;
+  q = q * r + 0x1.555555555555ap-3;
+  q = q * r + 0x1.0000000000011p-1;
   const double p = 1.0 + (r + r * r * q);
   /* k + 1100 >= 0 for x in [-746, 710] (k in [-1077, 1025]), so it splits in halves unsigned
    * (AVX2 has no 64-bit arithmetic shift) */
@@ -70,12 +70,13 @@ static inline double pb_exp(double x) {
 /* ---- log: x = 2^k m with m in [sqrt(1/2), sqrt(2)), log x = k ln2 + log1p(m - 1) ----
  * Subnormals are scaled up first; 0, negatives, inf and NaN are settled by the final selects. */
 static inline float pb_logf(float x) {
-  const int sub = x < 0x1p-126f;
-  const float xs = sub ? x * 0x1p23f : x;
+  /* (written as straight-line selects: GCC if-converts these, not a chain of ternaries) */
+  const float sub = x < 0x1p-126f ? 1.0f : 0.0f;
+  const float xs = x * (1.0f + sub * (0x1p23f - 1.0f));
   /* moving the mantissa range to start at sqrt(1/2): (bits + (1.0 - sqrt(1/2))) keeps the
    * exponent field = k + 127 for m in [sqrt(1/2), sqrt(2)) */
   const uint32_t u = pb_f32_bits(xs) + (0x3f800000u - 0x3f3504f3u);
-  const float k = (float)((int32_t)(u >> 23) - 127 - (sub ? 23 : 0));
+  const float k = (float)((int32_t)(u >> 23) - 127) - 23.0f * sub;
   const float f = pb_bits_f32((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
   /* log1p(f) = f - f^2/2 + f^3 P(f): a near-minimax fit, relative error 8e-9 */
   float q = -0x1.38b34ep-4f;
@@ -87,8 +88,11 @@ static inline float pb_logf(float x) {
   q = q * f - 0x1.000228p-2f;
   q = q * f + 0x1.555554p-2f;
   const float hf2 = 0.5f * f * f;
-  const float r = k * 0x1.62e4p-1f + ((f - hf2) + (f * f * f * q + k * 0x1.7f7d1cp-20f));
-  return x != x ? x : x < 0 ? NAN : x == 0 ? -INFINITY : x == INFINITY ? x : r;
+  float r = k * 0x1.62e4p-1f + ((f - hf2) + (f * f * f * q + k * 0x1.7f7d1cp-20f));
+  r = x == INFINITY ? x : r;
+  r = x == 0 ? -INFINITY : r;
+  r = x < 0 ? NAN : r;
+  return x != x ? x : r;
 }
 
 /* ---- tanh: x + x^3 P(x^2) below 0.55, else sign(x) (1 - 2 / (e^{2|x|} + 1)) ---- */

@@ -22,7 +22,7 @@
 #define PB_IMIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* Ops defined on every numeric dtype with one expression per kind. */
-#define NUMERIC(GEN, N, IEXPR, FEXPR, CEXPR)                                                      \
+#define NUMERIC(GEN, N, IEXPR, FEXPR, CEXPR)                                                       \
   PB_FOR_INTS(GEN, N, IEXPR) PB_FOR_FLOATS(GEN, N, FEXPR) PB_FOR_COMPLEXES(GEN, N, CEXPR)
 /* Ops on floating and complex dtypes. */
 #define INEXACT(GEN, N, FEXPR, CEXPR) PB_FOR_FLOATS(GEN, N, FEXPR) PB_FOR_COMPLEXES(GEN, N, CEXPR)
@@ -49,8 +49,8 @@ PB_FOR_INTS(BIN, shift_right_arithmetic, PB_SHR_ARITH(a, b))
 PB_FOR_BOOLS(UN, not, !a) PB_FOR_INTS(UN, not, ~a)
 
 /* comparisons (bool out; NaN compares false except for ne) */
-#define ORDERED_CMP(N, EXPR)                                                                      \
-  PB_FOR_BOOLS_TO_BOOL(BIN, N, EXPR) PB_FOR_SINTS_TO_BOOL(BIN, N, EXPR)                          \
+#define ORDERED_CMP(N, EXPR)                                                                       \
+  PB_FOR_BOOLS_TO_BOOL(BIN, N, EXPR) PB_FOR_SINTS_TO_BOOL(BIN, N, EXPR)                            \
   PB_FOR_UINTS_TO_BOOL(BIN, N, EXPR) PB_FOR_FLOATS_TO_BOOL(BIN, N, EXPR)
 ORDERED_CMP(eq, a == b) PB_FOR_COMPLEXES_TO_BOOL(BIN, eq, a == b)
 ORDERED_CMP(ne, a != b) PB_FOR_COMPLEXES_TO_BOOL(BIN, ne, a != b)
@@ -92,11 +92,11 @@ PB_FOR_FLOATS(UN, logistic, PB_LOGISTIC(a))
 PB_FOR_HALVES(UN, log, pb_logf(a)) PB_FOR_HALVES(UN, tanh, pb_tanhf(a))
 UN(log_f32, float, float, float, PB_LD, PB_ST, pb_logf(a))
 UN(tanh_f32, float, float, float, PB_LD, PB_ST, pb_tanhf(a))
-#define TRIG_FIXUP(N, FAST, SLOW)                                                                 \
-  PB_UNARY_GEN_FIXUP(N##_f16, pb_f16, float, pb_f16, PB_LD_F16, PB_ST_F16, FAST(a),               \
-                     PB_TRIGF_SLOW, SLOW(a))                                                      \
-  PB_UNARY_GEN_FIXUP(N##_bf16, pb_bf16, float, pb_bf16, PB_LD_BF16, PB_ST_BF16, FAST(a),          \
-                     PB_TRIGF_SLOW, SLOW(a))                                                      \
+#define TRIG_FIXUP(N, FAST, SLOW)                                                                  \
+  PB_UNARY_GEN_FIXUP(N##_f16, pb_f16, float, pb_f16, PB_LD_F16, PB_ST_F16, FAST(a),                \
+                     PB_TRIGF_SLOW, SLOW(a))                                                       \
+  PB_UNARY_GEN_FIXUP(N##_bf16, pb_bf16, float, pb_bf16, PB_LD_BF16, PB_ST_BF16, FAST(a),           \
+                     PB_TRIGF_SLOW, SLOW(a))                                                       \
   PB_UNARY_GEN_FIXUP(N##_f32, float, float, float, PB_LD, PB_ST, FAST(a), PB_TRIGF_SLOW, SLOW(a))
 TRIG_FIXUP(sin, pb_sinf, sinf)
 TRIG_FIXUP(cos, pb_cosf, cosf)
@@ -123,7 +123,8 @@ BIN(nextafter_bf16, pb_bf16, pb_bf16, pb_bf16, PB_LD, PB_ST, pb_nextafter_bf16(a
 PB_FOR_REALS(BIN, nextafter, nextafter(a, b))
 PB_FOR_INTS(UN, population_count, PB_POPCOUNT(a))
 PB_FOR_INTS(UN, clz, PB_CLZ(a))
-NUMERIC(UN, integer_pow, PB_IPOW(a, PB_PARAM_I64), PB_IPOW(a, PB_PARAM_I64), PB_IPOW(a, PB_PARAM_I64))
+#define IPOW PB_IPOW(a, PB_PARAM_I64)
+NUMERIC(UN, integer_pow, IPOW, IPOW, IPOW)
 
 /* complex arithmetic through libm */
 PB_FOR_COMPLEXES(UN, sign, PB_CFN(pb_csign, a))
@@ -362,31 +363,31 @@ typedef struct {
   int64_t last;     /* n - 1: indices clamp to [0, last] */
 } select_params;
 
-#define SELECT_LOOP(NAME, W, T)                                                                   \
-  static PB_CLONES void NAME##_2(const W *restrict w, const T *restrict a, const T *restrict b,  \
-                                 T *restrict y, npy_intp n) {                                    \
-    for (npy_intp i = 0; i < n; ++i) y[i] = w[i] > 0 ? b[i] : a[i];                              \
-  }                                                                                              \
-  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
-    const select_params *sp = prm;                                                               \
-    const int m = sp->count;                                                                     \
-    const npy_intp es = (npy_intp)sizeof(T);                                                     \
-    if (m == 2 && sp->first == 0 && sp->last == 1 && s[0] == (npy_intp)sizeof(W) &&              \
-        s[1] == es && s[2] == es && s[3] == es) {                                                \
-      NAME##_2((const W *)p[0], (const T *)p[1], (const T *)p[2], (T *)p[3], n);                 \
-      return;                                                                                    \
-    }                                                                                            \
-    const char *pw = p[0];                                                                       \
-    char *py = p[m + 1];                                                                         \
-    for (npy_intp i = 0; i < n; ++i, pw += s[0], py += s[m + 1]) {                               \
-      int64_t k = (int64_t) * (const W *)pw;                                                     \
-      k = (k < 0 ? 0 : k > sp->last ? sp->last : k) - sp->first;                                \
-      if (k >= 0 && k < m) *(T *)py = *(const T *)(p[1 + k] + i * s[1 + k]);                     \
-    }                                                                                            \
+#define SELECT_LOOP(NAME, W, T)                                                                    \
+  static PB_CLONES void NAME##_2(const W *restrict w, const T *restrict a, const T *restrict b,    \
+                                 T *restrict y, npy_intp n) {                                      \
+    for (npy_intp i = 0; i < n; ++i) y[i] = w[i] > 0 ? b[i] : a[i];                                \
+  }                                                                                                \
+  static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                     \
+    const select_params *sp = prm;                                                                 \
+    const int m = sp->count;                                                                       \
+    const npy_intp es = (npy_intp)sizeof(T);                                                       \
+    if (m == 2 && sp->first == 0 && sp->last == 1 && s[0] == (npy_intp)sizeof(W) &&                \
+        s[1] == es && s[2] == es && s[3] == es) {                                                  \
+      NAME##_2((const W *)p[0], (const T *)p[1], (const T *)p[2], (T *)p[3], n);                   \
+      return;                                                                                      \
+    }                                                                                              \
+    const char *pw = p[0];                                                                         \
+    char *py = p[m + 1];                                                                           \
+    for (npy_intp i = 0; i < n; ++i, pw += s[0], py += s[m + 1]) {                                 \
+      int64_t k = (int64_t) * (const W *)pw;                                                       \
+      k = (k < 0 ? 0 : k > sp->last ? sp->last : k) - sp->first;                                   \
+      if (k >= 0 && k < m) *(T *)py = *(const T *)(p[1 + k] + i * s[1 + k]);                       \
+    }                                                                                              \
   }
-#define SELECT_SIZES(W, SUF)                                                                      \
-  SELECT_LOOP(select_##SUF##_1, W, uint8_t) SELECT_LOOP(select_##SUF##_2, W, uint16_t)           \
-  SELECT_LOOP(select_##SUF##_4, W, uint32_t) SELECT_LOOP(select_##SUF##_8, W, uint64_t)          \
+#define SELECT_SIZES(W, SUF)                                                                       \
+  SELECT_LOOP(select_##SUF##_1, W, uint8_t) SELECT_LOOP(select_##SUF##_2, W, uint16_t)             \
+  SELECT_LOOP(select_##SUF##_4, W, uint32_t) SELECT_LOOP(select_##SUF##_8, W, uint64_t)            \
   SELECT_LOOP(select_##SUF##_16, W, pb_b16)
 SELECT_SIZES(uint8_t, b)
 SELECT_SIZES(int32_t, i32)

@@ -157,30 +157,39 @@ static inline float pb_cosf(float x) { return pb_sincosf(x, 1); }
 /* Shifts: the amount is read as unsigned; amounts >= the bit width give 0 (left, logical) or
  * the sign fill (arithmetic), as XLA. */
 #define PB_SHL(a, b) (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? 0 : PB_AS_UNSIGNED(a) << PB_AS_UNSIGNED(b))
-#define PB_SHR_LOGICAL(a, b)                                                                      \
+#define PB_SHR_LOGICAL(a, b)                                                                       \
   (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? 0 : PB_AS_UNSIGNED(a) >> PB_AS_UNSIGNED(b))
-#define PB_SHR_ARITH(a, b)                                                                        \
+#define PB_SHR_ARITH(a, b)                                                                         \
   (PB_AS_SIGNED(a) >> (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? PB_BITS(a) - 1 : (int)PB_AS_UNSIGNED(b)))
 #define PB_POPCOUNT(a) __builtin_popcountll((unsigned long long)PB_AS_UNSIGNED(a))
-#define PB_CLZ(a)                                                                                 \
-  ((a) == 0 ? PB_BITS(a) : __builtin_clzll((unsigned long long)PB_AS_UNSIGNED(a)) - (64 - PB_BITS(a)))
+#define PB_CLZ(a)                                                                                  \
+  ((a) == 0 ? PB_BITS(a)                                                                          \
+            : __builtin_clzll((unsigned long long)PB_AS_UNSIGNED(a)) - (64 - PB_BITS(a)))
 
 /* x ** y for a static integer y by repeated squaring (y < 0 only for inexact x: 1 / x^|y|).
  * Integers multiply as uint64 so overflow wraps; the store truncates to the width. */
-#define PB_IPOW_BODY(T, x, y)                                                                     \
-  uint64_t n = (y) < 0 ? -(uint64_t)(y) : (uint64_t)(y);                                          \
-  T acc = 1, base = (x);                                                                          \
-  for (; n; n >>= 1) {                                                                            \
-    if (n & 1) acc *= base;                                                                       \
-    base *= base;                                                                                 \
+#define PB_IPOW_BODY(T, x, y)                                                                      \
+  uint64_t n = (y) < 0 ? -(uint64_t)(y) : (uint64_t)(y);                                           \
+  T acc = 1, base = (x);                                                                           \
+  for (; n; n >>= 1) {                                                                             \
+    if (n & 1) acc *= base;                                                                        \
+    base *= base;                                                                                  \
   }
-static inline uint64_t pb_ipow_u64(uint64_t x, int64_t y) { PB_IPOW_BODY(uint64_t, x, y) return acc; }
-static inline float pb_ipow_f32(float x, int64_t y) { PB_IPOW_BODY(float, x, y) return y < 0 ? 1.0f / acc : acc; }
-static inline double pb_ipow_f64(double x, int64_t y) { PB_IPOW_BODY(double, x, y) return y < 0 ? 1.0 / acc : acc; }
-static inline pb_c64 pb_ipow_c64(pb_c64 x, int64_t y) { PB_IPOW_BODY(pb_c64, x, y) return y < 0 ? 1.0f / acc : acc; }
-static inline pb_c128 pb_ipow_c128(pb_c128 x, int64_t y) { PB_IPOW_BODY(pb_c128, x, y) return y < 0 ? 1.0 / acc : acc; }
-#define PB_IPOW(a, y)                                                                             \
-  _Generic((a), float: pb_ipow_f32, double: pb_ipow_f64, pb_c64: pb_ipow_c64,                   \
+#define PB_IPOW_FN(NAME, T, ONE)                                                                  \
+  static inline T NAME(T x, int64_t y) {                                                          \
+    PB_IPOW_BODY(T, x, y)                                                                         \
+    return y < 0 ? ONE / acc : acc;                                                               \
+  }
+PB_IPOW_FN(pb_ipow_f32, float, 1.0f)
+PB_IPOW_FN(pb_ipow_f64, double, 1.0)
+PB_IPOW_FN(pb_ipow_c64, pb_c64, 1.0f)
+PB_IPOW_FN(pb_ipow_c128, pb_c128, 1.0)
+static inline uint64_t pb_ipow_u64(uint64_t x, int64_t y) {
+  PB_IPOW_BODY(uint64_t, x, y)
+  return acc;
+}
+#define PB_IPOW(a, y)                                                                              \
+  _Generic((a), float: pb_ipow_f32, double: pb_ipow_f64, pb_c64: pb_ipow_c64,                      \
            pb_c128: pb_ipow_c128, default: pb_ipow_u64)((a), (y))
 
 /* ---- NaN-propagating max/min; complex ones compare (real, imag) lexicographically ---- */
@@ -250,7 +259,7 @@ static inline pb_c128 pb_cpow_c128(pb_c128 a, pb_c128 b) {
   }
   return cpow(a, b);
 }
-#define PB_C64_VIA_C128(NAME)                                                                     \
+#define PB_C64_VIA_C128(NAME)                                                                      \
   static inline pb_c64 NAME##_c64(pb_c64 z) { return (pb_c64)NAME##_c128((pb_c128)z); }
 PB_C64_VIA_C128(pb_cexpm1)
 PB_C64_VIA_C128(pb_clog1p)

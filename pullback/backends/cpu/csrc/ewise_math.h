@@ -1,0 +1,414 @@
+/* Scalar math for the element-wise kernels, written so the loop generators of ewise.h can
+ * vectorize it: the hot real functions are branch-free (clamps and selects instead of branches,
+ * bit casts instead of library calls), so one polynomial body becomes an AVX2/AVX-512 loop in
+ * each target clone. The build is strict ISO C, so a * b + c is two roundings unless the
+ * including file enables contraction (elementwise.c does around its polynomial loops, so the
+ * x86-64-v3/v4 clones use FMA); the stated error bounds hold either way.
+ */
+#ifndef PB_EWISE_MATH_H
+#define PB_EWISE_MATH_H
+#include "ewise.h"
+
+static inline uint32_t pb_f32_bits(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+static inline float pb_bits_f32(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline uint64_t pb_f64_bits(double f) { uint64_t u; __builtin_memcpy(&u, &f, 8); return u; }
+static inline double pb_bits_f64(uint64_t u) { double f; __builtin_memcpy(&f, &u, 8); return f; }
+
+/* ---- exp: e^x = 2^k e^r with k = round(x / ln 2), |r| <= ln2 / 2 ----
+ * The input is clamped to where the result is already 0 or inf (NaN passes the clamps), and
+ * 2^k is applied as two factors so that subnormal results round once and overflow gives inf. */
+static inline float pb_expf(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  const float shift = 0x1.8p23f; /* adding it rounds to an integer held in the low bits */
+  const float t = xc * 0x1.715476p+0f + shift;
+  const float n = t - shift;
+  float r = xc - n * 0x1.62e4p-1f; /* ln2 high part: n * it is exact */
+  r = r - n * 0x1.7f7d1cp-20f;     /* ln2 low part */
+  /* e^r = 1 + r + r^2 q(r): a near-minimax fit, relative error 4e-9 on |r| <= ln2/2 */
+  float q = 0x1.6a239cp-10f;
+  q = q * r + 0x1.1239d6p-7f;
+  q = q * r + 0x1.5558f2p-5f;
+  q = q * r + 0x1.555492p-3f;
+  q = q * r + 0x1.fffffcp-2f;
+  const float p = 1.0f + (r + r * r * q);
+  const int32_t k = (int32_t)(pb_f32_bits(t) - pb_f32_bits(shift)); /* in [-150, 129] */
+  const int32_t k1 = k >> 1, k2 = k - k1;
+  return p * pb_bits_f32((uint32_t)(k1 + 127) << 23) * pb_bits_f32((uint32_t)(k2 + 127) << 23);
+}
+
+static inline double pb_exp(double x) {
+  /* No clamp up front: GCC would specialise the clamped paths. Out-of-range x computes garbage
+   * (every integer step wraps harmlessly) that the final select replaces; NaN propagates. */
+  const double shift = 0x1.8p52;
+  const double t = x * 0x1.71547652b82fep+0 + shift;
+  const double n = t - shift;
+  double r = x - n * 0x1.62e42fee00000p-1;
+  r = r - n * 0x1.a39ef35793c76p-33;
+  /* e^r = 1 + r + r^2 q(r), degree 11: Chebyshev interpolation (near-minimax), relative
+   * error 1.7e-17 on |r| <= ln2/2 */
+  double q = 0x1.af631d0059becp-26;
+  q = q * r + 0x1.28b4057f44145p-22;
+  q = q * r + 0x1.71ddf5749d126p-19;
+  q = q * r + 0x1.a01991ac8730ap-16;
+  q = q * r + 0x1.a01a01b14378fp-13;
+  q = q * r + 0x1.6c16c187fbe02p-10;
+  q = q * r + 0x1.111111110f225p-7;
+  q = q * r + 0x1.555555554f0cfp-5;
+  q = q * r + 0x1.555555555555ap-3;
+  q = q * r + 0x1.0000000000011p-1;
+  const double p = 1.0 + (r + r * r * q);
+  /* k + 1100 >= 0 for x in [-746, 710] (k in [-1077, 1025]), so it splits in halves unsigned
+   * (AVX2 has no 64-bit arithmetic shift) */
+  const uint64_t kb = pb_f64_bits(t) - pb_f64_bits(shift) + 1100u;
+  const int64_t k = (int64_t)kb - 1100, k1 = (int64_t)(kb >> 1) - 550, k2 = k - k1;
+  const double res = p * pb_bits_f64((uint64_t)(k1 + 1023) << 52) *
+                     pb_bits_f64((uint64_t)(k2 + 1023) << 52);
+  return x > 710.0 ? INFINITY : x < -746.0 ? 0.0 : res;
+}
+
+/* ---- log: x = 2^k m with m in [sqrt(1/2), sqrt(2)), log x = k ln2 + log1p(m - 1) ----
+ * Subnormals are scaled up first; 0, negatives, inf and NaN are settled by the final selects. */
+static inline float pb_logf(float x) {
+  /* (written as straight-line selects: GCC if-converts these, not a chain of ternaries) */
+  const float sub = x < 0x1p-126f ? 1.0f : 0.0f;
+  const float xs = x * (1.0f + sub * (0x1p23f - 1.0f));
+  /* moving the mantissa range to start at sqrt(1/2): (bits + (1.0 - sqrt(1/2))) keeps the
+   * exponent field = k + 127 for m in [sqrt(1/2), sqrt(2)) */
+  const uint32_t u = pb_f32_bits(xs) + (0x3f800000u - 0x3f3504f3u);
+  const float k = (float)((int32_t)(u >> 23) - 127) - 23.0f * sub;
+  const float f = pb_bits_f32((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  /* log1p(f) = f - f^2/2 + f^3 P(f): a near-minimax fit, relative error 8e-9 */
+  float q = -0x1.38b34ep-4f;
+  q = q * f + 0x1.055af4p-3f;
+  q = q * f - 0x1.0d8576p-3f;
+  q = q * f + 0x1.22da32p-3f;
+  q = q * f - 0x1.547242p-3f;
+  q = q * f + 0x1.99a008p-3f;
+  q = q * f - 0x1.000228p-2f;
+  q = q * f + 0x1.555554p-2f;
+  const float hf2 = 0.5f * f * f;
+  float r = k * 0x1.62e4p-1f + ((f - hf2) + (f * f * f * q + k * 0x1.7f7d1cp-20f));
+  r = x == INFINITY ? x : r;
+  r = x == 0 ? -INFINITY : r;
+  r = x < 0 ? NAN : r;
+  return x != x ? x : r;
+}
+
+/* ---- tanh: x + x^3 P(x^2) below 0.55, else sign(x) (1 - 2 / (e^{2|x|} + 1)) ---- */
+static inline float pb_tanhf(float x) {
+  const float ax = fabsf(x), x2 = x * x;
+  float q = -0x1.9b3074p-8f;
+  q = q * x2 + 0x1.593d1p-6f;
+  q = q * x2 - 0x1.b9287cp-5f;
+  q = q * x2 + 0x1.110d26p-3f;
+  q = q * x2 - 0x1.55554ap-2f;
+  const float small = x + x * x2 * q;
+  const float big = 1.0f - 2.0f / (pb_expf(2.0f * ax) + 1.0f);
+  /* tanh x = x in float below 2^-12 (this also keeps -0.0); NaN fails the tests: big is NaN */
+  return ax < 0x1p-12f ? x : ax < 0.55f ? small : copysignf(big, x);
+}
+
+/* ---- sin and cos of float32, reduced and evaluated in double ----
+ * x = n pi/2 + r with |r| <= pi/4, exact to far below a float ulp for |x| < 2^19 (n pi/2's
+ * high part has 33 bits); larger |x| (and inf/NaN) take libm in a fix-up pass
+ * (PB_UNARY_GEN_FIXUP). Taylor series to r^11 (sin) and r^12 (cos) are far more accurate
+ * than float needs, so results are almost always correctly rounded. */
+#define PB_TRIGF_LIMIT 0x1p19f
+static inline double pb_sin_poly(double r, double r2) {
+  double q = -1.0 / 39916800.0;
+  q = q * r2 + 1.0 / 362880.0;
+  q = q * r2 - 1.0 / 5040.0;
+  q = q * r2 + 1.0 / 120.0;
+  q = q * r2 - 1.0 / 6.0;
+  return r * (1.0 + r2 * q); /* not r + r r2 q, which turns sin(-0.0) into +0.0 */
+}
+static inline double pb_cos_poly(double r2) {
+  double q = 1.0 / 479001600.0;
+  q = q * r2 - 1.0 / 3628800.0;
+  q = q * r2 + 1.0 / 40320.0;
+  q = q * r2 - 1.0 / 720.0;
+  q = q * r2 + 1.0 / 24.0;
+  return 1.0 - 0.5 * r2 + r2 * r2 * q;
+}
+/* quadrant n mod 4 and r; `cos` adds one quadrant: cos x = sin(x + pi/2) */
+static inline float pb_sincosf(float x, int cos) {
+  const double xd = (double)x, shift = 0x1.8p52;
+  const double t = xd * 0x1.45f306dc9c883p-1 + shift; /* 2 / pi */
+  const double n = t - shift;
+  const double r = (xd - n * 0x1.921fb544p+0) - n * 0x1.0b4611a626331p-34;
+  const double r2 = r * r;
+  const uint32_t quad = (uint32_t)pb_f64_bits(t) + (uint32_t)cos;
+  const double s = pb_sin_poly(r, r2), c = pb_cos_poly(r2);
+  const double v = (quad & 1) ? c : s;
+  return (float)((quad & 2) ? -v : v);
+}
+static inline float pb_sinf(float x) { return pb_sincosf(x, 0); }
+static inline float pb_cosf(float x) { return pb_sincosf(x, 1); }
+#define PB_TRIGF_SLOW(a) (!(fabsf(a) < PB_TRIGF_LIMIT))
+
+/* ---- integer arithmetic with XLA's total semantics (no trap, wrap on overflow) ----
+ * x / 0 = -1 (all bits set), x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. */
+#define PB_SDIV(a, b) ((b) == 0 ? -1 : (b) == -1 ? -(a) : (a) / (b))
+#define PB_UDIV(a, b) ((b) == 0 ? -1 : (a) / (b))
+#define PB_SREM(a, b) ((b) == 0 ? (a) : (b) == -1 ? 0 : (a) % (b))
+#define PB_UREM(a, b) ((b) == 0 ? (a) : (a) % (b))
+
+/* Shifts: the amount is read as unsigned; amounts >= the bit width give 0 (left, logical) or
+ * the sign fill (arithmetic), as XLA. */
+#define PB_SHL(a, b) (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? 0 : PB_AS_UNSIGNED(a) << PB_AS_UNSIGNED(b))
+#define PB_SHR_LOGICAL(a, b)                                                                       \
+  (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? 0 : PB_AS_UNSIGNED(a) >> PB_AS_UNSIGNED(b))
+#define PB_SHR_ARITH(a, b)                                                                         \
+  (PB_AS_SIGNED(a) >> (PB_AS_UNSIGNED(b) >= PB_BITS(a) ? PB_BITS(a) - 1 : (int)PB_AS_UNSIGNED(b)))
+#define PB_POPCOUNT(a) __builtin_popcountll((unsigned long long)PB_AS_UNSIGNED(a))
+#define PB_CLZ(a)                                                                                  \
+  ((a) == 0 ? PB_BITS(a)                                                                          \
+            : __builtin_clzll((unsigned long long)PB_AS_UNSIGNED(a)) - (64 - PB_BITS(a)))
+
+/* x ** y for a static integer y by repeated squaring (y < 0 only for inexact x: 1 / x^|y|).
+ * Integers multiply as uint64 so overflow wraps; the store truncates to the width. */
+#define PB_IPOW_BODY(T, x, y)                                                                      \
+  uint64_t n = (y) < 0 ? -(uint64_t)(y) : (uint64_t)(y);                                           \
+  T acc = 1, base = (x);                                                                           \
+  for (; n; n >>= 1) {                                                                             \
+    if (n & 1) acc *= base;                                                                        \
+    base *= base;                                                                                  \
+  }
+#define PB_IPOW_FN(NAME, T, ONE)                                                                  \
+  static inline T NAME(T x, int64_t y) {                                                          \
+    PB_IPOW_BODY(T, x, y)                                                                         \
+    return y < 0 ? ONE / acc : acc;                                                               \
+  }
+PB_IPOW_FN(pb_ipow_f32, float, 1.0f)
+PB_IPOW_FN(pb_ipow_f64, double, 1.0)
+PB_IPOW_FN(pb_ipow_c64, pb_c64, 1.0f)
+PB_IPOW_FN(pb_ipow_c128, pb_c128, 1.0)
+static inline uint64_t pb_ipow_u64(uint64_t x, int64_t y) {
+  PB_IPOW_BODY(uint64_t, x, y)
+  return acc;
+}
+#define PB_IPOW(a, y)                                                                              \
+  _Generic((a), float: pb_ipow_f32, double: pb_ipow_f64, pb_c64: pb_ipow_c64,                      \
+           pb_c128: pb_ipow_c128, default: pb_ipow_u64)((a), (y))
+
+/* ---- NaN-propagating max/min; complex ones compare (real, imag) lexicographically ---- */
+#define PB_FMAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
+#define PB_FMIN(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))
+#define PB_CLEX_GT(a, b) (creal(a) > creal(b) || (creal(a) == creal(b) && cimag(a) > cimag(b)))
+#define PB_CMAX(a, b) (((a) != (a) || PB_CLEX_GT(a, b)) ? (a) : (b))
+#define PB_CMIN(a, b) (((a) != (a) || PB_CLEX_GT(b, a)) ? (a) : (b))
+
+/* ---- nextafter on the 16-bit formats, in their own bits (not through float32) ---- */
+static inline uint16_t pb_next16(uint16_t ua, uint16_t ub, float a, float b, uint16_t qnan) {
+  if (a != a || b != b) return qnan;
+  if (a == b) return ub;
+  if (a == 0) return (uint16_t)((ub & 0x8000u) | 1u);
+  return (a < b) == (a > 0) ? (uint16_t)(ua + 1) : (uint16_t)(ua - 1);
+}
+static inline pb_f16 pb_nextafter_f16(pb_f16 a, pb_f16 b) {
+  uint16_t ua, ub, r;
+  __builtin_memcpy(&ua, &a, 2);
+  __builtin_memcpy(&ub, &b, 2);
+  r = pb_next16(ua, ub, (float)a, (float)b, 0x7e00u);
+  pb_f16 out;
+  __builtin_memcpy(&out, &r, 2);
+  return out;
+}
+static inline pb_bf16 pb_nextafter_bf16(pb_bf16 a, pb_bf16 b) {
+  return pb_next16(a, b, pb_bf16_to_f32(a), pb_bf16_to_f32(b), 0x7fc0u);
+}
+
+/* ---- sign: -1, 0, 1 keeping -0.0 and NaN; complex x / |x| ---- */
+#define PB_ISIGN(a) (((a) > 0) - ((a) < 0))
+#define PB_FSIGN(a) ((a) > 0 ? 1 : (a) < 0 ? -1 : (a))
+static inline pb_c128 pb_csign_c128(pb_c128 z) { return z == 0 ? 0 : z / cabs(z); }
+static inline pb_c64 pb_csign_c64(pb_c64 z) { return (pb_c64)pb_csign_c128(z); }
+
+/* ---- logistic 1 / (1 + e^-x), accurate in both tails: e = e^-|x| never overflows ---- */
+static inline float pb_logisticf(float x) {
+  const float e = pb_expf(-fabsf(x));
+  const float r = 1.0f / (1.0f + e);
+  return x >= 0 ? r : e * r;
+}
+static inline double pb_logistic(double x) {
+  const double e = pb_exp(-fabs(x));
+  const double r = 1.0 / (1.0 + e);
+  return x >= 0 ? r : e * r;
+}
+
+/* ---- complex functions C lacks (complex64 computes in complex128 and rounds once) ---- */
+static inline pb_c128 pb_cexpm1_c128(pb_c128 z) {
+  /* Re: e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2), without cancellation near 0 */
+  const double x = creal(z), y = cimag(z), s = sin(0.5 * y);
+  return CMPLX(expm1(x) * cos(y) - 2.0 * s * s, exp(x) * sin(y));
+}
+static inline pb_c128 pb_clog1p_c128(pb_c128 z) {
+  const double x = creal(z), y = cimag(z);
+  if (fabs(x) + fabs(y) > 0x1p500 || !isfinite(x) || !isfinite(y)) return clog(1.0 + z);
+  /* |1 + z|^2 = 1 + (2x + x^2 + y^2) */
+  return CMPLX(0.5 * log1p(x * (2.0 + x) + y * y), atan2(y, 1.0 + x));
+}
+static inline pb_c128 pb_cexp2_c128(pb_c128 z) { return cexp(z * M_LN2); }
+static inline pb_c128 pb_crsqrt_c128(pb_c128 z) { return 1.0 / csqrt(z); }
+static inline pb_c128 pb_clogistic_c128(pb_c128 z) { return 1.0 / (1.0 + cexp(-z)); }
+static inline pb_c128 pb_cpow_c128(pb_c128 a, pb_c128 b) {
+  if (a == 0) {
+    if (b == 0) return 1.0;
+    if (creal(b) > 0) return 0.0;
+  }
+  return cpow(a, b);
+}
+#define PB_C64_VIA_C128(NAME)                                                                      \
+  static inline pb_c64 NAME##_c64(pb_c64 z) { return (pb_c64)NAME##_c128((pb_c128)z); }
+PB_C64_VIA_C128(pb_cexpm1)
+PB_C64_VIA_C128(pb_clog1p)
+PB_C64_VIA_C128(pb_cexp2)
+PB_C64_VIA_C128(pb_crsqrt)
+PB_C64_VIA_C128(pb_clogistic)
+static inline pb_c64 pb_cpow_c64(pb_c64 a, pb_c64 b) { return (pb_c64)pb_cpow_c128(a, b); }
+
+/* ---- digamma (psi): reflection below 0.5, recurrence up to 10, then the asymptotic series.
+ * Poles (x a non-positive integer) give NaN, as XLA. float32 computes in double. */
+static inline double pb_digamma(double x) {
+  if (x != x || x == INFINITY) return x;
+  if (x == -INFINITY) return NAN;
+  double acc = 0.0;
+  if (x < 0.5) {
+    if (x == floor(x)) return NAN;
+    /* psi(x) = psi(1 - x) - pi / tan(pi x); tan has period 1, so reduce x exactly first */
+    const double f = x - round(x);
+    acc = -M_PI / tan(M_PI * f);
+    x = 1.0 - x;
+  }
+  for (; x < 10.0; x += 1.0) acc -= 1.0 / x;
+  const double f = 1.0 / (x * x);
+  double t = -1.0 / 12.0;
+  t = t * f + 691.0 / 32760.0;
+  t = t * f - 1.0 / 132.0;
+  t = t * f + 1.0 / 240.0;
+  t = t * f - 1.0 / 252.0;
+  t = t * f + 1.0 / 120.0;
+  t = t * f - 1.0 / 12.0;
+  return acc + (log(x) - 0.5 / x + t * f);
+}
+
+/* ---- lgamma without the global signgam (thread-safe under OpenMP) ---- */
+static inline float pb_lgammaf(float x) { int s; return lgammaf_r(x, &s); }
+static inline double pb_lgamma(double x) { int s; return lgamma_r(x, &s); }
+
+/* ---- erf_inv ----
+ * float32: Giles' single-precision approximation ("Approximating the erfinv function", GPU
+ * Computing Gems, 2011), on w = -log1p(-x^2) as XLA evaluates it, so results match XLA's to an
+ * ulp or two. float64: Giles' double-precision approximation, then one Newton step on
+ * erf(y) = x that brings it to full double accuracy. |x| = 1 gives +-inf, |x| > 1 NaN. */
+static inline float pb_erfinvf(float x) {
+  float w = -log1pf(-x * x), p;
+  if (w < 5.0f) {
+    w = w - 2.5f;
+    p = 2.81022636e-08f;
+    p = 3.43273939e-07f + p * w;
+    p = -3.5233877e-06f + p * w;
+    p = -4.39150654e-06f + p * w;
+    p = 0.00021858087f + p * w;
+    p = -0.00125372503f + p * w;
+    p = -0.00417768164f + p * w;
+    p = 0.246640727f + p * w;
+    p = 1.50140941f + p * w;
+  } else {
+    w = sqrtf(w) - 3.0f;
+    p = -0.000200214257f;
+    p = 0.000100950558f + p * w;
+    p = 0.00134934322f + p * w;
+    p = -0.00367342844f + p * w;
+    p = 0.00573950773f + p * w;
+    p = -0.0076224613f + p * w;
+    p = 0.00943887047f + p * w;
+    p = 1.00167406f + p * w;
+    p = 2.83297682f + p * w;
+  }
+  return fabsf(x) == 1.0f ? x * INFINITY : p * x;
+}
+
+static inline double pb_erfinv_giles(double x) {
+  double w = -log((1.0 - x) * (1.0 + x)), p;
+  if (w < 6.25) {
+    w -= 3.125;
+    p = -3.6444120640178196996e-21;
+    p = -1.685059138182016589e-19 + p * w;
+    p = 1.2858480715256400167e-18 + p * w;
+    p = 1.115787767802518096e-17 + p * w;
+    p = -1.333171662854620906e-16 + p * w;
+    p = 2.0972767875968561637e-17 + p * w;
+    p = 6.6376381343583238325e-15 + p * w;
+    p = -4.0545662729752068639e-14 + p * w;
+    p = -8.1519341976054721522e-14 + p * w;
+    p = 2.6335093153082322977e-12 + p * w;
+    p = -1.2975133253453532498e-11 + p * w;
+    p = -5.4154120542946279317e-11 + p * w;
+    p = 1.051212273321532285e-09 + p * w;
+    p = -4.1126339803469836976e-09 + p * w;
+    p = -2.9070369957882005086e-08 + p * w;
+    p = 4.2347877827932403518e-07 + p * w;
+    p = -1.3654692000834678645e-06 + p * w;
+    p = -1.3882523362786468719e-05 + p * w;
+    p = 0.0001867342080340571352 + p * w;
+    p = -0.00074070253416626697512 + p * w;
+    p = -0.0060336708714301490533 + p * w;
+    p = 0.24015818242558961693 + p * w;
+    p = 1.6536545626831027356 + p * w;
+  } else if (w < 16.0) {
+    w = sqrt(w) - 3.25;
+    p = 2.2137376921775787049e-09;
+    p = 9.0756561938885390979e-08 + p * w;
+    p = -2.7517406297064545428e-07 + p * w;
+    p = 1.8239629214389227755e-08 + p * w;
+    p = 1.5027403968909827627e-06 + p * w;
+    p = -4.013867526981545969e-06 + p * w;
+    p = 2.9234449089955446044e-06 + p * w;
+    p = 1.2475304481671778723e-05 + p * w;
+    p = -4.7318229009055733981e-05 + p * w;
+    p = 6.8284851459573175448e-05 + p * w;
+    p = 2.4031110387097893999e-05 + p * w;
+    p = -0.0003550375203628474796 + p * w;
+    p = 0.00095328937973738049703 + p * w;
+    p = -0.0016882755560235047313 + p * w;
+    p = 0.0024914420961078508066 + p * w;
+    p = -0.0037512085075692412107 + p * w;
+    p = 0.005370914553590063617 + p * w;
+    p = 1.0052589676941592334 + p * w;
+    p = 3.0838856104922207635 + p * w;
+  } else {
+    w = sqrt(w) - 5.0;
+    p = -2.7109920616438573243e-11;
+    p = -2.5556418169965252055e-10 + p * w;
+    p = 1.5076572693500548083e-09 + p * w;
+    p = -3.7894654401267369937e-09 + p * w;
+    p = 7.6157012080783393804e-09 + p * w;
+    p = -1.4960026627149240478e-08 + p * w;
+    p = 2.9147953450901080826e-08 + p * w;
+    p = -6.7711997758452339498e-08 + p * w;
+    p = 2.2900482228026654717e-07 + p * w;
+    p = -9.9298272942317002539e-07 + p * w;
+    p = 4.5260625972231537039e-06 + p * w;
+    p = -1.9681778105531670567e-05 + p * w;
+    p = 7.5995277030017761139e-05 + p * w;
+    p = -0.00021503011930044477347 + p * w;
+    p = -0.00013871931833623122026 + p * w;
+    p = 1.0103004648645343977 + p * w;
+    p = 4.8499064014085844221 + p * w;
+  }
+  return p * x;
+}
+
+static inline double pb_erfinv(double x) {
+  const double ax = fabs(x);
+  if (!(ax < 1.0)) return ax == 1.0 ? x * INFINITY : NAN;
+  double y = pb_erfinv_giles(x);
+  /* Newton on f(y) = erf(y) - x, f' = 2/sqrt(pi) e^{-y^2}; near |x| = 1 the residual is taken
+   * from erfc so it keeps its digits. */
+  const double r = ax < 0.5 ? erf(y) - x : (x < 0 ? -1.0 : 1.0) * ((1.0 - ax) - erfc(fabs(y)));
+  return y - r / (M_2_SQRTPI * exp(-y * y));
+}
+
+#endif

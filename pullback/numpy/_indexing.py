@@ -80,7 +80,7 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
         mode = "clip"
     elif mode == "raise":
         raise ValueError("take: mode='raise' is not supported; use 'fill', 'clip' or 'wrap'")
-    else:
+    elif mode != "clip":  # as JAX: fill mode counts negative indices from the end
         idx = _normalize(idx, n)
     iv = aval_of(idx)
     dn = lax.GatherDimensionNumbers(
@@ -218,6 +218,15 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
     # a 0-d boolean index: x[True] adds an axis, x[False] an empty one
     if any(k == "array" and aval_of(v).dtype == dtypes.bool_ for k, v in entries):
         return _bool_scalar_index(arr, entries)
+    if not check_static:  # updates drop out-of-bounds static ints: make them gathered indices
+        d = 0
+        for i, (k, v) in enumerate(entries):
+            if k == "none":
+                continue
+            if k == "int" and not -av.shape[d] <= v < av.shape[d]:
+                entries[i] = ("array", Array(np.asarray(v, np.int64 if abs(v) >= 2**31 else
+                                                        np.int32)))
+            d += 1
     has_array = any(k == "array" for k, _ in entries)
     if has_array:  # ints and traced scalars join the advanced indices (NumPy's rule)
         entries = [("array", convert(v, dtypes.int32)) if k == "int" else

@@ -58,7 +58,7 @@ def _randint(keys: Any, shape: tuple[int, ...], minval: Any, maxval: Any, dtype:
     udt = UINT[nbits]
     span = lax.convert_element_type(lax.sub(maxval, minval), udt)
     one = const(1, udt)
-    span = lax.select_n(lax.le(maxval, minval), span, broadcast(one, shape, keep_scalar=False))
+    span = lax.select_n(lax.le(maxval, minval), span, broadcast(one, shape_of(span), keep_scalar=False))
     # maxval past the dtype's range (e.g. 256 for uint8) means a span one larger
     wider = lax.select_n(lax.gt(maxval, minval), span, lax.add(span, one))
     span = lax.select_n(maxval_out_of_range, span, wider)

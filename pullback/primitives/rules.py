@@ -91,3 +91,99 @@ def add_tangents(a: Any, b: Any) -> Any:
         return a
     from .elementwise import add_p
     return add_p.bind(a, b)
+
+
+# ---- shared rule builders (one way to write a rule each family reuses) ----
+
+def batch_size(vals: Any, dims: Any) -> int:
+    """The mapped size: the extent of any operand's batch dimension."""
+    from ..tracer.core import get_aval
+    for v, d in zip(vals, dims):
+        if d is not None:
+            return get_aval(v).shape[d]
+    raise ValueError("batching rule called with no batched operand")
+
+
+def move_bdim(x: Any, src: int | None, dst: int, size: int) -> Any:
+    """``x`` with its batch dimension ``src`` moved to ``dst`` (a view); an unbatched ``x``
+    (``src`` None) is broadcast (zero-copy) to have one of ``size`` at ``dst``."""
+    from ..tracer.core import get_aval
+    from .movement import broadcast_in_dim_p, transpose_p
+    aval = get_aval(x)
+    if src is None:
+        shape = aval.shape[:dst] + (size,) + aval.shape[dst:]
+        dims = tuple(i for i in range(len(shape)) if i != dst)
+        return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+    if src == dst:
+        return x
+    perm = [i for i in range(aval.ndim) if i != src]
+    perm.insert(dst, src)
+    return transpose_p.bind(x, permutation=tuple(perm))
+
+
+def broadcast_batcher(prim: Any) -> Any:
+    """The batching rule of an element-wise primitive (operands of one shape, 0-d operands
+    broadcast): batched operands get their batch dim in front; unbatched ones of rank > 0 are
+    broadcast (zero-copy) to the batched shape; unbatched scalars stay scalars."""
+    def rule(vals: Any, dims: Any, **params: Any) -> Any:
+        from ..tracer.core import get_aval
+        size = batch_size(vals, dims)
+        logical_nd = max(get_aval(v).ndim - (d is not None) for v, d in zip(vals, dims))
+        out = []
+        for v, d in zip(vals, dims):
+            nd = get_aval(v).ndim - (d is not None)
+            if d is None and nd == 0:
+                out.append(v)
+                continue
+            v = move_bdim(v, d, 0, size)
+            if nd < logical_nd:  # a batched scalar among batched arrays: broadcast its lanes
+                from .movement import broadcast_in_dim_p
+                full = (size,) + _logical_shape(vals, dims)
+                v = broadcast_in_dim_p.bind(v, shape=full, broadcast_dimensions=(0,))
+            out.append(v)
+        res = prim.bind(*out, **params)
+        if prim.multiple_results:
+            return res, [0] * len(res)
+        return res, 0
+    return rule
+
+
+def _logical_shape(vals: Any, dims: Any) -> tuple[int, ...]:
+    from ..tracer.core import get_aval
+    best: tuple[int, ...] = ()
+    for v, d in zip(vals, dims):
+        s = get_aval(v).shape
+        if d is not None:
+            s = s[:d] + s[d + 1:]
+        if len(s) > len(best):
+            best = s
+    return best
+
+
+def elementwise_jvp(prim: Any, *partials: Any) -> Any:
+    """The jvp rule of an element-wise primitive from its partial derivatives:
+    ``partials[i](*primals, out) -> d out / d operand i`` (None: not differentiable in that
+    operand). The tangent is the sum of ``partial_i * tangent_i`` over non-zero tangents."""
+    def rule(primals: Any, tangents: Any, **params: Any) -> Any:
+        from .elementwise import mul_p
+        out = prim.bind(*primals, **params)
+        acc: Any = Zero.from_primal(out)
+        for i, (t, d) in enumerate(zip(tangents, partials)):
+            if type(t) is Zero or d is None:
+                continue
+            acc = add_tangents(acc, mul_p.bind(t, d(*primals, out)))
+        return out, acc
+    return rule
+
+
+def linear_jvp(prim: Any) -> Any:
+    """The jvp rule of a primitive linear in all its operands: apply it to the tangents
+    (zeros instantiated only when some tangent is non-zero)."""
+    def rule(primals: Any, tangents: Any, **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            zero = ([Zero.from_primal(o) for o in out] if prim.multiple_results
+                    else Zero.from_primal(out))
+            return out, zero
+        return out, prim.bind(*[instantiate(t) for t in tangents], **params)
+    return rule

@@ -58,6 +58,15 @@ class JVPTrace(core.Trace):
             if prim.multiple_results:
                 return [JVPTracer(self, o, Zero.from_primal(o)) for o in out]
             return JVPTracer(self, out, Zero.from_primal(out))
+        if isinstance(prim.jvp, core.NoRule):
+            # integer- and bool-valued results carry no derivative: a float0 zero tangent
+            # (comparisons, argmax, ... under grad); anything else without a rule raises
+            out = prim.bind(*primals, **params)
+            outs = out if prim.multiple_results else [out]
+            if any(dtypes.is_inexact(core.get_aval(o).dtype) for o in outs):
+                prim.rule("jvp")  # raises, naming the op and why it has no derivative
+            tracers_out = [JVPTracer(self, o, Zero.from_primal(o)) for o in outs]
+            return tracers_out if prim.multiple_results else tracers_out[0]
         primal_out, tangent_out = prim.rule("jvp")(primals, tangents, **params)
         if prim.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]

@@ -83,6 +83,13 @@ def check_operands(name: str, kinds: str, avals: Sequence[ShapedArray],
 
     Operands must share a dtype in ``kinds`` and a shape, except that 0-d operands broadcast.
     """
+    a0 = avals[0]
+    for a in avals:  # the common case first: eager dispatch pays for every check
+        if a.shape != a0.shape or a.dtype != a0.dtype:
+            break
+    else:
+        if a0.dtype in _KINDS[kinds]:
+            return a0.shape, a0.dtype
     ref_aval = max(avals, key=lambda a: a.ndim)
     for arg, a in zip(args, avals):
         if a.ndim and a.shape != ref_aval.shape:

@@ -517,7 +517,8 @@ def test_select_n_with_a_bool_which():
     np.testing.assert_array_equal(np.asarray(lax.select_n(True, a, b)), b)
 
 
-@pytest.mark.parametrize("dt", [D.bool_, D.int8, D.bfloat16, D.int32, D.float64, D.complex128])
+@pytest.mark.parametrize("dt", [D.bool_, D.int8, D.bfloat16, D.int32, D.float64, D.complex128,
+                                D.float8_e4m3fn])
 @pytest.mark.parametrize("ncases", [1, 2, 3, 6, 7, 13])
 def test_select_n_with_an_int32_which_clamps_out_of_range(dt, ncases):
     rng = np.random.default_rng(ncases)
@@ -845,6 +846,8 @@ def test_weak_types_and_python_scalars():
     (lax.add, [np.ones(3, np.float32), np.ones(4, np.float32)], TypeError,
      ["add", "'y'", "shape"]),
     (lax.add, [np.ones(3, bool), np.ones(3, bool)], TypeError, ["add", "numeric", "bool"]),
+    (lax.mul, [np.ones(3, D.float8_e5m2), np.ones(3, D.float8_e5m2)], TypeError,
+     ["mul", "numeric", "float8_e5m2"]),
     (lax.lt, [np.ones(3, np.complex64), np.ones(3, np.complex64)], TypeError, ["lt", "ordered"]),
     (lax.shift_left, [np.ones(3, np.float32), np.ones(3, np.float32)], TypeError,
      ["shift_left", "integer"]),

@@ -5,7 +5,8 @@ Operands share one shape and one dtype; a 0-d operand broadcasts against the oth
 tables below: its name, the dtypes it accepts, its output dtype rule, its NumPy reference and
 its differentiation slots. Semantics are XLA's (see ``elementwise_reference`` for the details:
 truncating, non-trapping integer division; NaN-propagating max/min; float16/bfloat16 computed
-in float32 and rounded once).
+in float32 and rounded once). The float8 formats are storage types here: arithmetic on them
+raises (convert to float32 first); select_n moves any dtype.
 """
 from __future__ import annotations
 

@@ -27,10 +27,11 @@ def _unary(name: str, prim: Primitive, summary: str) -> Callable[[ArrayLike], Ar
 
 def _binary(name: str, prim: Primitive, summary: str,
             args: tuple[str, str] = ("x", "y")) -> Callable[[ArrayLike, ArrayLike], Array]:
-    def op(x: ArrayLike, y: ArrayLike) -> Array:
-        return prim.bind(*scalars_to((x, y)))
-    if args != ("x", "y"):  # jax.lax's parameter names, for keyword calls
-        def op(x1: ArrayLike, x2: ArrayLike) -> Array:  # noqa: F811
+    if args == ("x", "y"):
+        def op(x: ArrayLike, y: ArrayLike) -> Array:
+            return prim.bind(*scalars_to((x, y)))
+    else:  # jax.lax's parameter names (nextafter's x1, x2), for keyword calls
+        def op(x1: ArrayLike, x2: ArrayLike) -> Array:
             return prim.bind(*scalars_to((x1, x2)))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{summary}\n\n    Args:\n      {args[0]}, {args[1]}: operands of one dtype and "

@@ -5,7 +5,8 @@ Operands share one shape and one dtype; a 0-d operand broadcasts against the oth
 tables below: its name, the dtypes it accepts, its output dtype rule, its NumPy reference and
 its differentiation slots. Semantics are XLA's (see ``elementwise_reference`` for the details:
 truncating, non-trapping integer division; NaN-propagating max/min; float16/bfloat16 computed
-in float32 and rounded once).
+in float32 and rounded once). The float8 formats are storage types here: arithmetic on them
+raises (convert to float32 first); select_n moves any dtype.
 """
 from __future__ import annotations
 
@@ -83,6 +84,13 @@ def check_operands(name: str, kinds: str, avals: Sequence[ShapedArray],
 
     Operands must share a dtype in ``kinds`` and a shape, except that 0-d operands broadcast.
     """
+    a0 = avals[0]
+    for a in avals:  # the common case first: eager dispatch pays for every check
+        if a.shape != a0.shape or a.dtype != a0.dtype:
+            break
+    else:
+        if a0.dtype in _KINDS[kinds]:
+            return a0.shape, a0.dtype
     ref_aval = max(avals, key=lambda a: a.ndim)
     for arg, a in zip(args, avals):
         if a.ndim and a.shape != ref_aval.shape:

@@ -142,17 +142,21 @@ void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
   for (int k = 0; k < nd - 1; ++k) outer *= sh[k];
 #ifdef _OPENMP
   if (threads > 1) {
-    if (outer >= threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (int t = 0; t < threads; ++t) {
-        npy_intp lo = outer * t / threads, hi = outer * (t + 1) / threads;
-        run_range(nd, sh, nop, base, st, lo, hi, 0, inner, fn, params);
+    /* Several chunks per thread, handed out dynamically: when another process takes a core,
+     * the threads still running pick up the descheduled one's share instead of the whole
+     * region waiting for it (a static split measured 8-12 ms for a 0.2 ms add under load). */
+    const int chunks = threads * 8;
+    if (outer >= chunks) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+      for (int t = 0; t < chunks; ++t) {
+        npy_intp lo = outer * t / chunks, hi = outer * (t + 1) / chunks;
+        if (hi > lo) run_range(nd, sh, nop, base, st, lo, hi, 0, inner, fn, params);
       }
     } else {
       for (npy_intp o = 0; o < outer; ++o) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int t = 0; t < threads; ++t) {
-          npy_intp ilo = inner * t / threads, ihi = inner * (t + 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (int t = 0; t < chunks; ++t) {
+          npy_intp ilo = inner * t / chunks, ihi = inner * (t + 1) / chunks;
           if (ihi > ilo) run_range(nd, sh, nop, base, st, o, o + 1, ilo, ihi, fn, params);
         }
       }

@@ -35,11 +35,14 @@ echo "asan: building with -Db_sanitize=address into $work/build"
 
 libasan=$(gcc -print-file-name=libasan.so)
 [ -e "$libasan" ] || { echo "asan: libasan.so not found (gcc -print-file-name=libasan.so)" >&2; exit 2; }
+# libstdc++ is preloaded too: ASan's __cxa_throw interceptor must find the real one at start-up,
+# or the first C++ exception in a later-loaded library (SciPy's special functions) aborts.
+libstdcxx=$(gcc -print-file-name=libstdc++.so)
 rm -f "$work"/asan.log.*
 
 # Run from $work so the source tree is not importable: the tests must load the ASan build.
 set +e
-(cd "$work" && LD_PRELOAD="$libasan" \
+(cd "$work" && LD_PRELOAD="$libasan:$libstdcxx" \
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:log_path=$work/asan.log" \
   "$venv/bin/python" -m pytest "$root/tests" -p no:cacheprovider -q "$@")
 status=$?

@@ -89,6 +89,16 @@ class Eqn:
         return f"Eqn({self.primitive.name}, {self.invars} -> {self.outvars})"
 
 
+def locate_error(e: BaseException, eqn: "Eqn", doing: str = "in") -> None:
+    """Add a note to ``e`` naming ``eqn``'s primitive and the user's line that created it
+    (once: the innermost equation wins)."""
+    src = eqn.source_info
+    if src is not None and not getattr(e, "_pb_located", False):
+        e.add_note(f"  {doing} '{eqn.primitive.name}' created at {src.file}:{src.line} "
+                   f"({src.function})")
+        e._pb_located = True
+
+
 class Jaxpr:
     """A closed-over-nothing program: constvars and invars in, equations, outvars out."""
 

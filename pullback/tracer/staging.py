@@ -8,7 +8,7 @@ import numpy as np
 from . import core, pytree
 from .array import Array
 from .avals import ShapedArray
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var, user_source_info
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var, locate_error, user_source_info
 
 
 class JaxprBuilder:
@@ -169,10 +169,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         try:
             out = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         except Exception as e:
-            if eqn.source_info is not None and not getattr(e, "_pb_located", False):
-                e.add_note(f"  in '{eqn.primitive.name}' created at {eqn.source_info.file}:"
-                           f"{eqn.source_info.line} ({eqn.source_info.function})")
-                e._pb_located = True
+            locate_error(e, eqn)
             raise
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):

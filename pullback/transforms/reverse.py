@@ -53,6 +53,24 @@ def linearize_flat(fun: Callable, primals: Sequence[Any], name: str = "linearize
     return primals_out, tree_box[0], closed, diff, unknown_t, known_t
 
 
+def _flat_with_aux(name: str, fun: Callable, in_tree: Any, has_aux: bool):
+    """``fun`` over flat leaves; with ``has_aux`` it returns only the output and appends the
+    aux value to the returned box."""
+    aux_box: list = []
+
+    def flat_fun(*args: Any) -> Any:
+        out = fun(*pytree.tree_unflatten(in_tree, args))
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{name}: with has_aux=True the function must return a pair "
+                                "(output, aux)")
+            out, aux = out
+            aux_box.append(aux)
+        return out
+
+    return flat_fun, aux_box
+
+
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """Reverse-mode derivative: ``fun(*primals)`` and a function mapping output cotangents to
     input cotangents.
@@ -69,17 +87,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_array(x) for x in leaves]
-    aux_box: list = []
-
-    def flat_fun(*args):
-        out = fun(*pytree.tree_unflatten(in_tree, args))
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("vjp: with has_aux=True the function must return a pair "
-                                "(output, aux)")
-            out, aux = out
-            aux_box.append(aux)
-        return out
+    flat_fun, aux_box = _flat_with_aux("vjp", fun, in_tree, has_aux)
 
     primals_out, out_tree, closed, diff, unknown_t, _ = linearize_flat(flat_fun, leaves, "vjp")
     out_avals = [core.get_aval(p) for p in primals_out]
@@ -122,14 +130,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     the primal computation)."""
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_array(x) for x in leaves]
-    aux_box: list = []
-
-    def flat_fun(*args):
-        out = fun(*pytree.tree_unflatten(in_tree, args))
-        if has_aux:
-            out, aux = out
-            aux_box.append(aux)
-        return out
+    flat_fun, aux_box = _flat_with_aux("linearize", fun, in_tree, has_aux)
 
     primals_out, out_tree, closed, diff, unknown_t, known_t = linearize_flat(flat_fun, leaves)
     from ..tracer.staging import eval_jaxpr

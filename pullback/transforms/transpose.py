@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..tracer import core
-from ..tracer.ir import Jaxpr, Literal, Var
+from ..tracer.ir import Jaxpr, Literal, Var, locate_error
 from ..primitives.rules import UndefPrimal, Zero, add_tangents, is_undefined  # noqa: F401
 
 
@@ -65,10 +65,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], linear_in: Sequence[bool]
         try:
             cts_in = eqn.primitive.rule("transpose")(ct_arg, *invals, **eqn.params)
         except Exception as e:
-            if eqn.source_info is not None and not getattr(e, "_pb_located", False):
-                e.add_note(f"  while transposing '{eqn.primitive.name}' created at "
-                           f"{eqn.source_info}")
-                e._pb_located = True
+            locate_error(e, eqn, "while transposing")
             raise
         for a, ct in zip(eqn.invars, cts_in):
             write_ct(a, ct)

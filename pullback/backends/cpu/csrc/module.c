@@ -1,21 +1,7 @@
 /* The pullback._cpu extension module: each kernel family registers its own entry points, so a
  * new op touches only its family's file. */
-#include <Python.h>
-#define PY_ARRAY_UNIQUE_SYMBOL pb_ARRAY_API
-#include <numpy/arrayobject.h>
-
-int pb_register_elementwise(PyObject *m);
-int pb_register_reduce(PyObject *m);
-int pb_register_copy(PyObject *m);
-int pb_register_dot(PyObject *m);
-int pb_register_view(PyObject *m);
-int pb_register_cast(PyObject *m);
-int pb_register_sort(PyObject *m);
-int pb_register_gather(PyObject *m);
-int pb_register_unfold(PyObject *m);
-int pb_register_random(PyObject *m);
-int pb_register_movement(PyObject *m);
-int pb_set_bf16_typenum(int typenum);
+#define PB_MODULE_INIT
+#include "pb.h"
 
 static PyObject *set_bf16(PyObject *self, PyObject *arg) {
   long num = PyLong_AsLong(arg);

@@ -9,7 +9,9 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#ifndef PB_MODULE_INIT /* module.c owns NumPy's API table; every other file imports it */
 #define NO_IMPORT_ARRAY
+#endif
 #define PY_ARRAY_UNIQUE_SYMBOL pb_ARRAY_API
 #include <numpy/arrayobject.h>
 #include <stdint.h>

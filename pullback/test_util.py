@@ -38,6 +38,15 @@ def _inner(xs: Sequence, ys: Sequence) -> complex:
     return total
 
 
+def _fd(plus: Any, minus: Any, eps: float) -> np.ndarray:
+    """Central difference of one output leaf (float0 zeros for integer and bool outputs, which
+    have no derivative)."""
+    p, m = np.asarray(plus), np.asarray(minus)
+    if not dtypes.is_inexact(p.dtype):
+        return np.zeros(p.shape, dtypes.float0)
+    return (np.asarray(p, np.complex128) - np.asarray(m, np.complex128)) / eps
+
+
 def _close(name: str, a: Any, b: Any, atol: float, rtol: float) -> None:
     for x, y in zip(pytree.tree_leaves(a), pytree.tree_leaves(b)):
         x, y = np.asarray(x), np.asarray(y)
@@ -68,8 +77,7 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None =
     v_out, t_out = f_jvp(args, tangents)
     plus = f(*pytree.tree_map(lambda x, t: _add(x, t, eps / 2), args, tangents))
     minus = f(*pytree.tree_map(lambda x, t: _add(x, t, -eps / 2), args, tangents))
-    fd = pytree.tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
-                         / eps, plus, minus)
+    fd = pytree.tree_map(lambda p, m: _fd(p, m, eps), plus, minus)
     _close("jvp primal output", v_out, f(*args), atol, rtol)
     _close("jvp tangent vs finite differences", t_out, fd, atol, rtol)
 
@@ -84,8 +92,7 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None =
     tangents = pytree.tree_map(lambda x: _rand_like(rng, x), args)
     plus = f(*pytree.tree_map(lambda x, t: _add(x, t, eps / 2), args, tangents))
     minus = f(*pytree.tree_map(lambda x, t: _add(x, t, -eps / 2), args, tangents))
-    fd = [(np.asarray(p, np.complex128) - np.asarray(m, np.complex128)) / eps
-          for p, m in zip(pytree.tree_leaves(plus), pytree.tree_leaves(minus))]
+    fd = [_fd(p, m, eps) for p, m in zip(pytree.tree_leaves(plus), pytree.tree_leaves(minus))]
     cts = pytree.tree_map(lambda y: _rand_like(rng, y), v_out)
     ct_in = pullback(cts)
     lhs = _inner(pytree.tree_leaves(cts), fd)

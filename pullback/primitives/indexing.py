@@ -31,7 +31,7 @@ from ..tracer.array import Array
 from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
 from .conversion import convert_element_type_p
-from .elementwise import div_p, eq_p, mul_p, select_n_p
+from .elementwise import div_p, eq_p, mul_p, select_n_p, sub_p
 from .movement import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p
 from .rules import (NONLINEAR, Zero, add_tangents, batch_size, instantiate, is_undefined,
                     linear_jvp, linear_transpose, move_bdim, zeros_like_aval)
@@ -761,25 +761,36 @@ def _scatter_mul_transpose(ct, operand, indices, updates, **params):
 
 
 def _other_factors(operand, indices, updates, **params):
-    """For every update element, the product of the other updates landing on its position."""
+    """For every update element, the product of the other updates landing on its position.
+
+    Never divides by a zero update: the updates that are zero (a mask fixed at the primal
+    point) and the others are multiplied separately, so the result is exact, and so are its
+    derivatives wherever at most two zero updates share a position (with three or more, the
+    product and its first derivative are zero, as they should be, but not the second)."""
     dn, mode = params["dimension_numbers"], params["mode"]
-    ushape = get_aval(updates).shape
-    zero = eq_p.bind(updates, _zeros((), updates))
-    one = Array(np.ones((), get_aval(updates).dtype))
-    nonzero = select_n_p.bind(zero, updates, broadcast_in_dim_p.bind(
-        one, shape=ushape, broadcast_dimensions=()))
-    ones = broadcast_in_dim_p.bind(one, shape=get_aval(operand).shape, broadcast_dimensions=())
-    product = _gather_updates(scatter_mul_p.bind(ones, indices, nonzero, **params), indices,
-                              ushape, dn, mode)
-    n_zeros = _gather_updates(
-        scatter_add_p.bind(_zeros(get_aval(operand).shape, operand), indices,
-                           _as_dtype(zero, get_aval(operand).dtype), **params),
-        indices, ushape, dn, mode)
-    # a non-zero update: the product of the non-zero ones over itself, if none is zero;
-    # a zero update: the product of the non-zero ones, if it is the only zero
-    only = [eq_p.bind(n_zeros, Array(np.asarray(k, get_aval(n_zeros).dtype))) for k in (0, 1)]
-    return select_n_p.bind(zero, _select(only[0], div_p.bind(product, nonzero)),
-                           _select(only[1], product))
+    ushape, oshape = get_aval(updates).shape, get_aval(operand).shape
+    dtype = get_aval(updates).dtype
+    ones = broadcast_in_dim_p.bind(Array(np.ones((), dtype)), shape=ushape,
+                                   broadcast_dimensions=())
+    zero = eq_p.bind(updates, _zeros(ushape, updates))
+    nonzero, zeros_only = (select_n_p.bind(zero, updates, ones),
+                           select_n_p.bind(zero, ones, updates))
+
+    def per_update(prim, base, values):  # combine at each position, read back per update
+        return _gather_updates(prim.bind(base, indices, values, **params), indices, ushape,
+                               dn, mode)
+    one_x = broadcast_in_dim_p.bind(Array(np.ones((), dtype)), shape=oshape,
+                                    broadcast_dimensions=())
+    product = per_update(scatter_mul_p, one_x, nonzero)  # of the non-zero updates
+    zero_product = per_update(scatter_mul_p, one_x, zeros_only)  # 0 if any is zero, else 1
+    n_zeros = per_update(scatter_add_p, _zeros(oshape, operand), _as_dtype(zero, dtype))
+    zero_sum = per_update(scatter_add_p, _zeros(oshape, operand), _select(zero, updates))
+    count = [eq_p.bind(n_zeros, Array(np.asarray(k, dtype))) for k in (1, 2)]
+    # a zero update: the non-zero product, times the other zero update if there are two
+    other_zero = select_n_p.bind(count[0], _select(count[1], sub_p.bind(zero_sum, updates)),
+                                 ones)
+    return select_n_p.bind(zero, mul_p.bind(zero_product, div_p.bind(product, nonzero)),
+                           mul_p.bind(other_zero, product))
 
 
 def _scatter_mul_jvp(primals, tangents, **params):

@@ -71,7 +71,8 @@ CASES = [
     ("concatenate", lambda x, y, z: lax.concatenate([x, y, z], 1),
      (_rand(2, 3), _rand(2, 1), _rand(2, 0))),
     ("concatenate_repeated", lambda x, y: lax.concatenate([x, y, x], 0), (_rand(1), _rand(3))),
-    ("concatenate_rank3", lambda x, y: lax.concatenate([x, y], 2), (_rand(2, 1, 2), _rand(2, 1, 3))),
+    ("concatenate_rank3", lambda x, y: lax.concatenate([x, y], 2),
+     (_rand(2, 1, 2), _rand(2, 1, 3))),
 ]
 IDS = [c[0] for c in CASES]
 

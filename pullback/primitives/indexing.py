@@ -15,6 +15,12 @@ vector is the last dimension of the indices) and JAX's out-of-bounds modes:
 Scatter applies updates in row-major order of the scatter indices, then of the window, so
 duplicate indices resolve deterministically: set keeps the last update, add/mul accumulate in
 that order, min/max propagate NaN.
+
+Derivatives: everything is linear in its array operands (never in the integer indices, whose
+tangents are ignored) except scatter-mul (linear in the operand) and scatter-min/max; see
+"scatter derivatives" below for how duplicates are handled. Batching: per-lane indices become
+gather/scatter batching dimensions (operand_batching_dims), a dynamic slice with batched starts
+a gather (a dynamic update, a scatter) in CLIP mode, which clamps as they do.
 """
 from __future__ import annotations
 

@@ -3,6 +3,13 @@
 broadcast_in_dim, transpose, squeeze, slice and rev are always views (zero, permuted, dropped,
 multiplied or negated strides); reshape is a view unless the layout cannot merge dimensions.
 pad, concatenate and iota write new arrays with the C kernels of backends/cpu/csrc/movement.c.
+
+All but iota are linear, so their jvp applies them to the tangents, and each has a transpose:
+broadcast_in_dim sums (reduce_sum) over the dimensions it adds or expands, slice pads the
+cotangent with zeros (interior padding undoing its steps), pad slices back (negative edges
+padded with zeros again) and gives the padding value the sum of the padded positions,
+concatenate slices, and the other views invert themselves. Batching rules remap the dimension
+parameters around the batch dimension.
 """
 from __future__ import annotations
 

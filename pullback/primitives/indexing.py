@@ -15,10 +15,17 @@ vector is the last dimension of the indices) and JAX's out-of-bounds modes:
 Scatter applies updates in row-major order of the scatter indices, then of the window, so
 duplicate indices resolve deterministically: set keeps the last update, add/mul accumulate in
 that order, min/max propagate NaN.
+
+Derivatives: everything is linear in its array operands (never in the integer indices, whose
+tangents are ignored) except scatter-mul (linear in the operand) and scatter-min/max; see
+"scatter derivatives" below for how duplicates are handled. Batching: per-lane indices become
+gather/scatter batching dimensions (operand_batching_dims), a dynamic slice with batched starts
+a gather (a dynamic update, a scatter) in CLIP mode, which clamps as they do.
 """
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -26,9 +33,14 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer import strides as views
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
+from ..tracer.array import Array
+from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
-from .rules import AUTODIFF, BATCHING, NONLINEAR
+from .conversion import convert_element_type_p
+from .elementwise import div_p, eq_p, mul_p, select_n_p, sub_p
+from .movement import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p
+from .rules import (NONLINEAR, Zero, add_tangents, batch_size, instantiate, is_undefined,
+                    linear_jvp, linear_transpose, move_bdim, zeros_like_aval)
 
 
 # ---- the dimension-number and mode types of jax.lax ----
@@ -202,9 +214,35 @@ dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_slice_p.abstract_eval = _dynamic_slice_aval
 dynamic_slice_p.cpu = _dynamic_slice_cpu
 dynamic_slice_p.reference = _dynamic_slice_ref
-dynamic_slice_p.jvp = AUTODIFF
-dynamic_slice_p.transpose = AUTODIFF
-dynamic_slice_p.batch = BATCHING
+
+
+@linear_transpose
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    zeros = _zeros(x.aval.shape, ct)
+    return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+def _dynamic_slice_batch(vals, dims, *, slice_sizes):
+    (x, *starts), (dx, *dstarts) = vals, dims
+    size = batch_size(vals, dims)
+    if all(d is None for d in dstarts):  # the whole batch dimension is one more slice dim
+        starts.insert(dx, _ZERO_START)
+        sizes = tuple(slice_sizes[:dx]) + (size,) + tuple(slice_sizes[dx:])
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), dx
+    # per-lane starts: a gather of one clamped window per lane
+    nd = len(starts)
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(1, nd + 1)), collapsed_slice_dims=(),
+                                start_index_map=tuple(range(1, nd + 1)),
+                                operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    return gather_p.bind(move_bdim(x, dx, 0, size), _stack_starts(starts, dstarts, size),
+                         dimension_numbers=dn, slice_sizes=(min(1, size),) + tuple(slice_sizes),
+                         indices_are_sorted=False, unique_indices=False,
+                         mode=GatherScatterMode.CLIP, fill_value=None), 0
+
+
+dynamic_slice_p.jvp = linear_jvp(dynamic_slice_p, linear=(0,))
+dynamic_slice_p.transpose = _dynamic_slice_transpose
+dynamic_slice_p.batch = _dynamic_slice_batch
 
 
 # ---- dynamic_update_slice ----
@@ -234,9 +272,61 @@ dynamic_update_slice_p.abstract_eval = _dynamic_update_slice_aval
 dynamic_update_slice_p.cpu = lambda k, x, update, *starts: k.dynamic_update_slice(
     x, update, _clamped_starts(starts, x.shape, update.shape))
 dynamic_update_slice_p.reference = _dynamic_update_slice_ref
-dynamic_update_slice_p.jvp = AUTODIFF
-dynamic_update_slice_p.transpose = AUTODIFF
-dynamic_update_slice_p.batch = BATCHING
+
+
+@linear_transpose
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    ushape = get_aval(update).shape
+    ct_x = ct_u = None
+    if is_undefined(x):  # the positions the update overwrites get no cotangent
+        ct_x = dynamic_update_slice_p.bind(ct, _zeros(ushape, ct), *starts)
+    if is_undefined(update):
+        ct_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=ushape)
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+def _dynamic_update_slice_batch(vals, dims):
+    (x, update, *starts), (dx, du, *dstarts) = vals, dims
+    size = batch_size(vals, dims)
+    x, update = move_bdim(x, dx, 0, size), move_bdim(update, du, 0, size)
+    if all(d is None for d in dstarts):
+        return dynamic_update_slice_p.bind(x, update, _ZERO_START, *starts), 0
+    # per-lane starts: a scatter of one clamped window per lane
+    nd = len(starts)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(1, nd + 1)),
+                                 inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=tuple(range(1, nd + 1)),
+                                 operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+    return scatter_p.bind(x, _stack_starts(starts, dstarts, size), update, dimension_numbers=dn,
+                          indices_are_sorted=True, unique_indices=True,
+                          mode=GatherScatterMode.CLIP), 0
+
+
+dynamic_update_slice_p.jvp = linear_jvp(dynamic_update_slice_p, linear=(0, 1))
+dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
+dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+
+
+_ZERO_START = Array(np.zeros((), np.int32))
+
+
+def _zeros(shape: tuple[int, ...], like: Any) -> Any:
+    """Zeros of ``shape`` with the dtype of ``like`` (a value)."""
+    return zeros_like_aval(ShapedArray(tuple(shape), get_aval(like).dtype))
+
+
+def _stack_starts(starts: Sequence[Any], dims: Sequence[int | None], size: int) -> Any:
+    """Scalar start operands, some batched, as one (size, len(starts)) index array (int64 if
+    their dtypes differ)."""
+    kinds = {get_aval(s).dtype for s in starts}
+    common = kinds.pop() if len(kinds) == 1 else np.dtype(np.int64)
+    cols = []
+    for s, d in zip(starts, dims):
+        if get_aval(s).dtype != common:
+            s = convert_element_type_p.bind(s, new_dtype=common, weak_type=False)
+        s = move_bdim(s, d, 0, size)
+        cols.append(broadcast_in_dim_p.bind(s, shape=(size, 1), broadcast_dimensions=(0,)))
+    return concatenate_p.bind(*cols, dimension=1)
 
 
 # ---- gather ----
@@ -363,9 +453,71 @@ gather_p = Primitive("gather")
 gather_p.abstract_eval = _gather_aval
 gather_p.cpu = _gather_cpu
 gather_p.reference = _gather_ref
-gather_p.jvp = AUTODIFF
-gather_p.transpose = AUTODIFF
-gather_p.batch = BATCHING
+
+
+def _gather_jvp(primals, tangents, **params):
+    operand, indices = primals
+    out = gather_p.bind(operand, indices, **params)
+    if type(tangents[0]) is Zero:
+        return out, Zero.from_primal(out)
+    if params["mode"] is GatherScatterMode.FILL_OR_DROP:
+        params = dict(params, fill_value=0)  # the fill is a constant: its tangent is zero
+    return out, gather_p.bind(tangents[0], indices, **params)
+
+
+@linear_transpose
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, mode,
+                      fill_value=None, indices_are_sorted=False, unique_indices=False):
+    # every gathered element's cotangent is added back where it was read; the scatter treats
+    # out-of-bounds windows as the gather did (clamped, or filled hence dropped)
+    dn = dimension_numbers
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=tuple(dn.offset_dims),
+        inserted_window_dims=tuple(dn.collapsed_slice_dims),
+        scatter_dims_to_operand_dims=tuple(dn.start_index_map),
+        operand_batching_dims=tuple(dn.operand_batching_dims),
+        scatter_indices_batching_dims=tuple(dn.start_indices_batching_dims))
+    smode = (GatherScatterMode.FILL_OR_DROP if mode is GatherScatterMode.FILL_OR_DROP
+             else GatherScatterMode.CLIP)
+    ct_operand = scatter_add_p.bind(_zeros(operand.aval.shape, ct), indices, ct,
+                                    dimension_numbers=sdn, indices_are_sorted=indices_are_sorted,
+                                    unique_indices=unique_indices, mode=smode)
+    return [ct_operand, None]
+
+
+def _shift(dims: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d + 1 for d in dims)
+
+
+def _gather_batch(vals, dims, *, dimension_numbers, slice_sizes, **params):
+    (operand, indices), (do, di) = vals, dims
+    size = batch_size(vals, dims)
+    dn = dimension_numbers
+    operand = move_bdim(operand, do, 0, size)
+    if di is None:  # the operand's batch dimension becomes one more (whole) window dimension
+        bdn = GatherDimensionNumbers(
+            offset_dims=(0,) + _shift(dn.offset_dims),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            start_index_map=_shift(dn.start_index_map),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            start_indices_batching_dims=tuple(dn.start_indices_batching_dims))
+        sizes = (size,) + tuple(slice_sizes)
+    else:  # batched indices: lane b of the indices reads lane b of the operand
+        indices = move_bdim(indices, di, 0, size)
+        bdn = GatherDimensionNumbers(
+            offset_dims=_shift(dn.offset_dims),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            start_index_map=_shift(dn.start_index_map),
+            operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+            start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
+        sizes = (min(1, size),) + tuple(slice_sizes)
+    return gather_p.bind(operand, indices, dimension_numbers=bdn, slice_sizes=sizes,
+                         **params), 0
+
+
+gather_p.jvp = _gather_jvp
+gather_p.transpose = _gather_transpose
+gather_p.batch = _gather_batch
 
 
 # ---- scatter, scatter-add, scatter-mul, scatter-min, scatter-max ----
@@ -470,7 +622,7 @@ _SCATTER_UFUNCS = {"scatter-add": np.add, "scatter-mul": np.multiply,
                    "scatter-min": np.minimum, "scatter-max": np.maximum}
 
 
-def _declare_scatter(name: str, combiner: str, transpose) -> Primitive:
+def _declare_scatter(name: str, combiner: str) -> Primitive:
     p = Primitive(name)
     p.abstract_eval = lambda *avals, **params: _scatter_aval(name, *avals, **params)
 
@@ -485,14 +637,211 @@ def _declare_scatter(name: str, combiner: str, transpose) -> Primitive:
 
     p.cpu = cpu
     p.reference = lambda *xs, **params: _scatter_ref(name, *xs, **params)
-    p.jvp = AUTODIFF
-    p.transpose = transpose
-    p.batch = BATCHING
+    p.batch = _scatter_batcher(p)
     return p
 
 
-scatter_p = _declare_scatter("scatter", "set", AUTODIFF)
-scatter_add_p = _declare_scatter("scatter-add", "add", AUTODIFF)
-scatter_mul_p = _declare_scatter("scatter-mul", "mul", AUTODIFF)
-scatter_min_p = _declare_scatter("scatter-min", "min", NONLINEAR)
-scatter_max_p = _declare_scatter("scatter-max", "max", NONLINEAR)
+def _scatter_batcher(prim: Primitive):
+    """Every operand gets its batch dimension in front (unbatched ones are broadcast, a
+    view), and lane b of the indices and updates scatters into lane b of the operand."""
+    def rule(vals, dims, *, dimension_numbers, **params):
+        size = batch_size(vals, dims)
+        operand, indices, updates = (move_bdim(v, d, 0, size) for v, d in zip(vals, dims))
+        dn = dimension_numbers
+        bdn = ScatterDimensionNumbers(
+            update_window_dims=_shift(dn.update_window_dims),
+            inserted_window_dims=_shift(dn.inserted_window_dims),
+            scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+            operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+            scatter_indices_batching_dims=(0,) + _shift(dn.scatter_indices_batching_dims))
+        return prim.bind(operand, indices, updates, dimension_numbers=bdn, **params), 0
+    return rule
+
+
+scatter_p = _declare_scatter("scatter", "set")
+scatter_add_p = _declare_scatter("scatter-add", "add")
+scatter_mul_p = _declare_scatter("scatter-mul", "mul")
+scatter_min_p = _declare_scatter("scatter-min", "min")
+scatter_max_p = _declare_scatter("scatter-max", "max")
+
+
+# ---- scatter derivatives ----
+#
+# Scatter applies its updates in a fixed order, so duplicate indices have one well-defined
+# result and every rule below is exact for them (XLA leaves the order unspecified, which is
+# why JAX restricts some of these rules to unique indices):
+# - scatter (set) is linear in (operand, updates) jointly; its transpose gives the operand
+#   the cotangent of the positions no update lands on, and each update the cotangent of its
+#   position if it is the update that lands there (the last one), else zero;
+# - scatter-add is linear; scatter-mul is linear in the operand, and its jvp in the updates
+#   multiplies each update's tangent by the product of the other updates landing on the same
+#   position (computed without dividing by a zero update);
+# - scatter-min/max: the tangent at a position is the mean of the tangents of every
+#   contender (the operand and the updates) equal to the result, as JAX's max does for ties;
+#   NaN results have NaN tangents.
+# Updates a scatter drops (out of bounds) get zero cotangents and contribute no tangent.
+
+def _gather_updates(x: Any, indices: Any, updates_shape: tuple[int, ...],
+                    dn: ScatterDimensionNumbers, mode: GatherScatterMode,
+                    fill: Any = 0) -> Any:
+    """For every element of a scatter's updates, the value of ``x`` (operand-shaped) at the
+    position the scatter writes it to; elements the scatter drops read ``fill``."""
+    sizes = tuple(_scatter_window_sizes(get_aval(x).shape, updates_shape, dn))
+    gdn = GatherDimensionNumbers(
+        offset_dims=tuple(dn.update_window_dims),
+        collapsed_slice_dims=tuple(dn.inserted_window_dims),
+        start_index_map=tuple(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=tuple(dn.operand_batching_dims),
+        start_indices_batching_dims=tuple(dn.scatter_indices_batching_dims))
+    clip = mode is GatherScatterMode.CLIP  # a scatter clamps in CLIP mode, else drops
+    return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=sizes,
+                         indices_are_sorted=False, unique_indices=False,
+                         mode=GatherScatterMode.CLIP if clip else GatherScatterMode.FILL_OR_DROP,
+                         fill_value=None if clip else fill)
+
+
+def _landing_updates(indices: Any, operand_shape: tuple[int, ...],
+                     updates_shape: tuple[int, ...], dn: ScatterDimensionNumbers,
+                     mode: GatherScatterMode) -> Any:
+    """A bool mask over the updates: True where the update element is the one a scatter (set)
+    leaves at its position (the last of duplicates; dropped ones never land). Each scatter
+    index gets an id, the ids are scattered, and each update reads back which id won."""
+    scatter_dims = [i for i in range(len(updates_shape)) if i not in dn.update_window_dims]
+    scatter_shape = tuple(updates_shape[i] for i in scatter_dims)
+    n = math.prod(scatter_shape)
+    id_dtype = np.dtype(np.int32 if n < 2 ** 31 - 1 else np.int64)
+    ids = reshape_p.bind(iota_p.bind(dtype=id_dtype, shape=(n,), dimension=0),
+                         new_sizes=scatter_shape, dimensions=None)
+    ids = broadcast_in_dim_p.bind(ids, shape=tuple(updates_shape),
+                                  broadcast_dimensions=tuple(scatter_dims))
+    none = broadcast_in_dim_p.bind(Array(np.asarray(-1, id_dtype)), shape=tuple(operand_shape),
+                                   broadcast_dimensions=())
+    written = scatter_p.bind(none, indices, ids, dimension_numbers=dn, indices_are_sorted=False,
+                             unique_indices=False, mode=mode)
+    return eq_p.bind(_gather_updates(written, indices, updates_shape, dn, mode, fill=-1), ids)
+
+
+def _select(mask: Any, x: Any) -> Any:
+    """``x`` where ``mask``, zero elsewhere."""
+    return select_n_p.bind(mask, _zeros(get_aval(x).shape, x), x)
+
+
+def _as_dtype(x: Any, dtype: np.dtype) -> Any:
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
+
+
+@linear_transpose
+def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, mode,
+                       indices_are_sorted=False, unique_indices=False):
+    dn = dimension_numbers
+    ushape = get_aval(updates).shape
+    ct_operand = ct_updates = None
+    if is_undefined(operand):  # positions an update overwrites get no cotangent
+        ct_operand = scatter_p.bind(ct, indices, _zeros(ushape, ct), dimension_numbers=dn,
+                                    indices_are_sorted=indices_are_sorted,
+                                    unique_indices=unique_indices, mode=mode)
+    if is_undefined(updates):
+        ct_updates = _gather_updates(ct, indices, ushape, dn, mode)
+        if not unique_indices:
+            ct_updates = _select(_landing_updates(indices, get_aval(operand).shape, ushape, dn,
+                                                  mode), ct_updates)
+    return [ct_operand, None, ct_updates]
+
+
+@linear_transpose
+def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, mode,
+                           indices_are_sorted=False, unique_indices=False):
+    ct_updates = None
+    if is_undefined(updates):
+        ct_updates = _gather_updates(ct, indices, get_aval(updates).shape, dimension_numbers,
+                                     mode)
+    return [ct if is_undefined(operand) else None, None, ct_updates]
+
+
+@linear_transpose
+def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    if is_undefined(updates):
+        raise NotImplementedError("scatter-mul is linear in its operand only, so it has no "
+                                  "transpose with respect to 'updates'")
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+def _other_factors(operand, indices, updates, **params):
+    """For every update element, the product of the other updates landing on its position.
+
+    Never divides by a zero update: the updates that are zero (a mask fixed at the primal
+    point) and the others are multiplied separately, so the result is exact, and so are its
+    derivatives wherever at most two zero updates share a position (with three or more, the
+    product and its first derivative are zero, as they should be, but not the second)."""
+    dn, mode = params["dimension_numbers"], params["mode"]
+    ushape, oshape = get_aval(updates).shape, get_aval(operand).shape
+    dtype = get_aval(updates).dtype
+    ones = broadcast_in_dim_p.bind(Array(np.ones((), dtype)), shape=ushape,
+                                   broadcast_dimensions=())
+    zero = eq_p.bind(updates, _zeros(ushape, updates))
+    nonzero, zeros_only = (select_n_p.bind(zero, updates, ones),
+                           select_n_p.bind(zero, ones, updates))
+
+    def per_update(prim, base, values):  # combine at each position, read back per update
+        return _gather_updates(prim.bind(base, indices, values, **params), indices, ushape,
+                               dn, mode)
+    one_x = broadcast_in_dim_p.bind(Array(np.ones((), dtype)), shape=oshape,
+                                    broadcast_dimensions=())
+    product = per_update(scatter_mul_p, one_x, nonzero)  # of the non-zero updates
+    zero_product = per_update(scatter_mul_p, one_x, zeros_only)  # 0 if any is zero, else 1
+    n_zeros = per_update(scatter_add_p, _zeros(oshape, operand), _as_dtype(zero, dtype))
+    zero_sum = per_update(scatter_add_p, _zeros(oshape, operand), _select(zero, updates))
+    count = [eq_p.bind(n_zeros, Array(np.asarray(k, dtype))) for k in (1, 2)]
+    # a zero update: the non-zero product, times the other zero update if there are two
+    other_zero = select_n_p.bind(count[0], _select(count[1], sub_p.bind(zero_sum, updates)),
+                                 ones)
+    return select_n_p.bind(zero, mul_p.bind(zero_product, div_p.bind(product, nonzero)),
+                           mul_p.bind(other_zero, product))
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    g_operand, _, g_updates = tangents
+    out = scatter_mul_p.bind(operand, indices, updates, **params)
+    tangent = Zero.from_primal(out)
+    if type(g_operand) is not Zero:
+        tangent = scatter_mul_p.bind(g_operand, indices, updates, **params)
+    if type(g_updates) is not Zero:
+        if not params["unique_indices"]:
+            g_updates = mul_p.bind(g_updates, _other_factors(operand, indices, updates,
+                                                             **params))
+        summed = scatter_add_p.bind(_zeros(get_aval(operand).shape, operand), indices,
+                                    g_updates, **params)
+        tangent = add_tangents(tangent, mul_p.bind(operand, summed))
+    return out, tangent
+
+
+def _scatter_extremum_jvp(prim: Primitive):
+    def rule(primals, tangents, **params):
+        operand, indices, updates = primals
+        out = prim.bind(operand, indices, updates, **params)
+        if type(tangents[0]) is Zero and type(tangents[2]) is Zero:
+            return out, Zero.from_primal(out)
+        g_operand, g_updates = instantiate(tangents[0]), instantiate(tangents[2])
+        dtype = get_aval(out).dtype
+        kept = eq_p.bind(operand, out)
+        won = eq_p.bind(updates, _gather_updates(out, indices, get_aval(updates).shape,
+                                                 params["dimension_numbers"], params["mode"]))
+        count = scatter_add_p.bind(_as_dtype(kept, dtype), indices, _as_dtype(won, dtype),
+                                   **params)
+        total = scatter_add_p.bind(_select(kept, g_operand), indices, _select(won, g_updates),
+                                   **params)
+        return out, div_p.bind(total, count)
+    return rule
+
+
+scatter_p.jvp = linear_jvp(scatter_p, linear=(0, 2))
+scatter_p.transpose = _scatter_transpose
+scatter_add_p.jvp = linear_jvp(scatter_add_p, linear=(0, 2))
+scatter_add_p.transpose = _scatter_add_transpose
+scatter_mul_p.jvp = _scatter_mul_jvp
+scatter_mul_p.transpose = _scatter_mul_transpose
+scatter_min_p.jvp = _scatter_extremum_jvp(scatter_min_p)
+scatter_min_p.transpose = NONLINEAR
+scatter_max_p.jvp = _scatter_extremum_jvp(scatter_max_p)
+scatter_max_p.transpose = NONLINEAR

@@ -3,6 +3,13 @@
 broadcast_in_dim, transpose, squeeze, slice and rev are always views (zero, permuted, dropped,
 multiplied or negated strides); reshape is a view unless the layout cannot merge dimensions.
 pad, concatenate and iota write new arrays with the C kernels of backends/cpu/csrc/movement.c.
+
+All but iota are linear, so their jvp applies them to the tangents, and each has a transpose:
+broadcast_in_dim sums (reduce_sum) over the dimensions it adds or expands, slice pads the
+cotangent with zeros (interior padding undoing its steps), pad slices back (negative edges
+padded with zeros again) and gives the padding value the sum of the padded positions,
+concatenate slices, and the other views invert themselves. Batching rules remap the dimension
+parameters around the batch dimension.
 """
 from __future__ import annotations
 
@@ -12,10 +19,12 @@ import numpy as np
 
 from ..tracer import dtypes
 from ..tracer import strides as views
+from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive, not_applicable
+from ..tracer.core import Primitive, get_aval, not_applicable
 from ..tracer.shapes import check_shape
-from .rules import AUTODIFF, BATCHING
+from .rules import (batch_size, is_undefined, linear_jvp, linear_transpose, move_bdim,
+                    zeros_like_aval)
 
 
 # ---- broadcast_in_dim ----
@@ -50,9 +59,31 @@ broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_aval
 broadcast_in_dim_p.reference = _broadcast_in_dim_ref
 broadcast_in_dim_p.cpu = lambda k, x, *, shape, broadcast_dimensions: k.view(
     x, *views.broadcast_in_dim(x.shape, x.strides, shape, broadcast_dimensions))
-broadcast_in_dim_p.jvp = AUTODIFF
-broadcast_in_dim_p.transpose = AUTODIFF
-broadcast_in_dim_p.batch = BATCHING
+
+
+@linear_transpose
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    # sum over the new dimensions and the operand's size-1 (expanded) ones, then restore
+    # the operand's unit dimensions
+    from .reductions import reduce_sum_p
+    in_shape = x.aval.shape
+    kept = {d for n, d in zip(in_shape, broadcast_dimensions) if n != 1}
+    axes = tuple(d for d in range(len(shape)) if d not in kept)
+    summed = reduce_sum_p.bind(ct, axes=axes) if axes else ct
+    return [reshape_p.bind(summed, new_sizes=in_shape, dimensions=None)]
+
+
+def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions):
+    (x,), (d,) = vals, dims
+    x = move_bdim(x, d, 0, 0)
+    return broadcast_in_dim_p.bind(
+        x, shape=(get_aval(x).shape[0],) + tuple(shape),
+        broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+broadcast_in_dim_p.jvp = linear_jvp(broadcast_in_dim_p)
+broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
 
 
 # ---- reshape ----
@@ -88,9 +119,29 @@ reshape_p = Primitive("reshape")
 reshape_p.abstract_eval = _reshape_aval
 reshape_p.reference = _reshape_ref
 reshape_p.cpu = _reshape_cpu
-reshape_p.jvp = AUTODIFF
-reshape_p.transpose = AUTODIFF
-reshape_p.batch = BATCHING
+
+
+@linear_transpose
+def _reshape_transpose(ct, x, *, new_sizes, dimensions=None):
+    if dimensions is None:
+        return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    back = reshape_p.bind(ct, new_sizes=permuted, dimensions=None)
+    return [transpose_p.bind(back, permutation=tuple(np.argsort(dimensions).tolist()))]
+
+
+def _reshape_batch(vals, dims, *, new_sizes, dimensions=None):
+    (x,), (d,) = vals, dims
+    x = move_bdim(x, d, 0, 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(i + 1 for i in dimensions)
+    return reshape_p.bind(x, new_sizes=(get_aval(x).shape[0],) + tuple(new_sizes),
+                          dimensions=dimensions), 0
+
+
+reshape_p.jvp = linear_jvp(reshape_p)
+reshape_p.transpose = _reshape_transpose
+reshape_p.batch = _reshape_batch
 
 
 def _check_dims(dims, ndim: int, op: str, arg: str) -> tuple[int, ...]:
@@ -105,17 +156,24 @@ def _check_dims(dims, ndim: int, op: str, arg: str) -> tuple[int, ...]:
     return dims
 
 
-def _view_primitive(name: str, aval_rule, layout, reference) -> Primitive:
+def _view_primitive(name: str, aval_rule, layout, reference, transpose, batch) -> Primitive:
     """A primitive that is always a zero-copy view: ``layout(shape, strides, **params)`` gives
-    the view's (shape, strides, offset)."""
+    the view's (shape, strides, offset). Views are linear: ``transpose(ct, x, **params)``
+    gives the operand's cotangent, ``batch(x, bdim, **params)`` the batched
+    ``(out, out_bdim)``."""
     p = Primitive(name)
     p.abstract_eval = aval_rule
     p.cpu = lambda k, x, **params: k.view(x, *layout(x.shape, x.strides, **params))
     p.reference = reference
-    p.jvp = AUTODIFF
-    p.transpose = AUTODIFF
-    p.batch = BATCHING
+    p.jvp = linear_jvp(p)
+    p.transpose = linear_transpose(lambda ct, x, **params: [transpose(ct, x, **params)])
+    p.batch = lambda vals, dims, **params: batch(vals[0], dims[0], **params)
     return p
+
+
+def _shift_dims(dims, bdim: int) -> tuple[int, ...]:
+    """Dimension numbers of the unbatched operand as dimensions of the batched one."""
+    return tuple(d + (d >= bdim) for d in dims)
 
 
 # ---- transpose ----
@@ -131,7 +189,12 @@ def _transpose_aval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedAr
 transpose_p = _view_primitive(
     "transpose", _transpose_aval,
     lambda shape, strides, *, permutation: views.transpose(shape, strides, permutation),
-    lambda x, *, permutation: np.transpose(x, permutation))
+    lambda x, *, permutation: np.transpose(x, permutation),
+    lambda ct, x, *, permutation: transpose_p.bind(
+        ct, permutation=tuple(np.argsort(permutation).tolist())),
+    # the batch dimension stays in front of the permuted ones
+    lambda x, d, *, permutation: (transpose_p.bind(
+        x, permutation=(d,) + _shift_dims(permutation, d)), 0))
 
 
 # ---- squeeze ----
@@ -147,7 +210,10 @@ def _squeeze_aval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray
 squeeze_p = _view_primitive(
     "squeeze", _squeeze_aval,
     lambda shape, strides, *, dimensions: views.squeeze(shape, strides, dimensions),
-    lambda x, *, dimensions: np.squeeze(x, tuple(dimensions)))
+    lambda x, *, dimensions: np.squeeze(x, tuple(dimensions)),
+    lambda ct, x, *, dimensions: reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None),
+    lambda x, d, *, dimensions: (squeeze_p.bind(x, dimensions=_shift_dims(dimensions, d)),
+                                 d - sum(1 for i in dimensions if i < d)))
 
 
 # ---- slice ----
@@ -187,9 +253,34 @@ slice_p = Primitive("slice")
 slice_p.abstract_eval = _slice_aval
 slice_p.cpu = _slice_cpu
 slice_p.reference = _slice_ref
-slice_p.jvp = AUTODIFF
-slice_p.transpose = AUTODIFF
-slice_p.batch = BATCHING
+
+
+@linear_transpose
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
+    # zeros around the slice and, for steps > 1, between its elements
+    shape = x.aval.shape
+    starts, _, steps = _slice_params(len(shape), start_indices, limit_indices, strides)
+    config = []
+    for s, st, m, n in zip(starts, steps, get_aval(ct).shape, shape):
+        used = (m - 1) * st + 1 if m else 0  # the extent the slice really spans
+        config.append((s, n - s - used, st - 1))
+    zero = zeros_like_aval(ShapedArray((), get_aval(ct).dtype))
+    return [pad_p.bind(ct, zero, padding_config=tuple(config))]
+
+
+def _slice_batch(vals, dims, *, start_indices, limit_indices, strides=None):
+    (x,), (d,) = vals, dims
+    starts, limits, steps = _slice_params(get_aval(x).ndim - 1, start_indices, limit_indices,
+                                          strides)
+    starts, limits, steps = (v[:d] + (first,) + v[d:] for v, first in
+                             ((starts, 0), (limits, get_aval(x).shape[d]), (steps, 1)))
+    return slice_p.bind(x, start_indices=starts, limit_indices=limits,
+                        strides=None if strides is None else steps), d
+
+
+slice_p.jvp = linear_jvp(slice_p)
+slice_p.transpose = _slice_transpose
+slice_p.batch = _slice_batch
 
 
 # ---- rev ----
@@ -202,7 +293,9 @@ def _rev_aval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
 rev_p = _view_primitive(
     "rev", _rev_aval,
     lambda shape, strides, *, dimensions: views.rev(shape, strides, dimensions),
-    lambda x, *, dimensions: np.flip(x, tuple(dimensions)) if dimensions else x)
+    lambda x, *, dimensions: np.flip(x, tuple(dimensions)) if dimensions else x,
+    lambda ct, x, *, dimensions: rev_p.bind(ct, dimensions=dimensions),
+    lambda x, d, *, dimensions: (rev_p.bind(x, dimensions=_shift_dims(dimensions, d)), d))
 
 
 # ---- pad ----
@@ -254,9 +347,52 @@ pad_p = Primitive("pad")
 pad_p.abstract_eval = _pad_aval
 pad_p.cpu = _pad_cpu
 pad_p.reference = _pad_ref
-pad_p.jvp = AUTODIFF
-pad_p.transpose = AUTODIFF
-pad_p.batch = BATCHING
+
+
+@linear_transpose
+def _pad_transpose(ct, x, v, *, padding_config):
+    # the operand's cotangent: undo the edges (negative edges were crops: pad those back
+    # with zeros), then step over the interior padding
+    from .elementwise import sub_p
+    from .reductions import reduce_sum_p
+    zero = zeros_like_aval(ShapedArray((), get_aval(ct).dtype))
+    unpadded = pad_p.bind(ct, zero, padding_config=tuple((-lo, -hi, 0)
+                                                         for lo, hi, _ in padding_config))
+    ushape = get_aval(unpadded).shape
+    ct_x = slice_p.bind(unpadded, start_indices=(0,) * len(ushape), limit_indices=ushape,
+                        strides=tuple(inner + 1 for _, _, inner in padding_config))
+    ct_v = None
+    if is_undefined(v):  # the padding value fills everything the operand does not
+        axes = tuple(range(len(ushape)))
+        ct_v = sub_p.bind(reduce_sum_p.bind(ct, axes=axes), reduce_sum_p.bind(ct_x, axes=axes))
+    return [ct_x if is_undefined(x) else None, ct_v]
+
+
+def _pad_batch(vals, dims, *, padding_config):
+    (x, v), (dx, dv) = vals, dims
+    size = batch_size(vals, dims)
+    if dx is None:
+        x = move_bdim(x, None, 0, size)
+        dx = 0
+    config = padding_config[:dx] + ((0, 0, 0),) + padding_config[dx:]
+    if dv is None:
+        return pad_p.bind(x, v, padding_config=config), dx
+    # a batched padding value: pad with zeros, then select each lane's value where the
+    # padding is (JAX's approach)
+    from .elementwise import select_n_p
+    xa = get_aval(x)
+    zero = zeros_like_aval(ShapedArray((), xa.dtype))
+    padded = pad_p.bind(x, zero, padding_config=config)
+    inside = broadcast_in_dim_p.bind(Array(np.ones((), np.bool_)), shape=xa.shape,
+                                     broadcast_dimensions=())
+    mask = pad_p.bind(inside, Array(np.zeros((), np.bool_)), padding_config=config)
+    fill = broadcast_in_dim_p.bind(v, shape=get_aval(padded).shape, broadcast_dimensions=(dx,))
+    return select_n_p.bind(mask, fill, padded), dx
+
+
+pad_p.jvp = linear_jvp(pad_p)
+pad_p.transpose = _pad_transpose
+pad_p.batch = _pad_batch
 
 
 # ---- concatenate ----
@@ -286,9 +422,34 @@ concatenate_p = Primitive("concatenate")
 concatenate_p.abstract_eval = _concatenate_aval
 concatenate_p.cpu = lambda k, *xs, dimension: k.concatenate(xs, dimension)
 concatenate_p.reference = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
-concatenate_p.jvp = AUTODIFF
-concatenate_p.transpose = AUTODIFF
-concatenate_p.batch = BATCHING
+
+
+@linear_transpose
+def _concatenate_transpose(ct, *xs, dimension):
+    shape = get_aval(ct).shape
+    out, start = [], 0
+    for x in xs:
+        n = get_aval(x).shape[dimension]
+        if is_undefined(x):
+            starts = tuple(start if i == dimension else 0 for i in range(len(shape)))
+            limits = tuple(start + n if i == dimension else s for i, s in enumerate(shape))
+            out.append(slice_p.bind(ct, start_indices=starts, limit_indices=limits,
+                                    strides=None))
+        else:
+            out.append(None)
+        start += n
+    return out
+
+
+def _concatenate_batch(vals, dims, *, dimension):
+    size = batch_size(vals, dims)
+    xs = [move_bdim(x, d, 0, size) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+concatenate_p.jvp = linear_jvp(concatenate_p)
+concatenate_p.transpose = _concatenate_transpose
+concatenate_p.batch = _concatenate_batch
 
 
 # ---- iota ----

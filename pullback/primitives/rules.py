@@ -176,14 +176,30 @@ def elementwise_jvp(prim: Any, *partials: Any) -> Any:
     return rule
 
 
-def linear_jvp(prim: Any) -> Any:
-    """The jvp rule of a primitive linear in all its operands: apply it to the tangents
-    (zeros instantiated only when some tangent is non-zero)."""
+def linear_jvp(prim: Any, linear: tuple[int, ...] | None = None) -> Any:
+    """The jvp rule of a primitive linear in all its operands, or in the operands at positions
+    ``linear`` (the others, e.g. integer indices, are passed through as primals and their
+    tangents ignored): apply it to the tangents (zeros instantiated only when some tangent of
+    a linear operand is non-zero)."""
     def rule(primals: Any, tangents: Any, **params: Any) -> Any:
         out = prim.bind(*primals, **params)
-        if all(type(t) is Zero for t in tangents):
+        lin = range(len(primals)) if linear is None else linear
+        if all(type(tangents[i]) is Zero for i in lin):
             zero = ([Zero.from_primal(o) for o in out] if prim.multiple_results
                     else Zero.from_primal(out))
             return out, zero
-        return out, prim.bind(*[instantiate(t) for t in tangents], **params)
+        args = [instantiate(t) if linear is None or i in linear else p
+                for i, (p, t) in enumerate(zip(primals, tangents))]
+        return out, prim.bind(*args, **params)
+    return rule
+
+
+def linear_transpose(fn: Any) -> Any:
+    """A transpose rule from ``fn(cotangent, *operands, **params)`` that may assume a
+    materialized cotangent: a symbolic ``Zero`` cotangent gives ``Zero`` for every undefined
+    operand (None for known ones) without calling ``fn``."""
+    def rule(ct: Any, *operands: Any, **params: Any) -> Any:
+        if type(ct) is Zero:
+            return [Zero(tangent_aval(x.aval)) if is_undefined(x) else None for x in operands]
+        return fn(ct, *operands, **params)
     return rule

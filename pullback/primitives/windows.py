@@ -20,9 +20,9 @@ import numpy as np
 
 from ..tracer import dtypes
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
+from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
-from .rules import AUTODIFF, BATCHING
+from .rules import linear_jvp, linear_transpose, move_bdim
 
 
 def window_counts(op: str, size: tuple[int, ...], kernel_size, stride, dilation,
@@ -120,15 +120,31 @@ unfold_p.abstract_eval = _unfold_aval
 unfold_p.cpu = lambda k, x, *, kernel_size, stride, dilation, padding: k.unfold(
     x, tuple(kernel_size), tuple(stride), tuple(dilation), *_unpack(padding))
 unfold_p.reference = _unfold_ref
-unfold_p.jvp = AUTODIFF
-unfold_p.transpose = AUTODIFF
-unfold_p.batch = BATCHING
+unfold_p.jvp = linear_jvp(unfold_p)
+unfold_p.transpose = linear_transpose(lambda ct, x, **geometry: [fold_p.bind(
+    ct, output_size=x.aval.shape[x.aval.ndim - len(geometry["kernel_size"]):], **geometry)])
 
 fold_p = Primitive("fold")
 fold_p.abstract_eval = _fold_aval
 fold_p.cpu = lambda k, x, *, output_size, kernel_size, stride, dilation, padding: k.fold(
     x, tuple(output_size), tuple(kernel_size), tuple(stride), tuple(dilation), *_unpack(padding))
 fold_p.reference = _fold_ref
-fold_p.jvp = AUTODIFF
-fold_p.transpose = AUTODIFF
-fold_p.batch = BATCHING
+fold_p.jvp = linear_jvp(fold_p)
+fold_p.transpose = linear_transpose(
+    lambda ct, x, *, output_size, **geometry: [unfold_p.bind(ct, **geometry)])
+
+
+def _lead_dims_batcher(prim: Primitive, trailing) -> object:
+    """The batching rule of a primitive that maps its leading dimensions through unchanged and
+    works on its last ``trailing(**params)`` ones: a leading batch dimension stays where it
+    is, one among the trailing dimensions moves to the front."""
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        if d >= get_aval(x).ndim - trailing(**params):
+            x, d = move_bdim(x, d, 0, 0), 0
+        return prim.bind(x, **params), d
+    return rule
+
+
+unfold_p.batch = _lead_dims_batcher(unfold_p, lambda **params: len(params["kernel_size"]))
+fold_p.batch = _lead_dims_batcher(fold_p, lambda **params: 2)

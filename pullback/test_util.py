@@ -160,7 +160,10 @@ def check_vmap(f: Callable, args: Sequence, batch_size: int = 3, seed: int = 0,
         for _ in range(batch_size):
             if dtypes.is_inexact(a.dtype):
                 noise = rng.standard_normal(a.shape).astype(np.float64) * 0.1
-                out.append((a.astype(np.float64) + noise).astype(a.dtype))
+                if a.dtype.kind == "c":  # perturb both parts (keeping the imaginary one)
+                    noise = noise + 1j * rng.standard_normal(a.shape) * 0.1
+                wide = np.result_type(a.dtype, np.float64)
+                out.append((a.astype(wide) + noise).astype(a.dtype))
             else:
                 out.append(a.copy())
         return out
@@ -248,7 +251,7 @@ def check_vmap_exact(f: Callable, batched_args: Sequence, in_axes: Sequence[int 
     assert len(sizes) == 1, f"mapped axes of different sizes: {sizes}"
     size = sizes.pop()
     got = vmap(f, in_axes=tuple(in_axes))(*batched_args)
-    each = [f(*[a if ax is None else np.take(np.asarray(a), b, axis=ax)
+    each = [f(*[a if ax is None else np.asarray(np.take(np.asarray(a), b, axis=ax))
                 for a, ax in zip(batched_args, in_axes)]) for b in range(size)]
     want = pytree.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *each)
     for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want)):

@@ -183,7 +183,8 @@ def test_cotangents_have_the_operand_dtypes(ldt, rdt, preferred):
 def test_integer_operands_have_no_derivative():
     dn = (((1,), (0,)), ((), ()))
     x, y = np.arange(6, dtype=np.int32).reshape(2, 3), np.ones((3, 2), np.int32)
-    out, t = pb.jvp(dot(dn), (x, y), (np.zeros((2, 3), dtypes.float0), np.zeros((3, 2), dtypes.float0)))
+    zeros = (np.zeros((2, 3), dtypes.float0), np.zeros((3, 2), dtypes.float0))
+    out, t = pb.jvp(dot(dn), (x, y), zeros)
     assert np.asarray(t).dtype == dtypes.float0 and np.shape(t) == (2, 2)
     # an integer lhs with a float rhs: only the rhs is differentiated
     yf = np.ones((3, 2))
@@ -216,8 +217,16 @@ def test_jit_of_grad_equals_grad():
     g = pb.grad(f, argnums=(0, 1))
     for got, want in zip(pb.jit(g)(x, y), g(x, y)):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13)
-    h = pb.hessian(lambda a: f(a, y))(x)
-    assert np.shape(h) == (3, 2, 4, 3, 2, 4)
+
+
+@skip_if_rules_pending
+def test_hessian_of_a_quadratic_form():
+    rng = np.random.default_rng(7)
+    a, x = normal(rng, (3, 3)), normal(rng, (3,))
+    # x^T A x: the Hessian is A + A^T
+    h = pb.hessian(lambda v: lax.dot_general(v, lax.dot_general(a, v, (((1,), (0,)), ((), ()))),
+                                             (((0,), (0,)), ((), ()))))(x)
+    np.testing.assert_allclose(np.asarray(h), a + a.T, rtol=1e-12)
 
 
 # ---- batching ----

@@ -31,12 +31,11 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive, get_aval, not_applicable
+from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
-from .rules import (NONLINEAR, batch_size, broadcast_batcher, check_examples, elementwise_jvp,
-                    move_bdim)
+from .rules import (INTEGER_OUTPUT, NONLINEAR, batch_size, broadcast_batcher, check_examples,
+                    elementwise_jvp, move_bdim)
 
-_INTEGER_OUTPUT = not_applicable("integer-valued output: not differentiable")
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 
 
@@ -45,7 +44,7 @@ def _declare(name: str, abstract_eval, cpu, reference, multiple_results: bool = 
     p.abstract_eval = abstract_eval
     p.cpu = cpu
     p.reference = reference
-    p.jvp = _INTEGER_OUTPUT
+    p.jvp = INTEGER_OUTPUT
     p.transpose = NONLINEAR
     p.batch = _leading_batcher(p, trailing_words=True)
     return p
@@ -327,31 +326,31 @@ def _range_ref(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(lo) | np.isnan(y), np.nan, np.maximum(lo, y)).astype(dt)
 
 
-# Derivatives: where the result is above minval, it is u * (maxval - minval) + minval;
-# where it equals minval (u = 0, or rounding clamped it), it is minval itself.
+# Derivatives: rounding never takes u * (maxval - minval) + minval below minval when
+# maxval >= minval, so the result is that affine map there; when maxval < minval, every u > 0
+# is clamped to minval. (At u = 0 both agree; d/du is taken from above, u being in [0, 1).)
 
-def _unclamped(u, lo, out):
-    """1 where the result is above minval, else 0 (in u's dtype)."""
+def _affine(u, lo, hi):
+    """1 where maxval >= minval (the result is the affine map), else 0, in u's dtype."""
     from .conversion import convert_element_type_p
-    from .elementwise import ne_p
-    return convert_element_type_p.bind(ne_p.bind(out, lo), new_dtype=get_aval(u).dtype,
+    from .elementwise import ge_p
+    return convert_element_type_p.bind(ge_p.bind(hi, lo), new_dtype=get_aval(u).dtype,
                                        weak_type=False)
 
 
 def _d_u(u, lo, hi, out):
     from .elementwise import mul_p, sub_p
-    return mul_p.bind(sub_p.bind(hi, lo), _unclamped(u, lo, out))
+    return mul_p.bind(sub_p.bind(hi, lo), _affine(u, lo, hi))
 
 
 def _d_maxval(u, lo, hi, out):
     from .elementwise import mul_p
-    return mul_p.bind(u, _unclamped(u, lo, out))
+    return mul_p.bind(u, _affine(u, lo, hi))
 
 
 def _d_minval(u, lo, hi, out):
     from .elementwise import sub_p
-    one = Array(np.ones((), get_aval(u).dtype))
-    return sub_p.bind(one, _d_maxval(u, lo, hi, out))
+    return sub_p.bind(Array(np.ones((), get_aval(u).dtype)), _d_maxval(u, lo, hi, out))
 
 
 def _range_batch(vals, dims):

@@ -37,7 +37,7 @@ def _convert_element_type(operand: ArrayLike, new_dtype: Any, weak_type: bool = 
     """convert_element_type with control of the result's weak type (for pullback.numpy, which
     converts Python scalars weakly)."""
     new = _target("convert_element_type", new_dtype)
-    if isinstance(operand, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(operand):
         operand = _python_scalar("convert_element_type", operand)
     aval = core.get_aval(operand)
     if dtypes.is_complex(aval.dtype) and not dtypes.is_complex(new):
@@ -84,6 +84,6 @@ def bitcast_convert_type(operand: ArrayLike, new_dtype: Any) -> Any:
       An array of dtype ``new_dtype``.
     """
     new = _target("bitcast_convert_type", new_dtype)
-    if isinstance(operand, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(operand):
         operand = _python_scalar("bitcast_convert_type", operand)
     return bitcast_convert_type_p.bind(operand, new_dtype=new)

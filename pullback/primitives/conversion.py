@@ -16,6 +16,12 @@ conversions undefined; pullback defines them (as XLA does on CPU):
 
 ``bitcast_convert_type`` reinterprets the bytes of each element (zero-copy when the layout
 allows), with JAX's shape rule.
+
+Derivatives (as JAX): ``convert_element_type`` is linear between inexact dtypes (its tangent
+and its transpose convert back; complex -> real keeps the real part, and its transpose is a
+complex cotangent with imaginary part 0); converting to or from an integer or bool carries no
+derivative. ``bitcast_convert_type`` has a zero derivative (its result is not a smooth function
+of its operand).
 """
 from __future__ import annotations
 
@@ -23,8 +29,8 @@ import numpy as np
 
 from ..tracer import dtypes
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
-from .rules import AUTODIFF, BATCHING, NONLINEAR
+from ..tracer.core import Primitive, get_aval
+from .rules import NONLINEAR, Zero, check_examples, move_bdim
 
 
 def check_dtype(op: str, arg: str, dtype) -> np.dtype:
@@ -86,13 +92,35 @@ def _convert_reference(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
     return x.astype(new_dtype)
 
 
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or not dtypes.is_inexact(new_dtype):
+        return out, Zero.from_primal(out)  # to integer or bool: a float0 zero
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, operand, *, new_dtype, weak_type):
+    aval = operand.aval  # the one operand is what the transpose solves for
+    if type(ct) is Zero:
+        return [Zero(aval)]
+    # back to the operand's dtype: complex -> real keeps the real part, real -> complex
+    # gets imaginary part 0, which is exactly the adjoint of the forward conversion
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
+
+
+def _convert_batch(vals, dims, *, new_dtype, weak_type):
+    (x,), (d,) = vals, dims
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type), d
+
+
 convert_element_type_p = Primitive("convert_element_type")
 convert_element_type_p.abstract_eval = _convert_aval
 convert_element_type_p.cpu = _convert_cpu
 convert_element_type_p.reference = lambda x, *, new_dtype, weak_type: convert_reference(x, new_dtype)
-convert_element_type_p.jvp = AUTODIFF
-convert_element_type_p.transpose = AUTODIFF
-convert_element_type_p.batch = BATCHING
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose
+convert_element_type_p.batch = _convert_batch
 
 
 # ---- bitcast_convert_type ----
@@ -134,10 +162,27 @@ def _bitcast_ref(x: np.ndarray, *, new_dtype) -> np.ndarray:
     return x.view(new_dtype).reshape(x.shape[:-1])
 
 
+def _bitcast_jvp(primals, tangents, *, new_dtype):
+    # as JAX: a zero tangent (float results too; the bits are not a smooth function)
+    out = bitcast_convert_type_p.bind(primals[0], new_dtype=new_dtype)
+    return out, Zero.from_primal(out)
+
+
+def _bitcast_batch(vals, dims, *, new_dtype):
+    (x,), (d,) = vals, dims
+    check_examples(bitcast_convert_type_p, vals, dims, new_dtype=new_dtype)
+    aval = get_aval(x)
+    if d == aval.ndim - 1 and aval.dtype.itemsize < new_dtype.itemsize:
+        # widening consumes the trailing dimension, which must be the example's own
+        x, d = move_bdim(x, d, 0, aval.shape[d]), 0
+    # the other dimensions keep their places (narrowing appends one after them all)
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 bitcast_convert_type_p.abstract_eval = _bitcast_aval
 bitcast_convert_type_p.cpu = _bitcast_cpu
 bitcast_convert_type_p.reference = _bitcast_ref
-bitcast_convert_type_p.jvp = AUTODIFF
+bitcast_convert_type_p.jvp = _bitcast_jvp
 bitcast_convert_type_p.transpose = NONLINEAR
-bitcast_convert_type_p.batch = BATCHING
+bitcast_convert_type_p.batch = _bitcast_batch

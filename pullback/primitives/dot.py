@@ -14,6 +14,12 @@ rounded once at the end); float32/float64/complex run in the result's precision 
 The CPU lowering views both operands as (batch, rows, contracting) matrices (zero-copy where the
 strides allow) and runs one batched matmul kernel (backends/cpu/csrc/dot.c); operands that no
 kernel takes directly (e.g. float32 with a float64 result) are converted first.
+
+Derivatives: dot_general is bilinear, so its tangent is ``dot(t_lhs, rhs) + dot(lhs, t_rhs)``
+and each operand's transpose is another dot_general of the cotangent with the other operand
+(then a transpose back to the operand's axis order, and a conversion to its dtype). vmap maps a
+batch dimension of both operands to a new batch dimension, and one of a single operand to a
+free dimension of it: no data moves.
 """
 from __future__ import annotations
 
@@ -25,9 +31,9 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer import strides as views
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
-from .conversion import check_dtype, convert_reference
-from .rules import AUTODIFF, BATCHING
+from ..tracer.core import Primitive, get_aval
+from .conversion import check_dtype, convert_element_type_p, convert_reference
+from .rules import Zero, add_tangents, is_undefined
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
                          tuple[tuple[int, ...], tuple[int, ...]]]
@@ -186,10 +192,99 @@ def _dot_general_ref(lhs, rhs, *, dimension_numbers, precision=None,
     return convert_reference(np.asarray(r, acc), out_dtype)
 
 
+# ---- differentiation ----
+
+def _dot_general_jvp(primals, tangents, **params):
+    (lhs, rhs), (tl, tr) = primals, tangents
+    out = dot_general_p.bind(lhs, rhs, **params)
+    t = Zero.from_primal(out)
+    if type(tl) is not Zero:
+        t = add_tangents(t, dot_general_p.bind(tl, rhs, **params))
+    if type(tr) is not Zero:
+        t = add_tangents(t, dot_general_p.bind(lhs, tr, **params))
+    return out, t
+
+
+def _argsort(xs) -> list[int]:
+    return sorted(range(len(xs)), key=xs.__getitem__)
+
+
+def _operand_cotangent(ct, other, aval: ShapedArray, mine: tuple, others: tuple,
+                       lhs_side: bool, precision):
+    """The cotangent of one operand (``aval``) of a dot_general, given the other operand.
+
+    ``mine`` / ``others`` are the (contracting, batch) dims of this operand and of the other.
+    ``ct`` has the output's layout: batch dims, lhs free dims, rhs free dims. Contracting its
+    other-operand free dims with ``other``'s free dims (batch with batch) leaves this operand's
+    batch dims, its free dims, then its contracting dims in the order of ``other``'s sorted
+    contracting dims; a transpose puts them back in place.
+    """
+    (mc, mb), (oc, ob) = mine, others
+    other_aval = get_aval(other)
+    my_free, other_free = _free(aval.ndim, mc, mb), _free(other_aval.ndim, oc, ob)
+    nb = len(mb)
+    start = nb + len(my_free) if lhs_side else nb  # where ct holds the other's free dims
+    dims = ((tuple(range(start, start + len(other_free))), other_free), (tuple(range(nb)), ob))
+    x = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=precision,
+                           preferred_element_type=None)
+    src = list(mb) + list(my_free) + [mc[j] for j in _argsort(oc)]
+    perm = tuple(_argsort(src))
+    if perm != tuple(range(len(perm))):
+        from .movement import transpose_p
+        x = transpose_p.bind(x, permutation=perm)
+    if get_aval(x).dtype != aval.dtype:  # e.g. a float32 operand of a float64 product
+        x = convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type)
+    return x
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None,
+                           preferred_element_type=None):
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("dot_general transpose: both operands are linear inputs, but "
+                         "dot_general is linear in each operand only with the other one fixed")
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
+    if is_undefined(lhs):
+        if type(ct) is Zero:
+            return [Zero(lhs.aval), None]
+        return [_operand_cotangent(ct, rhs, lhs.aval, (lc, lb), (rc, rb), True, precision),
+                None]
+    if type(ct) is Zero:
+        return [None, Zero(rhs.aval)]
+    return [None, _operand_cotangent(ct, lhs, rhs.aval, (rc, rb), (lc, lb), False, precision)]
+
+
+# ---- batching ----
+
+def _shift(dims: tuple[int, ...], bdim: int | None) -> tuple[int, ...]:
+    """An example's axes as axes of its batched array (batch dimension ``bdim``)."""
+    if bdim is None:
+        return dims
+    return tuple(d + (d >= bdim) for d in dims)
+
+
+def _dot_general_batch(vals, bdims, *, dimension_numbers, precision=None,
+                       preferred_element_type=None):
+    (lhs, rhs), (bl, br) = vals, bdims
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
+    lc, lb, rc, rb = _shift(lc, bl), _shift(lb, bl), _shift(rc, br), _shift(rb, br)
+    if bl is not None and br is not None:
+        # both mapped: one more batch dimension, first, so the result's comes first too
+        lb, rb, out_dim = (bl,) + lb, (br,) + rb, 0
+    elif bl is not None:
+        # lhs only: its batch dim is one of its free dims, which follow the batch dims
+        out_dim = len(lb) + _free(get_aval(lhs).ndim, lc, lb).index(bl)
+    else:
+        lhs_free = _free(get_aval(lhs).ndim, lc, lb)
+        out_dim = len(lb) + len(lhs_free) + _free(get_aval(rhs).ndim, rc, rb).index(br)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
+                             precision=precision, preferred_element_type=preferred_element_type)
+    return out, out_dim
+
+
 dot_general_p = Primitive("dot_general")
 dot_general_p.abstract_eval = _dot_general_aval
 dot_general_p.reference = _dot_general_ref
 dot_general_p.cpu = _dot_general_cpu
-dot_general_p.jvp = AUTODIFF
-dot_general_p.transpose = AUTODIFF
-dot_general_p.batch = BATCHING
+dot_general_p.jvp = _dot_general_jvp
+dot_general_p.transpose = _dot_general_transpose
+dot_general_p.batch = _dot_general_batch

@@ -15,6 +15,12 @@ row-major index i split into (high word, low word):
 
 Their CPU kernels generate the counters in registers; their references compose the NumPy
 Threefry reference with explicit counters.
+
+Transformations: every result here is integer-valued, so none has a derivative (the JVP trace
+gives float0 zero tangents); under vmap, a batch of keys is just more leading key dimensions,
+and the counters depend only on the position within ``shape``, so a vmapped draw is
+bit-identical to a loop of draws. ``random_uniform_range`` is differentiable in all its float
+operands (in ``uniform`` only minval and maxval carry tangents: the bits are constants).
 """
 from __future__ import annotations
 
@@ -23,12 +29,13 @@ import math
 import numpy as np
 
 from ..tracer import dtypes
+from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive, not_applicable
+from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
-from .rules import AUTODIFF, BATCHING, NONLINEAR
+from .rules import (INTEGER_OUTPUT, NONLINEAR, batch_size, broadcast_batcher, check_examples,
+                    elementwise_jvp, move_bdim)
 
-_INTEGER_OUTPUT = not_applicable("integer-valued output: not differentiable")
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 
 
@@ -37,10 +44,25 @@ def _declare(name: str, abstract_eval, cpu, reference, multiple_results: bool = 
     p.abstract_eval = abstract_eval
     p.cpu = cpu
     p.reference = reference
-    p.jvp = _INTEGER_OUTPUT
+    p.jvp = INTEGER_OUTPUT
     p.transpose = NONLINEAR
-    p.batch = BATCHING
+    p.batch = _leading_batcher(p, trailing_words=True)
     return p
+
+
+def _leading_batcher(prim: Primitive, trailing_words: bool):
+    """The batching rule of a one-operand primitive whose operand's leading dimensions (all,
+    or all but the trailing key words) are a batch that reappears in place as the result's
+    leading dimensions: the vmapped dimension is one more of them, kept where it is unless it
+    sits in the key-word position."""
+    def rule(vals, dims, **params):
+        check_examples(prim, vals, dims, **params)
+        (x,), (d,) = vals, dims
+        aval = get_aval(x)
+        if trailing_words and d == aval.ndim - 1:
+            x, d = move_bdim(x, d, 0, aval.shape[d]), 0
+        return prim.bind(x, **params), d
+    return rule
 
 
 # ---- the hash: NumPy reference ----
@@ -113,6 +135,8 @@ def _threefry_ref(*xs: np.ndarray) -> list[np.ndarray]:
 
 threefry2x32_p = _declare("threefry2x32", _threefry_aval, _threefry_cpu, _threefry_ref,
                           multiple_results=True)
+# 0-d operands broadcast and the others share one rank, as for element-wise ops
+threefry2x32_p.batch = broadcast_batcher(threefry2x32_p)
 
 
 # ---- key data checks ----
@@ -157,6 +181,7 @@ def _seed_ref(seeds: np.ndarray) -> np.ndarray:
 
 
 random_seed_p = _declare("random_seed", _seed_aval, lambda k, s: k.random_seed(s), _seed_ref)
+random_seed_p.batch = _leading_batcher(random_seed_p, trailing_words=False)  # any seed shape
 
 
 # ---- random_bits ----
@@ -219,7 +244,24 @@ def _fold_in_ref(keys: np.ndarray, msgs: np.ndarray) -> np.ndarray:
                     axis=-1)
 
 
+def _fold_in_batch(vals, dims):
+    check_examples(random_fold_in_p, vals, dims)
+    (keys, msgs), (dk, dm) = vals, dims
+    size = batch_size(vals, dims)
+    nbatch = get_aval(keys).ndim - (dk is not None) - 1  # the example's batch of keys
+    keys = move_bdim(keys, dk, 0, size)
+    if dm is None and not get_aval(msgs).ndim:
+        return random_fold_in_p.bind(keys, msgs), 0  # one message for every key
+    msgs = move_bdim(msgs, dm, 0, size)
+    if get_aval(msgs).ndim == 1 and nbatch:  # one message per lane: size-1 dims broadcast
+        from .movement import broadcast_in_dim_p
+        msgs = broadcast_in_dim_p.bind(msgs, shape=(size,) + (1,) * nbatch,
+                                       broadcast_dimensions=(0,))
+    return random_fold_in_p.bind(keys, msgs), 0
+
+
 random_fold_in_p = _declare("random_fold_in", _fold_in_aval, _fold_in_cpu, _fold_in_ref)
+random_fold_in_p.batch = _fold_in_batch
 
 
 # ---- random_uniform_range: unit uniforms to [minval, maxval) ----
@@ -284,10 +326,57 @@ def _range_ref(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(lo) | np.isnan(y), np.nan, np.maximum(lo, y)).astype(dt)
 
 
+# Derivatives: rounding never takes u * (maxval - minval) + minval below minval when
+# maxval >= minval, so the result is that affine map there; when maxval < minval, every u > 0
+# is clamped to minval. (At u = 0 both agree; d/du is taken from above, u being in [0, 1).)
+
+def _affine(u, lo, hi):
+    """1 where maxval >= minval (the result is the affine map), else 0, in u's dtype."""
+    from .conversion import convert_element_type_p
+    from .elementwise import ge_p
+    return convert_element_type_p.bind(ge_p.bind(hi, lo), new_dtype=get_aval(u).dtype,
+                                       weak_type=False)
+
+
+def _d_u(u, lo, hi, out):
+    from .elementwise import mul_p, sub_p
+    return mul_p.bind(sub_p.bind(hi, lo), _affine(u, lo, hi))
+
+
+def _d_maxval(u, lo, hi, out):
+    from .elementwise import mul_p
+    return mul_p.bind(u, _affine(u, lo, hi))
+
+
+def _d_minval(u, lo, hi, out):
+    from .elementwise import sub_p
+    return sub_p.bind(Array(np.ones((), get_aval(u).dtype)), _d_maxval(u, lo, hi, out))
+
+
+def _range_batch(vals, dims):
+    """u carries the shape (so it is always batched); minval and maxval are 0-d or u-shaped."""
+    check_examples(random_uniform_range_p, vals, dims)
+    size = batch_size(vals, dims)
+    u_shape = get_aval(vals[0]).shape
+    if dims[0] is not None:
+        u_shape = u_shape[:dims[0]] + u_shape[dims[0] + 1:]
+    out = [move_bdim(vals[0], dims[0], 0, size)]
+    for v, d in zip(vals[1:], dims[1:]):
+        if d is None and not get_aval(v).ndim:
+            out.append(v)  # a 0-d bound shared by every lane
+            continue
+        v = move_bdim(v, d, 0, size)
+        if get_aval(v).ndim == 1 and u_shape:  # a 0-d bound per lane: spread over the lane
+            from .movement import broadcast_in_dim_p
+            v = broadcast_in_dim_p.bind(v, shape=(size,) + u_shape, broadcast_dimensions=(0,))
+        out.append(v)
+    return random_uniform_range_p.bind(*out), 0
+
+
 random_uniform_range_p = Primitive("random_uniform_range")
 random_uniform_range_p.abstract_eval = _range_aval
 random_uniform_range_p.cpu = lambda k, u, lo, hi: k.random_uniform_range(u, lo, hi)
 random_uniform_range_p.reference = _range_ref
-random_uniform_range_p.jvp = AUTODIFF  # d/dminval = 1 - u, d/dmaxval = u (where not clamped)
+random_uniform_range_p.jvp = elementwise_jvp(random_uniform_range_p, _d_u, _d_minval, _d_maxval)
 random_uniform_range_p.transpose = NONLINEAR
-random_uniform_range_p.batch = BATCHING
+random_uniform_range_p.batch = _range_batch

@@ -203,3 +203,20 @@ def linear_transpose(fn: Any) -> Any:
             return [Zero(tangent_aval(x.aval)) if is_undefined(x) else None for x in operands]
         return fn(ct, *operands, **params)
     return rule
+
+
+def unbatched_aval(x: Any, d: int | None) -> ShapedArray:
+    """The aval of one example of ``x`` (batch dimension ``d`` removed; None: not mapped)."""
+    from ..tracer.core import get_aval
+    aval = get_aval(x)
+    if d is None:
+        return aval
+    return ShapedArray(aval.shape[:d] + aval.shape[d + 1:], aval.dtype, aval.weak_type)
+
+
+def check_examples(prim: Any, vals: Any, dims: Any, **params: Any) -> Any:
+    """``prim``'s abstract eval on one example of each operand: a batching rule that reads
+    the batched shapes runs it first, so that bad operands raise the error the user's own
+    shapes give instead of being read as something else (e.g. a batch of 2 as a key)."""
+    return prim.rule("abstract_eval")(*[unbatched_aval(v, d) for v, d in zip(vals, dims)],
+                                      **params)

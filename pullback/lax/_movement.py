@@ -268,7 +268,7 @@ def full(shape: Sequence[int], fill_value: ArrayLike, dtype: Any = None) -> Arra
         if np.ndim(fill_value):
             raise TypeError(f"full: argument 'fill_value' must be a scalar, got shape "
                             f"{np.shape(fill_value)}")
-        if isinstance(fill_value, (bool, int, float, complex)):
+        if dtypes.is_python_scalar(fill_value):
             dt, weak = dtypes.dtype_of_python(fill_value)
         else:
             dt, weak = dtypes.canonicalize(np.asarray(fill_value).dtype), False

@@ -37,7 +37,7 @@ def _message(data: Any) -> Any:
     """fold_in's data as a uint32 scalar, converted as ``jnp.asarray(data, 'uint32')`` does."""
     if isinstance(data, PRNGKeyArray):
         raise TypeError("fold_in: argument 'data' must be an integer, got a PRNG key")
-    if isinstance(data, (bool, int, float)):
+    if dtypes.is_python_scalar(data):
         if isinstance(data, int) and not 0 <= data < 2 ** 32:
             raise OverflowError(f"fold_in: Python integer {data} out of bounds for uint32")
         return Array(np.asarray(data).astype(np.uint32))

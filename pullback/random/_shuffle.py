@@ -61,7 +61,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     if isinstance(x, (list, tuple)):
         raise TypeError("permutation requires ndarray or scalar arguments, got list/tuple")
     if not shape_of(x):
-        dt = dtypes.dtype_of_python(x)[0] if isinstance(x, (bool, int, float)) else \
+        dt = dtypes.dtype_of_python(x)[0] if dtypes.is_python_scalar(x) else \
             core.get_aval(x).dtype
         if not dtypes.is_integer(dt) or isinstance(x, bool):
             raise TypeError("x must be an integer or at least 1-dimensional")

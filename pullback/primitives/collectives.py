@@ -14,7 +14,7 @@ import numpy as np
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
-from .rules import AUTODIFF, NONLINEAR
+from .rules import NONLINEAR, Zero, linear_jvp, not_applicable
 
 
 def _unbound(*args: Any, axis_name: Any, **params: Any) -> Any:
@@ -46,21 +46,28 @@ def _reduce_lanes(reducer_name: str):
     return rule
 
 
-def _declare(name: str, reducer: str, transpose: Any) -> Primitive:
+def _declare(name: str, reducer: str) -> Primitive:
     p = Primitive(name)
     p.collective = True
     p.abstract_eval = _same_aval
     p.cpu = _unbound
     p.reference = _unbound
     p.batch = _reduce_lanes(reducer)
-    p.jvp = AUTODIFF
-    p.transpose = transpose
     return p
 
 
-psum_p = _declare("psum", "sum", AUTODIFF)
-pmax_p = _declare("pmax", "max", NONLINEAR)
-pmin_p = _declare("pmin", "min", NONLINEAR)
+psum_p = _declare("psum", "sum")
+psum_p.jvp = linear_jvp(psum_p)
+# every lane's output is the sum of all lanes, so each input lane receives the sum of all the
+# output cotangents: psum is its own transpose
+psum_p.transpose = lambda ct, x, *, axis_name: [
+    ct if type(ct) is Zero else psum_p.bind(ct, axis_name=axis_name)]
+
+pmax_p = _declare("pmax", "max")
+pmin_p = _declare("pmin", "min")
+for _p in (pmax_p, pmin_p):
+    _p.jvp = not_applicable("not differentiated across lanes (JAX defines no derivative either)")
+    _p.transpose = NONLINEAR
 
 
 def _all_gather_aval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
@@ -93,5 +100,19 @@ all_gather_p.abstract_eval = _all_gather_aval
 all_gather_p.cpu = _unbound
 all_gather_p.reference = _unbound
 all_gather_p.batch = _all_gather_batch
-all_gather_p.jvp = AUTODIFF
-all_gather_p.transpose = AUTODIFF
+def _all_gather_transpose(ct, x, *, axis_name, axis, tiled, axis_size):
+    # lane i contributed slice i of every lane's output: sum the cotangents across lanes, then
+    # take this lane's slice
+    if type(ct) is Zero:
+        return [Zero(x.aval)]
+    from ..lax import axis_index, dynamic_index_in_dim, dynamic_slice_in_dim
+    total = psum_p.bind(ct, axis_name=axis_name)
+    i = axis_index(axis_name)
+    if tiled:
+        n = x.aval.shape[axis]
+        return [dynamic_slice_in_dim(total, i * n, n, axis)]
+    return [dynamic_index_in_dim(total, i, axis, keepdims=False)]
+
+
+all_gather_p.jvp = linear_jvp(all_gather_p)
+all_gather_p.transpose = _all_gather_transpose

@@ -15,6 +15,10 @@ Orders (as JAX):
 
 ``argsort`` is not a JAX primitive: JAX sorts an iota operand along with the keys. Here it is a
 primitive of its own so ``jnp.argsort`` is one kernel call that never materializes the iota.
+
+Derivatives: each sorted output's tangent is its operand's tangent permuted like its values
+(``sort`` with an iota operand gives the permutation, a gather applies it); ``top_k``'s values
+take the tangent at their indices. Ties and NaNs follow the primal order, whatever it is.
 """
 from __future__ import annotations
 
@@ -24,9 +28,11 @@ import numpy as np
 
 from ..tracer import dtypes
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive
-from .reductions import INTEGER_OUTPUT, check_axis, check_dtype, _FLOATS, _HALVES, _INTS
-from .rules import AUTODIFF, BATCHING, NONLINEAR
+from ..tracer.core import Primitive, get_aval
+from . import indexing as _ix, movement as _mv
+from .reductions import (axis_param_batcher, check_axis, check_dtype, _FLOATS, _HALVES,
+                         _INTS)
+from .rules import INTEGER_OUTPUT, NONLINEAR, Zero, batch_size, move_bdim
 
 SORTABLE = ((dtypes.bool_,) + _INTS + _FLOATS + (dtypes.complex64, dtypes.complex128),
             "a boolean, integer, floating or complex")
@@ -129,6 +135,59 @@ def _top_k_aval(x: ShapedArray, *, k: int, axis: int) -> list[ShapedArray]:
     return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, dtypes.int32, False)]
 
 
+# ---- rules ----
+
+def _take_along_axis(t, indices, axis: int):
+    """``t`` at ``indices`` along ``axis`` (one gather; the other dimensions are batching
+    dimensions, so ``indices`` may be shorter than ``t`` only along ``axis``)."""
+    shape, ishape = get_aval(t).shape, get_aval(indices).shape
+    nd = len(shape)
+    others = tuple(d for d in range(nd) if d != axis)
+    dn = _ix.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                    start_index_map=(axis,), operand_batching_dims=others,
+                                    start_indices_batching_dims=others)
+    index_vectors = _mv.broadcast_in_dim_p.bind(indices, shape=ishape + (1,),
+                                                broadcast_dimensions=tuple(range(nd)))
+    return _ix.gather_p.bind(t, index_vectors, dimension_numbers=dn,
+                             slice_sizes=tuple(1 if d == axis else min(1, n)
+                                               for d, n in enumerate(shape)),
+                             indices_are_sorted=False, unique_indices=True,
+                             mode=_ix.GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+
+def _index_dtype(n: int) -> np.dtype:
+    return dtypes.int32 if n < 2**31 else dtypes.int64
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys, descending):
+    shape = get_aval(primals[0]).shape
+    iota = _mv.iota_p.bind(dtype=_index_dtype(shape[dimension]), shape=shape,
+                           dimension=dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys, descending=descending)
+    empty = 0 in shape  # nothing to gather (and no valid gather over an empty axis)
+    tangents_out = [Zero.from_primal(o) if type(t) is Zero or empty else
+                    _take_along_axis(t, perm, dimension) for o, t in zip(outs, tangents)]
+    return outs, tangents_out
+
+
+def _sort_batch(vals, dims, *, dimension, **params):
+    # every operand gets the batch dim of the first batched one (broadcast where unbatched)
+    b = next(d for d in dims if d is not None)
+    size = batch_size(vals, dims)
+    outs = sort_p.bind(*[move_bdim(v, d, b, size) for v, d in zip(vals, dims)],
+                       dimension=dimension + (dimension >= b), **params)
+    return outs, [b] * len(outs)
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+    (x,), (t,) = primals, tangents
+    values, indices = top_k_p.bind(x, k=k, axis=axis)
+    if type(t) is Zero or get_aval(values).size == 0:
+        return [values, indices], [Zero.from_primal(values), Zero.from_primal(indices)]
+    return [values, indices], [_take_along_axis(t, indices, axis), Zero.from_primal(indices)]
+
+
 # ---- the primitives ----
 
 sort_p = Primitive("sort", multiple_results=True)
@@ -136,9 +195,9 @@ sort_p.abstract_eval = _sort_aval
 sort_p.reference = _sort_reference
 sort_p.cpu = lambda k, *xs, dimension, is_stable, num_keys, descending: list(
     k.sort(xs, dimension, num_keys, descending))
-sort_p.jvp = AUTODIFF
+sort_p.jvp = _sort_jvp
 sort_p.transpose = NONLINEAR
-sort_p.batch = BATCHING
+sort_p.batch = _sort_batch
 
 argsort_p = Primitive("argsort")
 argsort_p.abstract_eval = _argsort_aval
@@ -147,13 +206,13 @@ argsort_p.cpu = lambda k, x, *, dimension, descending, index_dtype: k.argsort(
     x, dimension, descending, index_dtype)
 argsort_p.jvp = INTEGER_OUTPUT
 argsort_p.transpose = NONLINEAR
-argsort_p.batch = BATCHING
+argsort_p.batch = axis_param_batcher(argsort_p, "dimension")
 
 top_k_p = Primitive("top_k", multiple_results=True)
 top_k_p.abstract_eval = _top_k_aval
 top_k_p.reference = _top_k_reference
 # the kernel namespace is passed positionally: `k` is top_k's own parameter
 top_k_p.cpu = lambda kernels, x, *, k, axis: list(kernels.top_k(x, k, axis))
-top_k_p.jvp = AUTODIFF
+top_k_p.jvp = _top_k_jvp
 top_k_p.transpose = NONLINEAR
-top_k_p.batch = BATCHING
+top_k_p.batch = axis_param_batcher(top_k_p, "axis")

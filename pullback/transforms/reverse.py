@@ -189,10 +189,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                         f"sub-dtype of np.inexact), but got {dt.name} for argument {i}. If you "
                         "want to use Boolean- or integer-valued inputs, use vjp or set "
                         "allow_int to True.")
-                if dtypes.is_complex(dt) and not holomorphic:
-                    raise TypeError(f"grad requires real-valued inputs (input dtype that is a "
-                                    f"sub-dtype of np.floating), but got {dt.name}. For "
-                                    "holomorphic differentiation, pass holomorphic=True.")
+                if holomorphic and not dtypes.is_complex(dt):
+                    raise TypeError(f"grad with holomorphic=True requires inputs with complex "
+                                    f"dtype, but got {dt.name} for argument {i}")
 
         def f_dyn(*d: Any) -> Any:
             full = list(args)

@@ -187,3 +187,14 @@ def linear_jvp(prim: Any) -> Any:
             return out, zero
         return out, prim.bind(*[instantiate(t) for t in tangents], **params)
     return rule
+
+
+def zero_jvp(prim: Any) -> Any:
+    """The jvp rule of a primitive whose derivative is zero wherever it exists (floor, sign,
+    round, ...): a symbolic zero tangent, as JAX's ``defjvp_zero``."""
+    def rule(primals: Any, tangents: Any, **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero.from_primal(o) for o in out]
+        return out, Zero.from_primal(out)
+    return rule

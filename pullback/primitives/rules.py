@@ -220,3 +220,14 @@ def check_examples(prim: Any, vals: Any, dims: Any, **params: Any) -> Any:
     shapes give instead of being read as something else (e.g. a batch of 2 as a key)."""
     return prim.rule("abstract_eval")(*[unbatched_aval(v, d) for v, d in zip(vals, dims)],
                                       **params)
+
+
+def zero_jvp(prim: Any) -> Any:
+    """The jvp rule of a primitive whose derivative is zero wherever it exists (floor, sign,
+    round, ...): a symbolic zero tangent, as JAX's ``defjvp_zero``."""
+    def rule(primals: Any, tangents: Any, **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero.from_primal(o) for o in out]
+        return out, Zero.from_primal(out)
+    return rule

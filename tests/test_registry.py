@@ -38,3 +38,15 @@ def test_calling_an_empty_rule_names_the_op_and_reason():
 def test_a_primitive_cannot_be_declared_twice():
     with pytest.raises(ValueError, match="declared twice"):
         Primitive("sin")
+
+
+@pytest.mark.parametrize("prim", PRIMS, ids=lambda p: p.name)
+def test_every_primitive_has_its_autodiff_and_batching_rules(prim):
+    # issue 4's contract: jvp, transpose (linear ops) and batching exist, or say why they cannot
+    for slot in ("jvp", "transpose", "batch"):
+        rule = getattr(prim, slot)
+        if isinstance(rule, NoRule):
+            assert rule.kind == "not_applicable", \
+                f"{prim.name}.{slot} is still pending: {rule.reason}"
+        else:
+            assert callable(rule)

@@ -30,7 +30,7 @@ def _same_aval(x: ShapedArray, **params: Any) -> ShapedArray:
 
 
 def _reduce_lanes(reducer_name: str):
-    def rule(vals, dims, *, axis, axis_name):
+    def rule(vals, dims, *, axis_info, axis_name):
         from . import reductions
         (x,), (d,) = vals, dims
         if d is None:  # the same value in every lane
@@ -38,7 +38,7 @@ def _reduce_lanes(reducer_name: str):
                 return x, None
             from .elementwise import mul_p
             dt = get_aval(x).dtype
-            return mul_p.bind(x, Array(np.asarray(axis.size, dt))), None
+            return mul_p.bind(x, Array(np.asarray(axis_info.size, dt))), None
         prim = {"sum": reductions.reduce_sum_p, "max": reductions.reduce_max_p,
                 "min": reductions.reduce_min_p}[reducer_name]
         return prim.bind(x, axes=(d,)), None
@@ -79,11 +79,11 @@ def _all_gather_aval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
     return x.update(shape=x.shape[:axis] + (axis_size,) + x.shape[axis:])
 
 
-def _all_gather_batch(vals, dims, *, axis, axis_name, **params):
+def _all_gather_batch(vals, dims, *, axis_info, axis_name, **params):
     from ..transforms.vmap import moveaxis_to
     from .movement import reshape_p
     (x,), (d,) = vals, dims
-    g = moveaxis_to(x, d, params["axis"], axis.size)
+    g = moveaxis_to(x, d, params["axis"], axis_info.size)
     if params["tiled"]:
         shape = list(get_aval(g).shape)
         a = params["axis"]

@@ -74,7 +74,7 @@ class BatchTrace(core.Trace):
             return BatchTracer(self, out, None)
         rule = prim.rule("batch")
         if getattr(rule, "needs_axis", False):
-            out, out_dim = rule(vals, dims, axis=self.axis, **params)
+            out, out_dim = rule(vals, dims, axis_info=self.axis, **params)
         else:
             out, out_dim = rule(vals, dims, **params)
         if prim.multiple_results:

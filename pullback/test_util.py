@@ -212,31 +212,6 @@ def check_vmap(f: Callable, args: Sequence, batch_size: int = 3, seed: int = 0,
                                                err_msg=f"vmap {place} {in_axes}")
 
 
-def skip_if_rules_pending(fun: Callable) -> Callable:
-    """Decorate a test so that reaching a rule another piece of work has yet to fill (a
-    ``pending`` rule slot) skips it, naming the primitive and slot, instead of failing.
-
-    Rules of one family are tested through transformations that also run other families'
-    primitives (``add`` sums tangents, ``transpose`` permutes cotangents, ...); until those
-    land, such tests skip, and they run by themselves once the rules exist. A missing rule
-    that is not pending (or any other error) still fails the test.
-    """
-    import functools
-    import re
-
-    @functools.wraps(fun)
-    def test(*args: Any, **kwargs: Any) -> Any:
-        from .tracer.core import NoRule, Primitive
-        try:
-            return fun(*args, **kwargs)
-        except NotImplementedError as e:
-            m = re.match(r"primitive '([^']+)' has no (\w+) rule", str(e))
-            rule = m and getattr(Primitive.registry.get(m.group(1)), m.group(2), None)
-            if isinstance(rule, NoRule) and rule.kind == "pending":
-                import pytest
-                pytest.skip(f"needs the pending {m.group(2)} rule of '{m.group(1)}'")
-            raise
-    return test
 
 
 def check_vmap_exact(f: Callable, batched_args: Sequence, in_axes: Sequence[int | None]) -> None:

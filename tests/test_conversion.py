@@ -3,7 +3,6 @@ import math
 import warnings
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st

@@ -14,7 +14,7 @@ import pullback as pb
 from pullback import lax
 from pullback.primitives.dot import dot_general_p
 from pullback.primitives.rules import UndefPrimal, Zero
-from pullback.test_util import check_grads, check_vmap, check_vmap_exact, skip_if_rules_pending
+from pullback.test_util import check_grads, check_vmap, check_vmap_exact
 from pullback.tracer import dtypes
 from pullback.tracer.avals import ShapedArray
 
@@ -67,7 +67,6 @@ def dot(dn, **kw):
 # ---- jvp and transpose against einsum ----
 
 @given(dot_cases(), st.integers(0, 2 ** 32 - 1))
-@skip_if_rules_pending
 def test_jvp_is_the_sum_of_both_partial_contractions(case, seed):
     lshape, rshape, dn, (ls, rs, os_) = case
     rng = np.random.default_rng(seed)
@@ -82,7 +81,6 @@ def test_jvp_is_the_sum_of_both_partial_contractions(case, seed):
 
 
 @given(dot_cases(), st.integers(0, 2 ** 32 - 1))
-@skip_if_rules_pending
 def test_transposes_contract_the_cotangent_back_to_each_operands_layout(case, seed):
     lshape, rshape, dn, (ls, rs, os_) = case
     rng = np.random.default_rng(seed)
@@ -99,7 +97,6 @@ def test_transposes_contract_the_cotangent_back_to_each_operands_layout(case, se
 
 
 @given(dot_cases(), st.integers(0, 2 ** 32 - 1))
-@skip_if_rules_pending
 def test_each_operands_transpose_alone(case, seed):
     # differentiating one operand: the other is a known value in the transpose rule
     lshape, rshape, dn, (ls, rs, os_) = case
@@ -129,7 +126,6 @@ GRAD_CASES = [
 
 
 @pytest.mark.parametrize("lshape,rshape,dn", GRAD_CASES, ids=str)
-@skip_if_rules_pending
 def test_check_grads_order_2_float64(lshape, rshape, dn):
     rng = np.random.default_rng(0)
     x, y = normal(rng, lshape), normal(rng, rshape)
@@ -138,7 +134,6 @@ def test_check_grads_order_2_float64(lshape, rshape, dn):
     check_grads(lambda b: lax.dot_general(x, b, dn), (y,), order=2)
 
 
-@skip_if_rules_pending
 def test_check_grads_complex_and_float32():
     rng = np.random.default_rng(1)
     dn = (((1,), (0,)), ((), ()))
@@ -157,7 +152,6 @@ def test_check_grads_complex_and_float32():
     (np.float32, np.complex64, None),        # real times complex
     (np.float64, np.float64, np.float32),    # preferred narrower
 ])
-@skip_if_rules_pending
 def test_cotangents_have_the_operand_dtypes(ldt, rdt, preferred):
     rng = np.random.default_rng(2)
     dn = (((1,), (0,)), ((), ()))
@@ -179,7 +173,6 @@ def test_cotangents_have_the_operand_dtypes(ldt, rdt, preferred):
     assert np.asarray(t).dtype == np.asarray(out).dtype
 
 
-@skip_if_rules_pending
 def test_integer_operands_have_no_derivative():
     dn = (((1,), (0,)), ((), ()))
     x, y = np.arange(6, dtype=np.int32).reshape(2, 3), np.ones((3, 2), np.int32)
@@ -204,7 +197,6 @@ def test_transpose_rule_with_zero_cotangent_and_its_errors():
                                 dimension_numbers=dn)
 
 
-@skip_if_rules_pending
 def test_jit_of_grad_equals_grad():
     rng = np.random.default_rng(3)
     dn = (((2, 0), (0, 1)), ((1,), (2,)))
@@ -219,7 +211,6 @@ def test_jit_of_grad_equals_grad():
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13)
 
 
-@skip_if_rules_pending
 def test_hessian_of_a_quadratic_form():
     rng = np.random.default_rng(7)
     a, x = normal(rng, (3, 3)), normal(rng, (3,))
@@ -232,7 +223,6 @@ def test_hessian_of_a_quadratic_form():
 # ---- batching ----
 
 @given(dot_cases(max_rank=3), st.integers(0, 2 ** 32 - 1), st.data())
-@skip_if_rules_pending
 def test_vmap_with_any_batch_dims_equals_a_loop(case, seed, data):
     lshape, rshape, dn, _ = case
     rng = np.random.default_rng(seed)
@@ -255,7 +245,6 @@ def test_vmap_with_any_batch_dims_equals_a_loop(case, seed, data):
 
 
 @pytest.mark.parametrize("lshape,rshape,dn", GRAD_CASES[:6], ids=str)
-@skip_if_rules_pending
 def test_check_vmap(lshape, rshape, dn):
     rng = np.random.default_rng(4)
     check_vmap(dot(dn), (normal(rng, lshape), normal(rng, rshape)))
@@ -263,7 +252,6 @@ def test_check_vmap(lshape, rshape, dn):
 
 @pytest.mark.parametrize("dt,preferred", [(np.int8, np.int32), (np.int32, None),
                                           (np.uint8, np.float32)])
-@skip_if_rules_pending
 def test_vmap_of_integer_contractions_is_exact(dt, preferred):
     rng = np.random.default_rng(5)
     dn = (((1,), (0,)), ((0,), (1,)))  # examples x: (2, 4, 5), y: (4, 2, 6)
@@ -277,7 +265,6 @@ def test_vmap_of_integer_contractions_is_exact(dt, preferred):
         check_vmap_exact(f, (np.moveaxis(xs, 0, ax), np.moveaxis(ys, 0, 3 - ax)), (ax, 3 - ax))
 
 
-@skip_if_rules_pending
 def test_vmap_of_grad_and_grad_of_vmap():
     rng = np.random.default_rng(6)
     dn = (((1,), (0,)), ((), ()))

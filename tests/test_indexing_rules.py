@@ -3,8 +3,6 @@ dynamic_slice, dynamic_update_slice, gather and the scatters. Derivatives agains
 differences (orders 1 and 2, both modes) in every out-of-bounds mode, with duplicate and
 out-of-bounds indices; vmap against a loop with indices batched or not (and differing per
 lane); exact cotangents of overwritten, losing and dropped updates; ties of scatter-min/max."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -17,16 +15,6 @@ from pullback.primitives import indexing as ix
 from pullback.test_util import check_grads, check_vmap
 from pullback.tracer.core import NoRule
 
-_spec = importlib.util.spec_from_file_location(
-    "pending_rules_stand_ins", pathlib.Path(__file__).with_name("pending_rules_stand_ins.py"))
-stand_ins = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stand_ins)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _other_families_rules():
-    with stand_ins.installed():
-        yield
 
 
 def _rand(*shape, dtype=np.float64, seed=0):

@@ -2,8 +2,6 @@
 derivatives against finite differences (orders 1 and 2, forward and reverse), vmap against a
 Python loop, jit against eager, and the transposes' edge cases (expanded size-1 dimensions,
 strided slices, negative and interior padding, the padding value's cotangent)."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -16,16 +14,6 @@ from pullback.test_util import check_grads, check_vmap
 from pullback.tracer.avals import ShapedArray
 from pullback.tracer.core import NoRule
 
-_spec = importlib.util.spec_from_file_location(
-    "pending_rules_stand_ins", pathlib.Path(__file__).with_name("pending_rules_stand_ins.py"))
-stand_ins = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stand_ins)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _other_families_rules():
-    with stand_ins.installed():
-        yield
 
 
 def _rand(*shape, dtype=np.float64, seed=0):

@@ -19,7 +19,6 @@ The Threefry known answers are Random123's published threefry2x32 (20 rounds) ve
 (tests/kat_vectors of Random123): counter, key -> output.
 """
 import hashlib
-import math
 
 import ml_dtypes
 import numpy as np
@@ -31,8 +30,7 @@ import pullback
 from pullback import lax, random
 from pullback.lax._random_bits import (random_bits, random_fold_in, random_seed, random_split,
                                        random_uniform_range, threefry2x32)
-from pullback.primitives.random_bits import (random_bits_p, random_split_p,
-                                             threefry2x32_reference)
+from pullback.primitives.random_bits import threefry2x32_reference
 from pullback.tracer.array import Array
 
 U32 = np.uint32

@@ -12,7 +12,7 @@ import pullback as pb
 from pullback import lax, random
 from pullback.lax._random_bits import (random_bits, random_fold_in, random_seed, random_split,
                                        random_uniform_range, threefry2x32)
-from pullback.test_util import check_grads, check_vmap, check_vmap_exact, skip_if_rules_pending
+from pullback.test_util import check_grads, check_vmap, check_vmap_exact
 from pullback.tracer import dtypes
 
 U32 = np.uint32
@@ -49,7 +49,6 @@ SAMPLERS = {
 
 
 @pytest.mark.parametrize("name", list(SAMPLERS))
-@skip_if_rules_pending
 def test_vmap_over_raw_keys_equals_a_loop(name):
     f = SAMPLERS[name]
     keys = key_data(4)
@@ -65,7 +64,6 @@ def test_vmap_over_raw_keys_equals_a_loop(name):
 
 
 @pytest.mark.parametrize("name", ["uniform f32", "normal f64", "split", "fold_in"])
-@skip_if_rules_pending
 def test_vmap_over_typed_keys_equals_a_loop(name):
     f = SAMPLERS[name]
     keys = random.split(random.key(3), 5)
@@ -76,7 +74,6 @@ def test_vmap_over_typed_keys_equals_a_loop(name):
     assert_bits_equal(got, np.stack([np.asarray(w) for w in want]))
 
 
-@skip_if_rules_pending
 def test_vmap_over_keys_and_bounds_and_under_jit():
     keys = key_data(3)
     lo, hi = np.array([0.0, -1.0, 5.0], np.float32), np.array([1.0, 1.0, 5.5], np.float32)
@@ -93,7 +90,6 @@ def test_vmap_over_keys_and_bounds_and_under_jit():
     assert_bits_equal(pb.vmap(f, in_axes=(None, 0, 0))(keys[0], lo, hi), want)
 
 
-@skip_if_rules_pending
 def test_vmap_of_fold_in_over_data():
     key = key_data()
     data = np.array([0, 1, 2 ** 31, 7], U32)
@@ -171,7 +167,6 @@ def unit(shape, dtype=np.float64):
 
 
 @pytest.mark.parametrize("shape,bound_shape", [((), ()), ((3,), ()), ((2, 2), (2, 2))], ids=str)
-@skip_if_rules_pending
 def test_check_grads_uniform_range_order_2(shape, bound_shape):
     u = unit(shape)
     lo, hi = RNG.normal(size=bound_shape) - 2, RNG.normal(size=bound_shape) + 2
@@ -179,14 +174,12 @@ def test_check_grads_uniform_range_order_2(shape, bound_shape):
     check_grads(lambda a, b: random_uniform_range(u, a, b), (lo, hi), order=2)
 
 
-@skip_if_rules_pending
 def test_check_grads_uniform_range_float32():
     u = unit((3,), np.float32)
     lo, hi = np.float32(-1.5), np.array([2.0, 3.0, 4.0], np.float32)
     check_grads(random_uniform_range, (u, lo, hi), order=2, atol=5e-2, rtol=5e-2)
 
 
-@skip_if_rules_pending
 def test_uniform_range_tangents_and_the_clamped_case():
     u = np.array([0.0, 0.25, 0.5])
     lo, hi = np.array([1.0, 1.0, 4.0]), np.array([3.0, 2.0, 2.0])  # lane 2: maxval < minval
@@ -198,7 +191,6 @@ def test_uniform_range_tangents_and_the_clamped_case():
     np.testing.assert_allclose(np.asarray(t), [2.0 + 0.5 - 0.0, 1.0 + 1.5 + 1.0, 3.0])
 
 
-@skip_if_rules_pending
 def test_grad_of_random_uniform_wrt_its_bounds():
     key = random.PRNGKey(11)
     units = np.asarray(random.uniform(key, (5,), np.float64))
@@ -224,7 +216,6 @@ def test_grad_of_random_uniform_wrt_its_bounds():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, dtypes.bfloat16])
-@skip_if_rules_pending
 def test_check_vmap_uniform_range(dtype):
     u = unit((3,), dtype)
     lo, hi = np.asarray(-1.0, dtype), np.asarray([2.0, 3.0, 4.0], dtype)
@@ -246,7 +237,6 @@ def test_uniform_range_vmap_checks_each_example():
             np.zeros(3), np.zeros((3, 2)), np.float64(1.0))
 
 
-@skip_if_rules_pending
 def test_random_bits_results_carry_no_derivative():
     out, t = pb.jvp(lambda lo: random.uniform(random.PRNGKey(0), (2,), np.float64, lo, 2.0),
                     (0.5,), (1.0,))

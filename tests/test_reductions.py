@@ -16,7 +16,6 @@ from hypothesis import given, settings, strategies as st
 import pullback as pb
 from pullback import lax
 from pullback.backends.cpu import kernels as K
-from pullback.primitives import reductions as R
 
 # NumPy warns about IEEE results (inf - inf, log(0)) while computing the oracles
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -1,8 +1,6 @@
 """Rules of sort, argsort and top_k (jvp, batching): derivatives against finite differences
 (both modes, second order, under jit) and against NumPy permutations of the tangents (ties, NaN
 keys, several operands, integer keys); vmap against a Python loop, operands batched or not."""
-import functools
-import re
 
 import numpy as np
 import pytest
@@ -17,25 +15,7 @@ from pullback.tracer.core import NoRule
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-FAMILY = ("sort", "argsort", "top_k", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
-          "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod",
-          "cummax", "cummin", "cumlogsumexp")
 
-
-def siblings(test):
-    """Our rules emit other families' primitives (gather, iota, ...). Until their rules are
-    merged, a test stopped by another family's pending rule skips, naming it; a missing rule of
-    this family still fails. (The same helper is in test_reductions_rules.py.)"""
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except NotImplementedError as e:
-            m = re.search(r"primitive '([^']+)' has no (\w+) rule: issue 4", str(e))
-            if m is None or m.group(1) in FAMILY:
-                raise
-            pytest.skip(f"needs the pending {m.group(2)} rule of '{m.group(1)}'")
-    return run
 
 
 def normal(shape, seed=0, dtype=np.float64):
@@ -64,18 +44,15 @@ GRAD_IDS = [c[0] for c in GRAD_CASES]
 
 
 @pytest.mark.parametrize("name,f,args", GRAD_CASES, ids=GRAD_IDS)
-@siblings
 def test_second_order_derivatives_match_finite_differences(name, f, args):
     check_grads(f, args, order=2, modes=("fwd", "rev"))
 
 
 @pytest.mark.parametrize("name,f,args", GRAD_CASES, ids=GRAD_IDS)
-@siblings
 def test_float32_derivatives(name, f, args):
     check_grads(f, tuple(a.astype(np.float32) for a in args), order=1, atol=5e-2, rtol=5e-2)
 
 
-@siblings
 def test_complex_operands_carry_their_tangents():
     z = X + 1j * Y
     check_grads(lambda z: lax.sort(z, 1), (z,), order=1)
@@ -95,7 +72,6 @@ def _loss(f, args):
 
 
 @pytest.mark.parametrize("name,f,args", GRAD_CASES, ids=GRAD_IDS)
-@siblings
 def test_jit_of_grad_equals_grad(name, f, args):
     loss = _loss(f, args)
     argnums = tuple(range(len(args)))
@@ -105,7 +81,6 @@ def test_jit_of_grad_equals_grad(name, f, args):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
 
 
-@siblings
 def test_reference_backend_derivatives_agree_with_cpu():
     loss = _loss(GRAD_CASES[4][1], (X, Y))
     want = pb.grad(loss, (0, 1))(X, Y)
@@ -134,7 +109,6 @@ def _stable_perm(keys, axis, descending):
 
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
        n_ops=st.integers(1, 3), data=st.data())
-@siblings
 def test_sort_tangents_follow_the_sort_permutation(shape, n_ops, data):
     num_keys = data.draw(st.integers(1, n_ops))
     dim = data.draw(st.integers(0, len(shape) - 1))
@@ -156,7 +130,6 @@ def test_sort_tangents_follow_the_sort_permutation(shape, n_ops, data):
         np.testing.assert_array_equal(np.asarray(ci), unsorted)
 
 
-@siblings
 def test_nan_keys_carry_their_tangents_to_the_end():
     x = np.array([[2.0, np.nan, -1.0, 0.0, -0.0, np.nan]])
     t = np.arange(6.0)[None]
@@ -164,7 +137,6 @@ def test_nan_keys_carry_their_tangents_to_the_end():
     np.testing.assert_array_equal(np.asarray(got), [[2, 3, 4, 0, 1, 5]])
 
 
-@siblings
 def test_integer_keys_get_float0_cotangents_and_values_get_theirs():
     k, v = ints((2, 5), 3), normal((2, 5), 4)
     ct = normal((2, 5), 5)
@@ -177,7 +149,6 @@ def test_integer_keys_get_float0_cotangents_and_values_get_theirs():
     np.testing.assert_array_equal(np.asarray(gv), want)
 
 
-@siblings
 def test_empty_sorts_and_top_k_have_empty_tangents():
     x = np.zeros((3, 0))
     _, got = pb.jvp(lambda x: lax.sort(x, 1), (x,), (x,))
@@ -188,7 +159,6 @@ def test_empty_sorts_and_top_k_have_empty_tangents():
 
 
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), data=st.data())
-@siblings
 def test_top_k_tangents_are_taken_at_the_indices(shape, data):
     axis = data.draw(st.integers(0, len(shape) - 1))
     k = data.draw(st.integers(0, shape[axis]))
@@ -245,6 +215,5 @@ def test_vmap_matches_a_loop(name, f, args):
 
 
 @pytest.mark.parametrize("name,f,args", GRAD_CASES[::2], ids=GRAD_IDS[::2])
-@siblings
 def test_vmap_of_grad_matches_a_loop(name, f, args):
     check_vmap(pb.grad(_loss(f, args), tuple(range(len(args)))), args, atol=1e-10, rtol=1e-10)

@@ -7,7 +7,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ..tracer import core, dtypes
+from ..tracer import dtypes
 
 
 class _ScalarType:

@@ -300,8 +300,6 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
 def _bool_scalar_index(arr: Any, entries: list) -> Any:
     from ._shape import expand_dims
     (k, v), = [(k, v) for k, v in entries if k == "array" and aval_of(v).dtype == dtypes.bool_]
-    rest = tuple(None if (kk == "array" and vv is v) else
-                 (vv if kk in ("slice", "int") else vv) for kk, vv in entries if kk != "none")
     x = expand_dims(arr, 0)
     c = v.to_concrete_value() if hasattr(v, "to_concrete_value") else None
     if c is None:
@@ -317,7 +315,7 @@ def _insert_new_axes(x: Any, tokens: list[str], expand_dims: Callable) -> Any:
 
 
 def _advanced(x: Any, entries: list, mode: Any, fill_value: Any, expand_dims: Callable) -> Any:
-    from ._shape import broadcast_to, reshape, stack
+    from ._shape import broadcast_to, stack
     xv = aval_of(x)
     dims = [i for i, (k, _) in enumerate(entries) if k != "none"]
     adv = [(d, v) for d, i in enumerate(dims) for k, v in [entries[i]] if k == "array"]

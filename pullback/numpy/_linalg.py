@@ -5,7 +5,6 @@ pairwise contraction order from opt_einsum.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np

@@ -9,7 +9,7 @@ from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
 from . import _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
-from ._promotion import aval_of, convert
+from ._promotion import convert
 
 
 def _swap(f: Callable) -> Callable:

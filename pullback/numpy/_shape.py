@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import lax
 from ..primitives.movement import reshape_p
-from ..tracer import core, dtypes
+from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape
 from ._promotion import aval_of, broadcast_to_shape, promote_args, promote_dtypes

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lax
-from ..tracer import core, dtypes
+from ..tracer import dtypes
 from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import canonicalize_axis
 from ._promotion import aval_of, convert, promote_args
@@ -199,7 +199,7 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     """
     from ._reductions import cumsum
     from ._shape import concatenate, ravel, reshape
-    from ._ufuncs import isnan, logical_and, logical_not, logical_or, not_equal
+    from ._ufuncs import isnan, logical_and, logical_not, not_equal
     (ar,) = promote_args("unique", ar)
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis, size,

@@ -10,12 +10,11 @@ from .. import lax
 from .. import numpy as pnp
 from ..lax._random_bits import random_bits
 from ..tracer import core, dtypes
-from ..tracer.array import Array
 from ._continuous import check_gumbel_mode, gumbel_from_keys
 from ._derive import split2
 from ._discrete import randint
 from ._keys import check_key, like_input
-from ._ops import as_value, broadcast, const, index0, shape_of, take
+from ._ops import as_value, const, index0, shape_of, take
 from ._uniform import uniform_from_keys
 
 

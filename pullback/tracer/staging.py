@@ -8,7 +8,7 @@ import numpy as np
 from . import core, pytree
 from .array import Array
 from .avals import ShapedArray
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var, locate_error, user_source_info
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, locate_error, user_source_info
 
 
 class JaxprBuilder:

@@ -293,7 +293,6 @@ class custom_vjp:
         static, dyn = _split_static(self.nondiff_argnums, args)
         leaves, in_tree = pytree.tree_flatten(dyn)
         leaves = _as_arrays(leaves)
-        in_avals = [core.get_aval(x) for x in leaves]
         n = len(args)
         nondiff = [static[i] for i in self.nondiff_argnums]
         out_tree_box: list = []

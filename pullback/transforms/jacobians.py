@@ -3,7 +3,6 @@ standard basis, with JAX's output layout (output dims first, then input dims).""
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np

@@ -11,8 +11,7 @@ from typing import Any, Callable, Sequence
 
 from ..tracer import core, dtypes, pytree
 from ..tracer.avals import ShapedArray
-from ..primitives.rules import (Zero, add_tangents, instantiate, tangent_aval,  # noqa: F401
-                               zeros_like_aval)
+from ..primitives.rules import Zero, instantiate, tangent_aval  # noqa: F401 (used by reverse)
 
 
 class JVPTracer(core.Tracer):

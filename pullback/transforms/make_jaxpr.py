@@ -5,7 +5,6 @@ import functools
 from typing import Any, Callable, Sequence
 
 from ..tracer import core, pytree
-from ..tracer.ir import ClosedJaxpr
 from ..tracer.staging import fun_name, trace_to_jaxpr
 from .jit import _normalize_static, leaf_names
 

@@ -6,7 +6,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from ..tracer import core, dtypes, pytree
-from .jvp import Zero, instantiate, jvp_flat, tangent_aval, zeros_like_aval
+from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialVal, partial_eval_flat
 from .transpose import backward_pass
 

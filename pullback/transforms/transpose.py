@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..tracer import core
 from ..tracer.ir import Jaxpr, Literal, Var, locate_error
-from ..primitives.rules import UndefPrimal, Zero, add_tangents, is_undefined  # noqa: F401
+from ..primitives.rules import UndefPrimal, Zero, add_tangents
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], linear_in: Sequence[bool],

@@ -8,7 +8,7 @@ multiple-result primitives). A named axis (``axis_name``) makes the collectives
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple
 
 from ..primitives.rules import not_mapped
 from ..tracer import core, pytree

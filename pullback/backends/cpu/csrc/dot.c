@@ -210,18 +210,19 @@ PACKERS(u32_64, uint64_t, uint32_t, AS_IS) PACKERS(u64_64, uint64_t, uint64_t, A
 PACKERS(f16, float, uint16_t, pb_half_to_float) PACKERS(bf16, float, pb_bf16, pb_bf16_to_f32)
 PACKERS(f8a, float, uint8_t, F8_0) PACKERS(f8b, float, uint8_t, F8_1)
 PACKERS(f8c, float, uint8_t, F8_2) PACKERS(f8d, float, uint8_t, F8_3)
+PACKERS(f32, float, float, AS_IS)
 
 typedef void (*pack_fn)(void *dst, const char *src, npy_intp rs, npy_intp cs, npy_intp rows, npy_intp cols);
 static const pack_fn pack_a32[PB_NCAST] = {
   [PB_I8] = pack_a_i8_32, [PB_I16] = pack_a_i16_32, [PB_I32] = pack_a_i32_32, [PB_I64] = pack_a_i64_32,
   [PB_U8] = pack_a_u8_32, [PB_U16] = pack_a_u16_32, [PB_U32] = pack_a_u32_32, [PB_U64] = pack_a_u64_32,
   [PB_F16] = pack_a_f16, [PB_BF16] = pack_a_bf16, [PB_F8E4M3FN] = pack_a_f8a, [PB_F8E5M2] = pack_a_f8b,
-  [PB_F8E4M3FNUZ] = pack_a_f8c, [PB_F8E5M2FNUZ] = pack_a_f8d};
+  [PB_F8E4M3FNUZ] = pack_a_f8c, [PB_F8E5M2FNUZ] = pack_a_f8d, [PB_F32] = pack_a_f32};
 static const pack_fn pack_b32[PB_NCAST] = {
   [PB_I8] = pack_b_i8_32, [PB_I16] = pack_b_i16_32, [PB_I32] = pack_b_i32_32, [PB_I64] = pack_b_i64_32,
   [PB_U8] = pack_b_u8_32, [PB_U16] = pack_b_u16_32, [PB_U32] = pack_b_u32_32, [PB_U64] = pack_b_u64_32,
   [PB_F16] = pack_b_f16, [PB_BF16] = pack_b_bf16, [PB_F8E4M3FN] = pack_b_f8a, [PB_F8E5M2] = pack_b_f8b,
-  [PB_F8E4M3FNUZ] = pack_b_f8c, [PB_F8E5M2FNUZ] = pack_b_f8d};
+  [PB_F8E4M3FNUZ] = pack_b_f8c, [PB_F8E5M2FNUZ] = pack_b_f8d, [PB_F32] = pack_b_f32};
 static const pack_fn pack_a64[PB_NCAST] = {
   [PB_I8] = pack_a_i8_64, [PB_I16] = pack_a_i16_64, [PB_I32] = pack_a_i32_64, [PB_I64] = pack_a_i64_64,
   [PB_U8] = pack_a_u8_64, [PB_U16] = pack_a_u16_64, [PB_U32] = pack_a_u32_64, [PB_U64] = pack_a_u64_64};
@@ -305,6 +306,8 @@ static void gemm_task(const gemm_job *j, npy_intp t, char *Ap, char *Bp, char *C
  * this many MC blocks of rows (bounding its accumulator tile). */
 #define GEMM_GRAIN (1 << 20)
 #define MAX_BLOCKS_PER_TASK 8
+/* below this many multiply-adds float32 skips BLAS (see matmul) */
+#define SMALL_F32_MACS (4.0 * (1 << 20))
 
 static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, int sa, int sb,
                       int so, bool wide) {
@@ -415,7 +418,13 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   PyArrayObject *out = (PyArrayObject *)PyArray_Zeros(3, oshape, ocanon, 0);
   if (!out || PyArray_SIZE(out) == 0 || as[2] == 0) return (PyObject *)out;
   bool wide = ints && PyDataType_ELSIZE(ocanon) == 8;
-  int rc = blas ? blas_matmul(a, b, out, sa) : own_matmul(a, b, out, sa, sb, so, wide);
+  /* Small float32 products stay on this thread with the own kernel: OpenBLAS splits even a
+   * 64x128x128 product over its threads, and when the other core is busy that costs ~1 ms
+   * instead of ~20 us (measured on 2 cores). */
+  const double macs = (double)as[0] * (double)as[1] * (double)as[2] * (double)bs[2];
+  bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
+  int rc = blas && !small_f32 ? blas_matmul(a, b, out, sa)
+                              : own_matmul(a, b, out, sa, sb, so, wide);
   if (rc < 0) {
     Py_DECREF(out);
     return NULL;

@@ -299,7 +299,7 @@ def test_large_reductions_on_every_split_path():
                                           np.max(v, axis=axes))
 
 
-def test_results_do_not_depend_on_the_thread_count():
+def test_results_do_not_depend_on_the_thread_count(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, pullback as pb
         from pullback import lax
@@ -315,8 +315,9 @@ def test_results_do_not_depend_on_the_thread_count():
     runs = []
     for threads in ("1", "2", "3"):
         env = dict(os.environ, OMP_NUM_THREADS=threads)
+        # run from an empty directory: the installed package, never the source tree
         runs.append(subprocess.run([sys.executable, "-c", script], env=env, check=True,
-                                   capture_output=True, text=True).stdout)
+                                   capture_output=True, text=True, cwd=tmp_path).stdout)
     assert runs[0] == runs[1] == runs[2] and len(runs[0]) > 100
 
 

@@ -45,12 +45,7 @@ def _wrap_traced(s: Any, size: int) -> Any:
     if aval.ndim or aval.dtype.kind != "i":
         return s  # unsigned needs no wrapping; a malformed start is reported by the primitive
     from . import _elementwise as ew  # comparison and selection live in the element-wise family
-    lt, select_n, select = (getattr(ew, name, None) for name in ("lt", "select_n", "select"))
-    if lt is None or (select_n is None and select is None):
-        raise NotImplementedError("dynamic_slice: a traced signed start index needs lax.lt and "
-                                  "lax.select_n to wrap negative values; they are not available")
-    negative, wrapped = lt(s, 0), ew.add(s, size)
-    return select_n(negative, s, wrapped) if select_n else select(negative, wrapped, s)
+    return ew.select_n(ew.lt(s, 0), s, ew.add(s, size))
 
 
 def _start_list(start_indices: Any) -> list[Any]:

@@ -761,8 +761,8 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 @linear_transpose
 def _scatter_mul_transpose(ct, operand, indices, updates, **params):
     if is_undefined(updates):
-        raise NotImplementedError("scatter-mul is linear in its operand only, so it has no "
-                                  "transpose with respect to 'updates'")
+        raise ValueError("scatter-mul is linear in its operand only, so it has no transpose "
+                         "with respect to 'updates'")
     return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
 
 

@@ -24,9 +24,10 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q meson-python meson ninja numpy scipy opt_einsum ml_dtypes \
-    pytest hypothesis
+    pytest hypothesis scikit-learn matplotlib nbformat nbclient ipykernel
 fi
 
+"$venv/bin/python" -m pip install -q scikit-learn matplotlib nbformat nbclient ipykernel
 echo "asan: building with -Db_sanitize=address into $work/build"
 "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
   -Cbuild-dir="$work/build" \

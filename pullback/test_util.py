@@ -1,6 +1,8 @@
 """``check_grads``: derivatives checked against finite differences, as ``jax.test_util``."""
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -243,3 +245,54 @@ def check_vmap_exact(f: Callable, batched_args: Sequence, in_axes: Sequence[int 
         np.testing.assert_array_equal(np.ascontiguousarray(g).view(np.uint8),
                                       np.ascontiguousarray(w).view(np.uint8),
                                       err_msg=f"vmap with in_axes={tuple(in_axes)}")
+
+
+def layout(x: np.ndarray, kind: str) -> np.ndarray:
+    """``x``'s values in another memory layout: "strided" (every other element of a padded
+    buffer), "broadcast" (zero strides: repeats the first row), "flipped" (negative strides),
+    "transposed" (Fortran order); anything else, or a 0-d ``x``, returns ``x``."""
+    if not x.ndim:
+        return x
+    if kind == "strided":
+        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1] + 1,), x.dtype)
+        big[..., 1::2] = x
+        return big[..., 1::2]
+    if kind == "broadcast" and x.shape[0]:
+        return np.broadcast_to(x[:1], x.shape)
+    if kind == "flipped":
+        return np.flip(np.flip(x).copy())
+    if kind == "transposed":
+        return np.ascontiguousarray(x.T).T
+    return x
+
+
+def assert_bitwise_equal(got: Any, want: Any) -> None:
+    """Equal shape, dtype and bytes (for ops that move data rather than compute)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype,
+                                                                  want.shape)
+    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (got, want)
+
+
+@contextlib.contextmanager
+def reference_backend() -> Any:
+    """Run eager primitives on their NumPy references inside the block."""
+    from .config import config
+    previous = config.backend
+    config.update("backend", "reference")
+    try:
+        yield
+    finally:
+        config.update("backend", previous)
+
+
+def check_backends(op: Callable, want: Any, *arrays: np.ndarray) -> None:
+    """``op`` on Arrays wrapping exactly these NumPy layouts gives ``want`` bit for bit on the
+    CPU backend, on the reference backend and under jit."""
+    from .tracer.array import Array
+    from .transforms.jit import jit
+    args = [Array(a) for a in arrays]
+    assert_bitwise_equal(op(*args), want)
+    with reference_backend():
+        assert_bitwise_equal(op(*args), want)
+    assert_bitwise_equal(jit(op)(*args), want)

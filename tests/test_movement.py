@@ -5,7 +5,6 @@ Each op is checked against its NumPy reference and an independent NumPy computat
 every dtype, ranks 0-4 with 0-size dimensions, and five input layouts; views must share the
 input's memory and kernels must not.
 """
-import contextlib
 import itertools
 
 import ml_dtypes
@@ -15,6 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pullback as pb
+from pullback.test_util import assert_bitwise_equal as assert_same
+from pullback.test_util import check_backends as check
+from pullback.test_util import layout, reference_backend
 from pullback import lax
 from pullback.tracer import dtypes
 
@@ -33,47 +35,6 @@ def rand(rng, shape, dtype):
     if dtype.kind == "c":
         return np.asarray(rng.integers(-8, 8, shape) + 1j * rng.integers(-8, 8, shape), dtype)
     return np.asarray(rng.integers(-16, 16, shape) / 4, dtype)
-
-
-def layout(x, kind):
-    """The same array in another memory layout (broadcast repeats the first row)."""
-    if kind == "strided" and x.ndim:  # every other element of rows padded by one
-        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1] + 1,), x.dtype)
-        big[..., 1::2] = x
-        return big[..., 1::2]
-    if kind == "broadcast" and x.ndim and x.shape[0]:
-        return np.broadcast_to(x[:1], x.shape)
-    if kind == "flipped" and x.ndim:
-        return np.flip(np.flip(x).copy())
-    if kind == "transposed" and x.ndim:
-        return np.ascontiguousarray(x.T).T
-    return x
-
-
-def assert_same(got, want):
-    """Bit-exact equality of shape, dtype and contents (movement never computes)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype,
-                                                                  want.shape)
-    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (got, want)
-
-
-@contextlib.contextmanager
-def reference_backend():
-    pb.config.update("backend", "reference")
-    try:
-        yield
-    finally:
-        pb.config.update("backend", "cpu")
-
-
-def check(op, want, *arrays):
-    """op on Arrays of exactly these layouts: cpu, the reference backend and jit all give want."""
-    args = [pb.Array(a) for a in arrays]
-    assert_same(op(*args), want)
-    with reference_backend():
-        assert_same(op(*args), want)
-    assert_same(pb.jit(op)(*args), want)
 
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)

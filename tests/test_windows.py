@@ -5,7 +5,6 @@ jit, over random window geometries (kernel, stride, dilation, padding), every dt
 layouts; plus the seed's round-trip properties: fold is unfold's transpose, and
 fold(unfold(x)) is x times the number of windows covering each position.
 """
-import contextlib
 import itertools
 import math
 
@@ -15,6 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pullback as pb
+from pullback.test_util import assert_bitwise_equal as assert_same
+from pullback.test_util import check_backends as check
+from pullback.test_util import layout, reference_backend
 from pullback import lax
 from pullback.tracer import dtypes
 
@@ -33,47 +35,6 @@ def rand(rng, shape, dtype):
     if dtype.kind == "c":
         return np.asarray(rng.integers(-3, 4, shape) + 1j * rng.integers(-3, 4, shape), dtype)
     return np.asarray(rng.integers(-4, 5, shape) / 2, dtype)
-
-
-def layout(x, kind):
-    """The same array in another memory layout (broadcast repeats the first row)."""
-    if not x.ndim:
-        return x
-    if kind == "strided":
-        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1] + 1,), x.dtype)
-        big[..., 1::2] = x
-        return big[..., 1::2]
-    if kind == "broadcast" and x.shape[0]:
-        return np.broadcast_to(x[:1], x.shape)
-    if kind == "flipped":
-        return np.flip(np.flip(x).copy())
-    if kind == "transposed":
-        return np.ascontiguousarray(x.T).T
-    return x
-
-
-def assert_same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype,
-                                                                  want.shape)
-    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (got, want)
-
-
-@contextlib.contextmanager
-def reference_backend():
-    pb.config.update("backend", "reference")
-    try:
-        yield
-    finally:
-        pb.config.update("backend", "cpu")
-
-
-def check(op, want, *arrays):
-    args = [pb.Array(a) for a in arrays]
-    assert_same(op(*args), want)
-    with reference_backend():
-        assert_same(op(*args), want)
-    assert_same(pb.jit(op)(*args), want)
 
 
 # ---- loop oracles, straight from the definition ----

@@ -283,15 +283,7 @@ static PyObject *reinterpret(PyObject *self, PyObject *const *args, Py_ssize_t n
   }
   if (!aligned_for(PyArray_BYTES(x), nd, shape, strides, PyDataType_ALIGNMENT(d))) Py_RETURN_NONE;
   Py_INCREF(d);
-  PyObject *v = PyArray_NewFromDescr(&PyArray_Type, d, nd, shape, strides, PyArray_BYTES(x),
-                                     PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
-  if (!v) return NULL;
-  Py_INCREF(x);
-  if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) < 0) {
-    Py_DECREF(v);
-    return NULL;
-  }
-  return v;
+  return pb_new_view(x, d, nd, shape, strides, PyArray_BYTES(x));
 }
 
 static PyMethodDef methods[] = {

@@ -77,6 +77,10 @@ int pb_threads_for(npy_intp n, npy_intp grain);
  * and the argument, return NULL/-1. */
 PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg);
 PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *descr);
+/* A view of x's buffer starting at `data` (steals descr; keeps x alive as the view's base; the
+ * caller has checked the view stays inside x). */
+PyObject *pb_new_view(PyArrayObject *x, PyArray_Descr *descr, int nd, const npy_intp *shape,
+                      const npy_intp *strides, char *data);
 
 /* A C-contiguous copy of any strided array (new reference, NULL with an exception set). */
 PyArrayObject *pb_copy(PyArrayObject *x);

@@ -66,6 +66,20 @@ PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *desc
                                                NULL, NULL, 0, NULL);
 }
 
+PyObject *pb_new_view(PyArrayObject *x, PyArray_Descr *descr, int nd, const npy_intp *shape,
+                      const npy_intp *strides, char *data) {
+  PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, (npy_intp *)shape,
+                                     (npy_intp *)strides, data,
+                                     PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+  if (!v) return NULL;
+  Py_INCREF(x);
+  if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) < 0) {
+    Py_DECREF(v);
+    return NULL;
+  }
+  return v;
+}
+
 int pb_threads_for(npy_intp n, npy_intp grain) {
 #ifdef _OPENMP
   if (n < 2 * grain) return 1;

@@ -56,16 +56,7 @@ static PyObject *view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return NULL;
   }
   Py_INCREF(descr);
-  PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, shape, strides,
-                                     PyArray_BYTES(x) + offset,
-                                     PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
-  if (!v) return NULL;
-  Py_INCREF(x);
-  if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) < 0) {
-    Py_DECREF(v);
-    return NULL;
-  }
-  return v;
+  return pb_new_view(x, descr, nd, shape, strides, PyArray_BYTES(x) + offset);
 }
 
 static PyMethodDef methods[] = {

@@ -85,3 +85,14 @@ def test_shape_dtype_struct():
     s = pb.ShapeDtypeStruct((2, 3), jnp.float32)
     assert s.shape == (2, 3) and s.dtype == np.float32 and s.ndim == 2 and s.size == 6
     assert s == pb.ShapeDtypeStruct((2, 3), np.float32)
+
+
+def test_from_dlpack_shares_memory_both_ways():
+    src = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = jnp.from_dlpack(src)
+    assert isinstance(x, pb.Array) and np.shares_memory(np.asarray(x), src)
+    assert x.tolist() == src.tolist()
+    y = jnp.from_dlpack(x)  # an Array is a producer too
+    assert np.shares_memory(np.asarray(y), src) and y.dtype == np.float32
+    z = jnp.from_dlpack(src, copy=True)
+    assert not np.shares_memory(np.asarray(z), src)

@@ -3,6 +3,7 @@ import numpy as _np
 
 from ..tracer.array import Array as ndarray  # noqa: F401
 from ._creation import (arange, array, asarray, copy, diag, diagflat, empty, empty_like,  # noqa: F401
+                        from_dlpack,
                         eye, full, full_like, geomspace, identity, indices, linspace, logspace,
                         meshgrid, ones, ones_like, tri, tril, triu, zeros, zeros_like)
 from ._dtype_info import (bfloat16, bool_, can_cast, complex64, complex128, complex_,  # noqa: F401

@@ -368,3 +368,11 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) 
         else:
             grids.append(lax.broadcasted_iota(dt, dims, i))
     return tuple(grids) if sparse else stack(grids) if grids else zeros((0,), dt)
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An Array over the memory of any DLPack producer (a NumPy array, a PyTorch CPU tensor,
+    another Array, ...): zero-copy unless ``copy=True``."""
+    v = np.from_dlpack(x)
+    dtypes.canonicalize(v.dtype)
+    return Array(np.array(v, copy=True) if copy else v)

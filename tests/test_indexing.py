@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import pullback as pb
 from pullback.test_util import assert_bitwise_equal as assert_same
 from pullback.test_util import check_backends as check
-from pullback.test_util import layout
+from pullback.test_util import LAYOUTS, layout
 from pullback import lax
 from pullback.lax import GatherDimensionNumbers as GDN
 from pullback.lax import GatherScatterMode as Mode
@@ -28,7 +28,6 @@ ALL_DTYPES = dtypes.SUPPORTED
 ARITH = tuple(d for d in ALL_DTYPES if d != dtypes.bool_ and d not in dtypes.FLOAT8)
 INDEX_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
                                            np.uint16, np.uint32, np.uint64))
-LAYOUTS = ("contiguous", "strided", "broadcast", "flipped", "transposed")
 MODES = (Mode.CLIP, Mode.FILL_OR_DROP, Mode.PROMISE_IN_BOUNDS, "clip", "fill", "drop",
          "promise_in_bounds", None)
 SCATTERS = {"scatter": lax.scatter, "scatter_add": lax.scatter_add,

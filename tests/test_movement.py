@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 import pullback as pb
 from pullback.test_util import assert_bitwise_equal as assert_same
 from pullback.test_util import check_backends as check
-from pullback.test_util import layout, reference_backend
+from pullback.test_util import LAYOUTS, layout, reference_backend
 from pullback import lax
 from pullback.tracer import dtypes
 
 ALL_DTYPES = dtypes.SUPPORTED
 NUMERIC = tuple(d for d in ALL_DTYPES if d != dtypes.bool_ and d not in dtypes.FLOAT8)
-LAYOUTS = ("contiguous", "strided", "broadcast", "flipped", "transposed")
 
 
 def rand(rng, shape, dtype):

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pullback as pb
+from pullback.test_util import LAYOUTS
+from pullback.test_util import layout as with_layout
 from pullback import lax
 from pullback.backends.cpu import kernels as K
 
@@ -53,24 +55,6 @@ def make(rng: np.random.Generator, shape, dtype, specials: bool = True, kind: st
         v = np.where((pick >= 0.06) & (pick < 0.09), rng.choice([np.inf, -np.inf], size=shape), v)
         v = np.where((pick >= 0.09) & (pick < 0.12), -0.0, v)
     return np.asarray(v).astype(dtype)
-
-
-LAYOUTS = ("contiguous", "strided", "flipped", "transposed", "broadcast")
-
-
-def with_layout(x: np.ndarray, layout: str) -> np.ndarray:
-    """``x``'s values in another memory layout (``broadcast`` repeats x[:1] with stride 0)."""
-    if x.ndim == 0 or layout == "contiguous":
-        return x
-    if layout == "strided":
-        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
-        big[..., ::2] = x
-        return big[..., ::2]
-    if layout == "flipped":
-        return np.flip(np.flip(x).copy())
-    if layout == "transposed":
-        return x.T.copy().T
-    return np.broadcast_to(x[:1], x.shape) if x.shape[0] else x
 
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pullback as pb
+from pullback.test_util import LAYOUTS
+from pullback.test_util import layout as with_layout
 from pullback import lax
 from pullback.backends.cpu import kernels as K
 from pullback.primitives import sort as S
@@ -42,24 +44,6 @@ def make(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     if dtype.kind == "c":
         v = v + 1j * rng.choice([-1.0, 0.0, 2.0, np.nan], size=shape)
     return np.asarray(v).astype(dtype)
-
-
-LAYOUTS = ("contiguous", "strided", "flipped", "transposed", "broadcast")
-
-
-def with_layout(x: np.ndarray, layout: str) -> np.ndarray:
-    """``x``'s values in another memory layout (``broadcast`` repeats x[:1] with stride 0)."""
-    if x.ndim == 0 or layout == "contiguous":
-        return x
-    if layout == "strided":
-        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
-        big[..., ::2] = x
-        return big[..., ::2]
-    if layout == "flipped":
-        return np.flip(np.flip(x).copy())
-    if layout == "transposed":
-        return x.T.copy().T
-    return np.broadcast_to(x[:1], x.shape) if x.shape[0] else x
 
 
 def bits(x: np.ndarray) -> np.ndarray:

@@ -247,6 +247,9 @@ def check_vmap_exact(f: Callable, batched_args: Sequence, in_axes: Sequence[int 
                                       err_msg=f"vmap with in_axes={tuple(in_axes)}")
 
 
+LAYOUTS = ("contiguous", "strided", "broadcast", "flipped", "transposed")
+
+
 def layout(x: np.ndarray, kind: str) -> np.ndarray:
     """``x``'s values in another memory layout: "strided" (every other element of a padded
     buffer), "broadcast" (zero strides: repeats the first row), "flipped" (negative strides),

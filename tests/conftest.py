@@ -11,3 +11,16 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 import pullback.backends.cpu.kernels  # noqa: E402,F401  (fails loudly on an unbuilt tree)
+
+
+# PULLBACK_TEST_JIT=1: every eager primitive call in the suite runs as a compiled one-equation
+# jit program (test_util.jit_every_primitive), so the whole primitive suite checks the executor.
+if os.environ.get("PULLBACK_TEST_JIT") == "1":
+    import pytest  # noqa: E402
+
+    from pullback.test_util import jit_every_primitive  # noqa: E402
+
+    @pytest.fixture(autouse=True)
+    def _run_under_jit():
+        with jit_every_primitive():
+            yield

@@ -299,3 +299,49 @@ def check_backends(op: Callable, want: Any, *arrays: np.ndarray) -> None:
     with reference_backend():
         assert_bitwise_equal(op(*args), want)
     assert_bitwise_equal(jit(op)(*args), want)
+
+
+@contextlib.contextmanager
+def jit_every_primitive() -> Any:
+    """Inside the block, every eager primitive call runs as a one-equation program compiled by
+    jit's compiler and executed by its C schedule (the ``PULLBACK_TEST_JIT=1`` switch of the
+    test suite: "results equal eager" for every primitive test)."""
+    from .backends import eval_impl, to_ndarray
+    from .backends.cpu.compiler import compile_jaxpr
+    from .config import config
+    from .tracer import core
+    from .tracer.array import Array
+    from .tracer.ir import Eqn, Jaxpr, Var
+
+    cache: dict = {}
+
+    def impl(prim: Any, args: Any, params: dict) -> Any:
+        if getattr(prim.cpu, "interpreted", False) or not prim.cpu or config.backend != "cpu":
+            return eval_impl(prim, args, params)
+        avals = tuple(core.get_aval(a) for a in args)
+        vals = [to_ndarray(a, v) for a, v in zip(args, avals)]
+        vals = [v if v.flags.aligned else v.copy() for v in vals]
+        # specialized on the operands' layouts, as jit is: kernels read them in place
+        strides = tuple(None if v.flags.c_contiguous else v.strides for v in vals)
+        try:
+            key = (prim, avals, strides, tuple(params.items()))
+            compiled = cache.get(key)
+        except TypeError:  # an unhashable parameter
+            return eval_impl(prim, args, params)
+        if compiled is None:
+            out = prim.rule("abstract_eval")(*avals, **params)
+            invars = [Var(a) for a in avals]
+            outvars = [Var(a) for a in (out if prim.multiple_results else [out])]
+            jaxpr = Jaxpr([], invars, [Eqn(prim, invars, params, outvars)], outvars)
+            compiled = cache[key] = compile_jaxpr(jaxpr, {}, prim.name, in_strides=strides)
+            if len(cache) > 4096:
+                cache.clear()
+        outs = compiled.run(*vals)
+        res = [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
+        return res if prim.multiple_results else res[0]
+
+    core.set_eval_impl(impl)
+    try:
+        yield
+    finally:
+        core.set_eval_impl(eval_impl)

@@ -1,8 +1,12 @@
-"""``jit``: trace once per signature, cache, and run the cached program.
+"""``jit``: trace once per signature, cache, compile, and run the compiled program.
 
-A jitted call binds the ``jit`` call primitive with the traced Jaxpr as a parameter, so under an
-enclosing trace (``make_jaxpr``, another ``jit``) it is recorded as one nested equation, and at
-level 0 it runs the Jaxpr.
+At level 0 (no transformation active) a jitted call runs its compiled C schedule
+(backends/cpu/compiler): the common call -- positional Arrays only, no static arguments --
+takes a fast path keyed on the tuple of argument avals straight to one C call. Under an
+enclosing trace (``make_jaxpr``, ``grad``, ``vmap``, another ``jit``) the call binds the ``jit``
+call primitive with the traced Jaxpr as a parameter, recorded as one nested equation; that
+primitive's own evaluation (e.g. inside an eagerly evaluated jvp) also runs the compiled program
+of its Jaxpr. With ``config.backend == "reference"`` the Jaxpr is interpreted instead.
 """
 from __future__ import annotations
 
@@ -10,10 +14,20 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
+from ..config import config
 from ..tracer import core, pytree
+from ..tracer.array import Array
 from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
+
+from ..backends.cpu.kernels import LayoutError as _LayoutError
+
+try:  # the target-independent passes (inline, DCE, CSE, folding, simplification)
+    from .passes import optimize as _optimize
+except ImportError:  # pragma: no cover - until the passes land
+    def _optimize(closed: ClosedJaxpr) -> ClosedJaxpr:
+        return closed
 
 
 # ---- the call primitive ----
@@ -32,6 +46,39 @@ def _jit_interpret(*args, name: str, jaxpr: ClosedJaxpr):
 
 
 _jit_interpret.interpreted = True  # runs on Arrays, binding each equation in turn
+
+# Compiled programs of jit equations evaluated eagerly, by id of their ClosedJaxpr (kept alive
+# by the entry, so the id stays unique); bounded.
+_compiled_eqns: dict[int, tuple[ClosedJaxpr, Any]] = {}
+_MAX_COMPILED_EQNS = 512
+
+
+def _jit_run(*args, name: str, jaxpr: ClosedJaxpr):
+    """The ``jit`` primitive at level 0: the compiled program of its Jaxpr."""
+    if config.backend != "cpu" or jaxpr.consts:
+        return _jit_interpret(*args, name=name, jaxpr=jaxpr)
+    hit = _compiled_eqns.get(id(jaxpr))
+    if hit is None or hit[0] is not jaxpr:
+        if len(_compiled_eqns) >= _MAX_COMPILED_EQNS:
+            _compiled_eqns.clear()
+        hit = _compiled_eqns[id(jaxpr)] = (jaxpr, _compile(jaxpr, {}, name, ()))
+    compiled = hit[1]
+    outs = compiled.run(*[_to_ndarray(a, v.aval) for a, v in zip(args, jaxpr.jaxpr.invars)])
+    return [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
+
+
+_jit_run.interpreted = True  # takes Arrays (it is a call primitive), not ndarrays
+
+
+def _to_ndarray(x: Any, aval) -> Any:
+    from ..backends import to_ndarray
+    return to_ndarray(x, aval)
+
+
+def _compile(closed: ClosedJaxpr, consts: dict, name: str, donated, layout=None,
+             strict: bool = False) -> Any:
+    from ..backends.cpu.compiler import compile_jaxpr
+    return compile_jaxpr(closed.jaxpr, consts, name, donated, layout, strict)
 
 # Under jvp, vmap and transposition the call is inlined (its equations are transformed one by
 # one); the compiled executor of issue 6 keeps the boundary.
@@ -59,7 +106,7 @@ def _jit_transpose(cts, *args, name: str, jaxpr: ClosedJaxpr):
 
 jit_p = Primitive("jit", multiple_results=True)
 jit_p.abstract_eval = _jit_aval
-jit_p.cpu = _jit_interpret
+jit_p.cpu = _jit_run
 jit_p.reference = _jit_interpret
 jit_p.jvp = _jit_jvp
 jit_p.transpose = _jit_transpose
@@ -120,6 +167,19 @@ def leaf_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
     return names
 
 
+class _Entry:
+    """One traced signature: the closure-converted program, its constants, the output tree, and
+    (at level 0, compiled on first use) its C program."""
+
+    __slots__ = ("program", "consts", "out_tree", "compiled")
+
+    def __init__(self, program: ClosedJaxpr, consts: list, out_tree: Any):
+        self.program = program
+        self.consts = consts
+        self.out_tree = out_tree
+        self.compiled: dict = {}  # input layout (None: all C-contiguous) -> compiled program
+
+
 class JitFunction:
     """A function compiled on first call for each new argument signature."""
 
@@ -129,8 +189,19 @@ class JitFunction:
         self._name = fun_name(fun)
         self._static_argnums, self._static_argnames = _normalize_static(
             fun, static_argnums, static_argnames)
-        self._donate_argnums = donate_argnums
-        self._cache: dict[Any, tuple[ClosedJaxpr, list, Any]] = {}
+        self._donate_argnums = ((donate_argnums,) if isinstance(donate_argnums, int)
+                                else tuple(donate_argnums or ()))
+        self._cache: dict[Any, _Entry] = {}
+        # the fast path: tuple of argument avals (positional Arrays only) -> run(*ndarrays)
+        self._fast: dict[tuple, Callable] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and core.state.eager:
+            try:
+                return self._fast[tuple([a._aval for a in args])](*[a._value for a in args])
+            except (KeyError, AttributeError, TypeError, _LayoutError):
+                pass  # not the common case (or a non-contiguous argument): the full path
+        return self._call(args, kwargs)
 
     def _split(self, args: tuple, kwargs: dict):
         n = len(args)
@@ -157,7 +228,7 @@ class JitFunction:
         names = leaf_names(self._fun, dyn_args, dyn_kwargs)
         return trace_to_jaxpr(flat_fun, avals, debug_name=self._name, arg_names=names)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _entry(self, args: tuple, kwargs: dict):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, treedef = pytree.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(core.get_aval(x) for x in leaves)
@@ -165,18 +236,128 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
-            entry = (closure_convert(closed), closed.consts, out_tree)
+            entry = _Entry(_optimize(closure_convert(closed)), closed.consts, out_tree)
             if not any(isinstance(c, core.Tracer) for c in closed.consts):
                 self._cache[key] = entry  # a closure over an outer tracer is traced anew
-        program, consts, out_tree = entry
-        outs = jit_p.bind(*consts, *leaves, name=self._name, jaxpr=program)
-        return pytree.tree_unflatten(out_tree, outs)
+        return entry, leaves, avals, dyn_args, statics
+
+    def _donated_leaves(self, dyn_args: tuple) -> list[int]:
+        if not self._donate_argnums:
+            return []
+        n, out, start = len(dyn_args), [], 0
+        donate = {i % n for i in self._donate_argnums if -n <= i < n}
+        for i, a in enumerate(dyn_args):
+            k = len(pytree.tree_leaves(a))
+            if i in donate:
+                out.extend(range(start, start + k))
+            start += k
+        return out
+
+    def _compiled(self, entry: _Entry, dyn_args: tuple, layout: tuple | None = None) -> Any:
+        compiled = entry.compiled.get(layout)
+        if compiled is None:
+            nc = len(entry.consts)
+            invars = entry.program.jaxpr.invars
+            consts = {i: _to_ndarray(c, invars[i].aval) for i, c in enumerate(entry.consts)}
+            donated = [nc + i for i in self._donated_leaves(dyn_args)]
+            compiled = entry.compiled[layout] = _compile(entry.program, consts, self._name,
+                                                         donated, layout, strict=True)
+        return compiled
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        entry, leaves, avals, dyn_args, statics = self._entry(args, kwargs)
+        if core.state.eager and config.backend == "cpu":
+            vals = [_to_ndarray(x, a) for x, a in zip(leaves, avals)]
+            layout = _layout_key(vals)
+            if layout is not None and any(not v.flags.aligned for v in vals):
+                vals = [v if v.flags.aligned else v.copy() for v in vals]
+                layout = _layout_key(vals)
+            compiled = self._compiled(entry, dyn_args, layout)
+            outs = compiled.run(*vals)
+            if layout is None and not kwargs and not statics and len(leaves) == len(args) and \
+                    all(type(a) is Array for a in args):
+                self._fast[avals] = _fast_runner(compiled, entry.out_tree)
+            return pytree.tree_unflatten(
+                entry.out_tree, [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)])
+        outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)
+        return pytree.tree_unflatten(entry.out_tree, outs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        """Trace for these arguments (as JAX's ``jit(f).lower``): the Jaxpr after the passes,
+        ready to compile."""
+        entry, _, _, dyn_args, _ = self._entry(args, kwargs)
+        return Lowered(self, entry, dyn_args)
 
     def _cache_size(self) -> int:
         return len(self._cache)
 
     def __repr__(self) -> str:
         return f"<jitted function {self._name}>"
+
+
+def _layout_key(vals: list) -> tuple | None:
+    """None when every argument is C-contiguous (the default compiled layout), else the strides
+    of each non-contiguous one: jit specializes on them so kernels read them in place."""
+    if all(v.flags.c_contiguous for v in vals):
+        return None
+    return tuple(None if v.flags.c_contiguous else v.strides for v in vals)
+
+
+def _fast_runner(compiled: Any, out_tree: Any) -> Callable:
+    """run(*ndarrays) -> the call's result, with as little Python as the output tree allows."""
+    run, new, avals = compiled.run, Array._new, compiled.out_avals
+    if out_tree == pytree.tree_structure(0):  # a single array
+        aval = avals[0]
+        return lambda *vals: new(run(*vals)[0], aval)
+    unflatten = pytree.tree_unflatten
+
+    def fast(*vals: Any) -> Any:
+        return unflatten(out_tree, [new(o, a) for o, a in zip(run(*vals), avals)])
+    return fast
+
+
+class Lowered:
+    """A traced jit call (``jit(f).lower(*args)``): ``as_text()`` is the Jaxpr after the
+    target-independent passes; ``compile()`` builds the C schedule."""
+
+    def __init__(self, fun: JitFunction, entry: _Entry, dyn_args: tuple):
+        self._fun, self._entry, self._dyn_args = fun, entry, dyn_args
+
+    def as_text(self) -> str:
+        """The program's Jaxpr (constants as leading inputs) after the passes."""
+        return str(self._entry.program)
+
+    def compile(self) -> "Compiled":
+        """The compiled schedule."""
+        return Compiled(self._fun._compiled(self._entry, self._dyn_args), self._entry)
+
+
+class Compiled:
+    """A compiled jit program (``jit(f).lower(*args).compile()``)."""
+
+    def __init__(self, compiled: Any, entry: _Entry):
+        self._compiled, self._entry = compiled, entry
+
+    def as_text(self) -> str:
+        """The schedule: one line per step (kernel, operands with arena offsets and shapes,
+        fused regions with their ops) and the memory plan."""
+        return self._compiled.as_text()
+
+    def memory_analysis(self) -> Any:
+        """Argument, output and temporary (arena) bytes, with JAX's attribute names
+        (``argument_size_in_bytes``, ``output_size_in_bytes``, ``temp_size_in_bytes``, ...)."""
+        return self._compiled.memory_analysis()
+
+    def cost_analysis(self) -> dict:
+        """``{"flops": ..., "bytes accessed": ...}`` summed over the schedule."""
+        return self._compiled.cost_analysis()
+
+    def __call__(self, *args: Any) -> Any:
+        leaves = pytree.tree_leaves(args)
+        avals = [core.get_aval(x) for x in leaves]
+        outs = self._compiled.run(*[_to_ndarray(x, a) for x, a in zip(leaves, avals)])
+        return pytree.tree_unflatten(self._entry.out_tree, [
+            Array._new(o, a) for o, a in zip(outs, self._compiled.out_avals)])
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

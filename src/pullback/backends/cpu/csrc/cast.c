@@ -7,6 +7,7 @@
  * takes the real part; real -> complex has imaginary part 0. bfloat16 and float8 targets are
  * reached through float32, as ml_dtypes and XLA do. */
 #include "cast.h"
+#include "schedule.h"
 #include <complex.h>
 
 /* ---- float8 tables and slots ---- */
@@ -168,6 +169,12 @@ FOR_EACH_SRC(CAST_ROW, CAST_ROW_ONCE)
 #define TABLE_ENTRY(S, D) cast_##S##_##D,
 #define TABLE_ROW(S) {FOR_EACH_DST(TABLE_ENTRY, TABLE_ENTRY, S)},
 static const pb_loop_fn casts[PB_NCAST][PB_NCAST] = {FOR_EACH_SRC(TABLE_ROW, TABLE_ROW)};
+
+/* accessors for the compiled-program executor (schedule.c) */
+pb_loop_fn pb_cast_loop(int src, int dst) {
+  return src >= 0 && src < PB_NCAST && dst >= 0 && dst < PB_NCAST ? casts[src][dst] : NULL;
+}
+int pb_cast_nslots(void) { return PB_NCAST; }
 
 /* Conversions are memory-bound: a thread needs this many elements before a second one pays. */
 #define CAST_GRAIN 262144

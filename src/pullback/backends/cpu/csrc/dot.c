@@ -15,6 +15,8 @@
  * aligned panels and runs an MR x NR register-blocked micro-kernel over them, accumulating in a
  * per-thread tile that is stored (converted) once. Tasks spread over OpenMP threads. */
 #include "cast.h"
+#include "move.h"
+#include "schedule.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -68,9 +70,51 @@ static int blas_layout(npy_intp r, npy_intp c, npy_intp s0, npy_intp s1, npy_int
   return -1;
 }
 
-static PyArrayObject *contiguous(PyArrayObject *x) {
-  if (PyArray_IS_C_CONTIGUOUS(x)) { Py_INCREF(x); return x; }
-  return pb_copy(x);
+/* A C-contiguous malloc'ed copy of the (Bt, r, c) operand at p with byte strides st (NULL when
+ * out of memory); no GIL needed. */
+static char *contiguous_raw(const char *p, const npy_intp *st, npy_intp Bt, npy_intp r, npy_intp c,
+                            npy_intp es) {
+  char *buf = malloc((size_t)(Bt * r * c * es) + 1);
+  if (!buf) return NULL;
+  const npy_intp shape[3] = {Bt, r, c};
+  const npy_intp strides[6] = {st[0], st[1], st[2], r * c * es, c * es, es};
+  char *base[2] = {(char *)p, buf};
+  pb_iterate(3, shape, 2, base, strides, pb_move_copy_loop(es), NULL, 1);
+  return buf;
+}
+
+/* out (B, M, N) = a @ b through BLAS; a, b and out of dtype slot `slot`, out C-contiguous in
+ * each batch element. No GIL needed; -1 when out of memory or a dimension exceeds int. */
+static int blas_matmul_raw(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
+                           const char *pa, const npy_intp *as, const char *pb, const npy_intp *bs,
+                           char *pc, const npy_intp *cs) {
+  if (M > INT_MAX || N > INT_MAX || K > INT_MAX) return -1;
+  const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
+  char ta, tb;
+  int lda, ldb;
+  char *ca = NULL, *cb = NULL;
+  npy_intp sa = as[0], sb = bs[0];
+  if (blas_layout(M, K, as[1], as[2], es, &ta, &lda) < 0) {
+    if (!(ca = contiguous_raw(pa, as, Bt, M, K, es))) return -1;
+    pa = ca; sa = M * K * es; ta = 'N'; lda = (int)(K > 0 ? K : 1);
+  }
+  if (blas_layout(K, N, bs[1], bs[2], es, &tb, &ldb) < 0) {
+    if (!(cb = contiguous_raw(pb, bs, Bt, K, N, es))) { free(ca); return -1; }
+    pb = cb; sb = K * N * es; tb = 'N'; ldb = (int)(N > 0 ? N : 1);
+  }
+  int m = (int)N, n = (int)M, k = (int)K, ldc = (int)(cs[1] / es > 0 ? cs[1] / es : 1);
+  double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+  float onef[2] = {1.0f, 0.0f}, zerof[2] = {0.0f, 0.0f};
+  bool single = slot == PB_F32 || slot == PB_C64;
+  void *alpha = single ? (void *)onef : (void *)one, *beta = single ? (void *)zerof : (void *)zero;
+  /* row-major C = A B is column-major C^T = B^T A^T; one call per batch element, each threaded
+   * by OpenBLAS itself */
+  for (npy_intp i = 0; i < Bt; ++i)
+    gemm[slot](&tb, &ta, &m, &n, &k, alpha, (char *)pb + i * sb, &ldb, (char *)pa + i * sa, &lda,
+               beta, pc + i * cs[0], &ldc);
+  free(ca);
+  free(cb);
+  return 0;
 }
 
 /* out (B, M, N) = a @ b through BLAS; a, b of the output's dtype */
@@ -81,36 +125,13 @@ static int blas_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, i
     PyErr_SetString(PyExc_ValueError, "matmul: a matrix dimension exceeds 2**31 - 1");
     return -1;
   }
-  npy_intp es = PyDataType_ELSIZE(PyArray_DESCR(a));
-  char ta, tb;
-  int lda, ldb;
-  Py_INCREF(a); Py_INCREF(b);
-  if (blas_layout(M, K, PyArray_STRIDES(a)[1], PyArray_STRIDES(a)[2], es, &ta, &lda) < 0) {
-    PyArrayObject *t = contiguous(a); Py_DECREF(a); a = t;
-    ta = 'N'; lda = (int)K;
-  }
-  if (!a) { Py_DECREF(b); return -1; }
-  if (blas_layout(K, N, PyArray_STRIDES(b)[1], PyArray_STRIDES(b)[2], es, &tb, &ldb) < 0) {
-    PyArrayObject *t = contiguous(b); Py_DECREF(b); b = t;
-    tb = 'N'; ldb = (int)N;
-  }
-  if (!b) { Py_DECREF(a); return -1; }
-  npy_intp sa = PyArray_STRIDES(a)[0], sb = PyArray_STRIDES(b)[0], sc = PyArray_STRIDES(out)[0];
-  char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b), *pc = PyArray_BYTES(out);
+  int rc;
   Py_BEGIN_ALLOW_THREADS
-  int m = (int)N, n = (int)M, k = (int)K, ldc = (int)N;
-  double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
-  float onef[2] = {1.0f, 0.0f}, zerof[2] = {0.0f, 0.0f};
-  bool single = slot == PB_F32 || slot == PB_C64;
-  void *alpha = single ? (void *)onef : (void *)one, *beta = single ? (void *)zerof : (void *)zero;
-  /* row-major C = A B is column-major C^T = B^T A^T; one call per batch element, each threaded
-   * by OpenBLAS itself */
-  for (npy_intp i = 0; i < Bt; ++i)
-    gemm[slot](&tb, &ta, &m, &n, &k, alpha, pb + i * sb, &ldb, pa + i * sa, &lda, beta, pc + i * sc, &ldc);
+  rc = blas_matmul_raw(slot, Bt, M, N, K, PyArray_BYTES(a), PyArray_STRIDES(a), PyArray_BYTES(b),
+                       PyArray_STRIDES(b), PyArray_BYTES(out), PyArray_STRIDES(out));
   Py_END_ALLOW_THREADS
-  Py_DECREF(a);
-  Py_DECREF(b);
-  return 0;
+  if (rc < 0) PyErr_NoMemory();
+  return rc;
 }
 
 /* ---- the own blocked kernel ---- */
@@ -309,16 +330,18 @@ static void gemm_task(const gemm_job *j, npy_intp t, char *Ap, char *Bp, char *C
 /* below this many multiply-adds float32 skips BLAS (see matmul) */
 #define SMALL_F32_MACS (4.0 * (1 << 20))
 
-static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, int sa, int sb,
-                      int so, bool wide) {
+/* The own kernel on raw operands (byte strides (batch, row, col)); no GIL needed; -1 when out
+ * of memory. */
+static int own_matmul_raw(npy_intp Bt, npy_intp M, npy_intp N, npy_intp K, const char *a,
+                          const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                          const npy_intp *cs, npy_intp ces, int sa, int sb, int so, bool wide) {
   gemm_job j;
-  const npy_intp *as = PyArray_SHAPE(a), *bs = PyArray_SHAPE(b);
-  j.Bt = as[0]; j.M = as[1]; j.K = as[2]; j.N = bs[2];
-  j.a = PyArray_BYTES(a); j.b = PyArray_BYTES(b); j.c = PyArray_BYTES(out);
-  j.sab = PyArray_STRIDES(a)[0]; j.sam = PyArray_STRIDES(a)[1]; j.sak = PyArray_STRIDES(a)[2];
-  j.sbb = PyArray_STRIDES(b)[0]; j.sbk = PyArray_STRIDES(b)[1]; j.sbn = PyArray_STRIDES(b)[2];
-  j.scb = PyArray_STRIDES(out)[0]; j.scm = PyArray_STRIDES(out)[1];
-  j.ces = PyDataType_ELSIZE(PyArray_DESCR(out));
+  j.Bt = Bt; j.M = M; j.K = K; j.N = N;
+  j.a = a; j.b = b; j.c = c;
+  j.sab = as[0]; j.sam = as[1]; j.sak = as[2];
+  j.sbb = bs[0]; j.sbk = bs[1]; j.sbn = bs[2];
+  j.scb = cs[0]; j.scm = cs[1];
+  j.ces = ces;
   bool flt = so == PB_F32 || is_half(so);
   j.es = wide ? 8 : 4;
   j.nr = 128 / j.es;
@@ -349,11 +372,7 @@ static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, in
   const size_t apsz = (size_t)(MC * KC * j.es), bpsz = (size_t)(j.nc * KC * j.es);
   const size_t ctsz = (size_t)(j.rows * j.nc * j.es), per = apsz + bpsz + ctsz;
   char *buf = aligned_alloc(64, per * (size_t)threads);
-  if (!buf) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  Py_BEGIN_ALLOW_THREADS
+  if (!buf) return -1;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
 #endif
@@ -365,11 +384,52 @@ static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, in
     char *mine = buf + per * (size_t)id;
     gemm_task(&j, t, mine, mine + apsz, mine + apsz + bpsz);
   }
-  Py_END_ALLOW_THREADS
   free(buf);
   return 0;
 }
 
+static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, int sa, int sb,
+                      int so, bool wide) {
+  const npy_intp *as = PyArray_SHAPE(a), *bs = PyArray_SHAPE(b);
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = own_matmul_raw(as[0], as[1], bs[2], as[2], PyArray_BYTES(a), PyArray_STRIDES(a),
+                      PyArray_BYTES(b), PyArray_STRIDES(b), PyArray_BYTES(out),
+                      PyArray_STRIDES(out), PyDataType_ELSIZE(PyArray_DESCR(out)), sa, sb, so,
+                      wide);
+  Py_END_ALLOW_THREADS
+  if (rc < 0) PyErr_NoMemory();
+  return rc;
+}
+
+/* ---- accessors for the compiled-program executor (schedule.c) ---- */
+
+int pb_dot_prepare(void) { return load_blas(); }
+
+int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
+                  const char *a, const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                  const npy_intp *cs) {
+  if (sa < 0 || sb < 0 || so < 0 || sa >= PB_NCAST || sb >= PB_NCAST || so >= PB_NCAST) return -1;
+  bool blas = sa == sb && sa == so && is_blas(sa);
+  bool ints = is_int(sa) && is_int(sb) && is_int(so);
+  bool halves = is_half(sa) && is_half(sb) && (is_half(so) || so == PB_F32);
+  if (!(blas || ints || halves) || (blas && !gemm[sa])) return -1;
+  const npy_intp ces = so == PB_BOOL || so == PB_I8 || so == PB_U8 || so >= PB_F8E4M3FN ? 1
+                       : so == PB_I16 || so == PB_U16 || so == PB_F16 || so == PB_BF16 ? 2
+                       : so == PB_I32 || so == PB_U32 || so == PB_F32 ? 4
+                       : so == PB_C128 ? 16 : 8;
+  if (Bt * M * N == 0) return 0;
+  if (K == 0) { /* an empty sum: zeros */
+    for (npy_intp i = 0; i < Bt; ++i)
+      for (npy_intp r = 0; r < M; ++r) memset(c + i * cs[0] + r * cs[1], 0, (size_t)(N * ces));
+    return 0;
+  }
+  const double macs = (double)Bt * (double)M * (double)K * (double)N;
+  bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
+  if (blas && !small_f32) return blas_matmul_raw(sa, Bt, M, N, K, a, as, b, bs, c, cs);
+  return own_matmul_raw(Bt, M, N, K, a, as, b, bs, c, cs, ces, sa, sb, so,
+                        ints && ces == 8);
+}
 
 /* matmul(a, b[, dtype]): a (B, M, K) @ b (B, K, N) -> (B, M, N) of `dtype` (default: a's),
  * any strides, B may broadcast (stride 0) */

@@ -4,6 +4,7 @@
  * once on store. select_n has its own entry point (its operands differ in dtype and number).
  */
 #include "ewise_math.h"
+#include "schedule.h"
 #include <tgmath.h> /* sin/log/... pick the float, double or complex version from the type */
 
 #define UN PB_UNARY_GEN
@@ -466,6 +467,20 @@ static PyObject *select_n(PyObject *self, PyObject *const *args, Py_ssize_t narg
   }
   return (PyObject *)out;
 }
+
+/* ---- accessors for the compiled-program executor (schedule.c) ---- */
+int pb_ewise_nops(void) { return NOPS; }
+pb_loop_fn pb_ewise_loop(int op, int slot) {
+  return op >= 0 && op < NOPS && slot >= 0 && slot < PB_NDT ? ops[op].loops[slot] : NULL;
+}
+npy_intp pb_ewise_grain(int op) { return op >= 0 && op < NOPS ? ops[op].grain : PB_GRAIN_CHEAP; }
+int pb_ewise_nin(int op) { return op >= 0 && op < NOPS ? ops[op].nin : -1; }
+pb_loop_fn pb_select_loop(int which_slot, npy_intp itemsize) {
+  if (which_slot != PB_BOOL && which_slot != PB_I32) return NULL;
+  return select_loop(which_slot, itemsize);
+}
+_Static_assert(sizeof(pb_select_params) == sizeof(select_params) && SELECT_MAX == PB_SELECT_MAX,
+               "schedule.h mirrors select_n's parameter block");
 
 static PyMethodDef methods[] = {
   {"ewise", (PyCFunction)(void (*)(void))ewise, METH_FASTCALL,

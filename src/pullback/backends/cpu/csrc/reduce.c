@@ -15,6 +15,7 @@
  * else a reduced axis with a private accumulator per chunk, combined afterwards in a fixed tree
  * order. Results therefore never depend on the thread count or on timing. */
 #include "ewise.h"
+#include "schedule.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -377,8 +378,8 @@ static npy_intp space_size(const rd_space *sp) {
   return n;
 }
 
-/* Choose the chunking (from the shape only) and allocate private accumulators. Needs the GIL
- * (raises MemoryError). */
+/* Choose the chunking (from the shape only) and allocate private accumulators; -1 when out of
+ * memory (no exception set: the executor calls this without the GIL). */
 static int plan(const rd_space *sp, const rd_task *t, npy_intp out_elems, rd_plan *pl) {
   memset(pl, 0, sizeof(*pl));
   pl->split = -1;
@@ -414,7 +415,7 @@ static int plan(const rd_space *sp, const rd_task *t, npy_intp out_elems, rd_pla
     for (int c = 1; c < pl->nchunks; ++c)
       for (int a = t->nop - t->nacc; a < t->nop; ++a) {
         char *b = PyMem_RawMalloc((size_t)(t->bytes[a] ? t->bytes[a] : 1));
-        if (!b) { PyErr_NoMemory(); return -1; }
+        if (!b) return -1; /* the caller raises: this also runs without the GIL */
         memcpy(b, t->base[a], (size_t)t->bytes[a]); /* the initial (identity) contents */
         pl->priv[c][a] = b;
       }
@@ -475,7 +476,7 @@ static void execute(const rd_space *sp, const rd_task *t, const rd_plan *pl, npy
 
 static int run(const rd_space *sp, const rd_task *t, npy_intp out_elems) {
   rd_plan pl;
-  if (plan(sp, t, out_elems, &pl) < 0) { plan_free(&pl); return -1; }
+  if (plan(sp, t, out_elems, &pl) < 0) { plan_free(&pl); PyErr_NoMemory(); return -1; }
   if (space_size(sp) >= PB_NOGIL_MIN) {
     Py_BEGIN_ALLOW_THREADS
     execute(sp, t, &pl, out_elems);
@@ -565,18 +566,72 @@ static PyArrayObject *round_to_half(PyArrayObject *acc, int slot) {
   return out;
 }
 
-/* Lays out x and the operands of per-dim strides `per_dim` (op-major over x's dims) in walking
- * order. */
-static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_intp *per_dim,
-                   rd_space *sp) {
-  int ndim = PyArray_NDIM(x), order[PB_MAXDIMS];
-  walk_order(ndim, PyArray_STRIDES(x), order);
+/* Lays out an index space of x's shape and the operands of per-dim strides `per_dim` (op-major
+ * over x's dims, x first) in walking order. */
+static void layout_raw(int ndim, const npy_intp *shape, const bool *reduced, int nop,
+                       const npy_intp *per_dim, rd_space *sp) {
+  int order[PB_MAXDIMS];
+  walk_order(ndim, per_dim, order);
   sp->ndim = ndim;
   for (int i = 0; i < ndim; ++i) {
-    sp->shape[i] = PyArray_DIM(x, order[i]);
+    sp->shape[i] = shape[order[i]];
     sp->reduced[i] = reduced[order[i]];
     for (int op = 0; op < nop; ++op) sp->strides[op * ndim + i] = per_dim[op * PB_MAXDIMS + order[i]];
   }
+}
+
+static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_intp *per_dim,
+                   rd_space *sp) {
+  layout_raw(PyArray_NDIM(x), PyArray_SHAPE(x), reduced, nop, per_dim, sp);
+}
+
+/* ---- accessors for the compiled-program executor (schedule.c) ---- */
+
+int pb_reduce_nops(void) { return RD_NOPS; }
+
+int pb_reduce_supported(int op, int slot) {
+  return op >= 0 && op < RD_NOPS && slot >= 0 && slot < PB_NDT && rd_ops[op].reduce[slot] &&
+         rd_ops[op].reduce[acc_slot(slot)];
+}
+
+int pb_reduce_raw(int op, int slot, int ndim, const npy_intp *shape, const npy_intp *xstrides,
+                  const bool *reduced, const char *x, char *acc, char *out) {
+  if (!pb_reduce_supported(op, slot) || ndim > PB_MAXDIMS) return -1;
+  const int aslot = acc_slot(slot);
+  const npy_intp item = slot == PB_BOOL || slot == PB_I8 || slot == PB_U8 ? 1
+                        : slot == PB_I16 || slot == PB_U16 || slot == PB_F16 || slot == PB_BF16 ? 2
+                        : slot == PB_I32 || slot == PB_U32 || slot == PB_F32 ? 4
+                        : slot == PB_C128 ? 16 : 8;
+  const npy_intp aitem = aslot == slot ? item : 4;
+  npy_intp oshape[PB_MAXDIMS], ostr[PB_MAXDIMS], per_dim[RD_MAXOPS * PB_MAXDIMS];
+  int ond = 0;
+  for (int d = 0; d < ndim; ++d)
+    if (!reduced[d]) oshape[ond++] = shape[d];
+  npy_intp out_elems = 1;
+  for (int d = 0; d < ond; ++d) out_elems *= oshape[d];
+  char one[16];
+  identity(op, aslot, one);
+  fill(acc, out_elems, aitem, one);
+  contiguous_strides(ond, oshape, aitem, ostr);
+  memcpy(per_dim, xstrides, sizeof(npy_intp) * (size_t)ndim);
+  for (int d = 0, k = 0; d < ndim; ++d) per_dim[PB_MAXDIMS + d] = reduced[d] ? 0 : ostr[k++];
+  rd_space sp;
+  layout_raw(ndim, shape, reduced, 2, per_dim, &sp);
+  rd_task t = {.nop = 2, .nacc = 1, .base = {(char *)x, acc}, .item = {item, aitem},
+               .bytes = {0, out_elems * aitem}, .fn = rd_ops[op].reduce[slot],
+               .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain};
+  rd_plan pl;
+  if (plan(&sp, &t, out_elems, &pl) < 0) { plan_free(&pl); return -1; }
+  if (space_size(&sp) > 0) execute(&sp, &t, &pl, out_elems);
+  plan_free(&pl);
+  if (out != acc) { /* float32 accumulator -> the half dtype, rounding once */
+    const float *a = (const float *)acc;
+    if (slot == PB_F16)
+      for (npy_intp i = 0; i < out_elems; ++i) ((pb_f16 *)out)[i] = (pb_f16)a[i];
+    else
+      for (npy_intp i = 0; i < out_elems; ++i) ((pb_bf16 *)out)[i] = pb_f32_to_bf16(a[i]);
+  }
+  return 0;
 }
 
 /* ---- entry points ---- */

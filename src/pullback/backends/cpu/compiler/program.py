@@ -1,0 +1,318 @@
+"""The compiled object: a Jaxpr lowered, fused, planned and handed to the C executor.
+
+``compile_jaxpr`` runs the pipeline (lower -> outputs -> fusion -> epilogues -> memory plan) and
+builds a ``_cpu.Program``; ``CompiledProgram`` keeps it with what introspection needs (the
+schedule text, the memory plan, cost figures).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ....tracer.ir import Jaxpr
+from .. import kernels
+from . import fusion, memory
+from .lower import SCHEDULE, copy_step, lower_program
+from .values import Step, View
+
+# Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
+# than the work of a tiny program).
+NOGIL_MIN = 16384
+_KIND = {"arena": SCHEDULE["arena"], "input": SCHEDULE["input"], "output": SCHEDULE["output"],
+         "const": SCHEDULE["const"]}
+
+
+class CompiledProgram:
+    """A Jaxpr compiled to one C schedule.
+
+    Attributes:
+      program: the ``_cpu.Program`` (``run(*inputs) -> tuple of ndarrays``).
+      steps: the schedule (``values.Step``), in execution order.
+      fallbacks: names of primitives that run as Python-callback steps.
+    """
+
+    def __init__(self, name: str, program: Any, steps: list[Step], mem: dict, in_avals: list,
+                 out_avals: list, fallbacks: list[str], donate: list[int], alias: list):
+        self.name = name
+        self.program = program
+        self.run = program.run
+        self.steps = steps
+        self.mem = mem
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.fallbacks = fallbacks
+        self.donate = donate
+        self.alias = alias
+
+    # ---- introspection ----
+    def as_text(self) -> str:
+        """The schedule: one line per step (kernel, operands with arena offsets and shapes; the
+        ops of fused regions), then the memory plan."""
+        lines = [f"program {self.name}: {len(self.steps)} steps, GIL "
+                 f"{'released' if self.program.nogil else 'held'}"]
+        for i, s in enumerate(self.steps):
+            lines.extend(_step_text(i, s))
+        m = self.memory_analysis()
+        lines.append(f"memory: arena {m.temp_size_in_bytes} bytes (intermediates without reuse: "
+                     f"{self.mem['naive_bytes']}), region scratch {self.program.scratch_bytes} "
+                     f"bytes, arguments {m.argument_size_in_bytes}, outputs "
+                     f"{m.output_size_in_bytes}")
+        for s, src, dst in self.mem["inplace"]:
+            lines.append(f"  in place: {s.label} writes {_buf(dst)} over {_buf(src)}")
+        for k, j in enumerate(self.donate):
+            if j >= 0:
+                lines.append(f"  donated: output {k} reuses input {j}")
+        for k, a in enumerate(self.alias):
+            if a is not None:
+                lines.append(f"  output {k} is a view of {_opnd(a)}")
+        return "\n".join(lines)
+
+    def memory_analysis(self) -> "MemoryAnalysis":
+        return MemoryAnalysis(
+            argument_size_in_bytes=sum(a.size * a.dtype.itemsize for a in self.in_avals),
+            output_size_in_bytes=sum(a.size * a.dtype.itemsize for a in self.out_avals),
+            temp_size_in_bytes=int(self.mem["arena_bytes"]),
+            alias_size_in_bytes=sum(self.out_avals[k].size * self.out_avals[k].dtype.itemsize
+                                    for k, j in enumerate(self.donate) if j >= 0),
+            generated_code_size_in_bytes=0,
+            scratch_size_in_bytes=int(self.program.scratch_bytes))
+
+    def cost_analysis(self) -> dict:
+        flops, nbytes = 0.0, 0.0
+        for s in self.steps:
+            f, b = _cost(s)
+            flops += f
+            nbytes += b
+        return {"flops": flops, "bytes accessed": nbytes}
+
+
+class MemoryAnalysis:
+    """Byte counts of a compiled program, with JAX's attribute names."""
+
+    def __init__(self, **kw: int):
+        self.__dict__.update(kw)
+
+    def __repr__(self) -> str:
+        return "MemoryAnalysis(" + ", ".join(f"{k}={v}" for k, v in self.__dict__.items()) + ")"
+
+
+def _buf(b: Any) -> str:
+    if b.kind == "arena":
+        return f"arena[{b.offset}:{b.offset + b.nbytes}]"
+    return f"{b.kind}{b.index}" if b.kind != "const" else "const"
+
+
+def _opnd(v: View) -> str:
+    where = _buf(v.buf)
+    if v.buf.kind == "arena":
+        where = f"arena@{v.buf.offset + v.offset}"
+    elif v.offset:
+        where += f"+{v.offset}"
+    lay = "" if v.is_whole() or v.size <= 1 else f" strides={v.strides}"
+    return f"{where}:{_short(v.dtype)}[{','.join(map(str, v.shape))}]{lay}"
+
+
+def _short(dt: np.dtype) -> str:
+    from ....tracer.dtypes import short_name
+    return short_name(dt)
+
+
+def _step_text(i: int, s: Step) -> list[str]:
+    ins = ", ".join(_opnd(v) for v in s.ins)
+    outs = ", ".join(_opnd(v) for v in s.outs)
+    if s.kind == "region":
+        head = f"  {i}: region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
+        return [head, "       fused: " + " ; ".join(m.label for m in s.info["members"])]
+    if s.kind == "dot" and "epilogue" in s.info:
+        e = s.info["epilogue"]
+        return [f"  {i}: dot_general ({ins}) -> ({outs})",
+                "       epilogue: " + " ; ".join(m.label for m in e.info["members"])]
+    kind = "callback" if s.kind == "py" else s.kind
+    return [f"  {i}: {kind} {s.label} ({ins}) -> ({outs})"]
+
+
+def _cost(s: Step) -> tuple[float, float]:
+    nbytes = sum(v.nbytes for v in s.ins) + sum(v.nbytes for v in s.outs)
+    if s.kind == "dot":
+        bt, m, n, k = s.info["dims"]
+        f = 2.0 * bt * m * n * k
+        if "epilogue" in s.info:
+            f += _cost(s.info["epilogue"])[0]
+        return f, nbytes
+    if s.kind == "region":
+        n = math.prod(s.info["shape"])
+        return float(n * len(s.info["members"])), nbytes
+    if s.kind == "reduce":
+        return float(s.ins[0].size), nbytes
+    if s.kind == "ewise":
+        return float(math.prod(s.info["shape"])), nbytes
+    return 0.0, nbytes
+
+
+# ---- the pipeline ----
+
+def _materialize_outputs(low: Any, outs: list[View]) -> tuple[list[View], list[Any]]:
+    """Each program output gets storage: an output that is a view of an input, a constant or
+    an earlier output is returned as a view of it (no copy); the arena buffer holding exactly
+    an output becomes that output's buffer; anything else is copied into a fresh output.
+    Returns the output views and, per output, the view it aliases (or None)."""
+    result, alias = [], []
+    for k, v in enumerate(outs):
+        b = v.buf
+        if b.kind in ("input", "const", "output"):
+            result.append(v)
+            alias.append(v)
+            continue
+        alias.append(None)
+        if v.is_whole() and b.producer is not None:
+            b.kind, b.index = "output", k
+            result.append(v)
+            continue
+        dst = View.fresh(v.shape, v.dtype, "output", k)
+        low.emit(copy_step(v, dst))
+        result.append(dst)
+    return result, alias
+
+
+def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit",
+                  donated: Sequence[int] = (), in_strides: Sequence[Any] | None = None,
+                  strict: bool = False) -> CompiledProgram:
+    """Compile ``jaxpr`` (no constvars): invars listed in ``consts`` are baked in as constants;
+    the others are the program's inputs in order.
+
+    Args:
+      donated: invar indices whose buffers the program may reuse for outputs.
+      in_strides: per program input, None (C-contiguous) or the byte strides it is compiled
+        for (its kernels then read it in place).
+      strict: an input of another layout raises ``LayoutError`` instead of being copied.
+    """
+    low, outs, input_of = lower_program(jaxpr, consts, in_strides)
+    outs, alias = _materialize_outputs(low, outs)
+    kept = {v.buf.id for v in outs}
+    steps = fusion.fuse(low.steps, kept)
+    steps = fusion.fuse_epilogues(steps)
+    mem = memory.plan(steps)
+    in_avals = [jaxpr.invars[i].aval for i in input_of]
+    don: dict = {}
+    aliased = {a.buf.index for a in alias if a is not None and a.buf.kind == "input"}
+    for n, i in enumerate(input_of):
+        if i in set(donated) and n not in aliased and (in_strides is None or
+                                                       in_strides[n] is None):
+            a = jaxpr.invars[i].aval
+            don.setdefault((a.shape, np.dtype(a.dtype)), []).append(n)
+    donate = memory.donations(steps, outs, don) if don else [-1] * len(outs)
+    const_index: dict[int, int] = {}
+    const_vals: list[np.ndarray] = []
+
+    def ref(v: View) -> tuple:
+        b = v.buf
+        if b.kind == "arena":
+            return (_KIND["arena"], 0, b.offset + v.offset)
+        if b.kind == "const":
+            if b.id not in const_index:
+                const_index[b.id] = len(const_vals)
+                const_vals.append(b.value)
+            return (_KIND["const"], const_index[b.id], v.offset)
+        return (_KIND[b.kind], b.index, v.offset)
+
+    thunks = tuple(_emit(s, ref) for s in steps)
+    work = sum(_work(s) for s in steps)
+    out_avals = [v.aval for v in jaxpr.outvars]
+    out_specs = tuple((np.dtype(a.dtype), tuple(a.shape), donate[k],
+                       None if alias[k] is None else (ref(alias[k]), alias[k].strides))
+                      for k, a in enumerate(out_avals))
+    program = kernels.Program(
+        name, int(mem["arena_bytes"]),
+        tuple((np.dtype(a.dtype), tuple(a.shape),
+               None if in_strides is None or in_strides[n] is None else tuple(in_strides[n]))
+              for n, a in enumerate(in_avals)),
+        out_specs, tuple(const_vals), thunks, work >= NOGIL_MIN, strict)
+    return CompiledProgram(name, program, steps, mem, in_avals, out_avals, low.fallbacks, donate,
+                           alias)
+
+
+def _work(s: Step) -> int:
+    if s.kind == "dot":
+        bt, m, n, k = s.info["dims"]
+        return bt * m * n * max(k, 1)
+    if s.kind in ("region", "ewise"):
+        return math.prod(s.info["shape"]) * len(s.info.get("members", [s]))
+    if s.kind == "reduce":
+        return s.ins[0].size
+    return 0
+
+
+def _region_spec(s: Step, ref) -> tuple:
+    shape = tuple(s.info["shape"])
+    ext = list(s.ins) + list(s.outs)
+    ext_ids = {}
+    for e, v in enumerate(ext):
+        ext_ids.setdefault((v.buf.id, v.offset, v.strides), e)
+    # scratch slots for values that stay inside the region, reused after their last read
+    members = s.info["members"]
+    last_read: dict[int, int] = {}
+    for i, m in enumerate(members):
+        for v in m.ins:
+            last_read[v.buf.id] = i
+    slot_of: dict[int, int] = {}
+    free: list[int] = []
+    nslots = 0
+    steps = []
+    for i, m in enumerate(members):
+        ids, items = [], []
+        for v in m.ins:
+            e = ext_ids.get((v.buf.id, v.offset, v.strides))
+            ids.append(e if e is not None else -(slot_of[v.buf.id] + 1))
+            items.append(v.itemsize)
+        o = m.outs[0]
+        e = ext_ids.get((o.buf.id, o.offset, o.strides))
+        if e is None:
+            if free:
+                slot = free.pop()
+            else:
+                slot, nslots = nslots, nslots + 1
+            slot_of[o.buf.id] = slot
+            e = -(slot + 1)
+        for v in m.ins:  # inputs read for the last time free their slots (after the write)
+            if v.buf.id in slot_of and last_read.get(v.buf.id) == i and \
+                    -(slot_of[v.buf.id] + 1) != e:
+                free.append(slot_of.pop(v.buf.id))
+        ids.append(e)
+        items.append(o.itemsize)
+        lk, a, b = m.info["loop"]
+        steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
+    return ("region", shape, tuple(ref(v) for v in ext),
+            tuple(_bstrides(v, shape) for v in ext), tuple(v.itemsize for v in ext),
+            tuple(steps), int(s.info["grain"]))
+
+
+def _bstrides(v: View, shape: tuple) -> tuple:
+    if v.shape == shape:
+        return v.strides
+    return (0,) * len(shape)  # a 0-d operand broadcast over the region
+
+
+def _emit(s: Step, ref) -> tuple:
+    if s.kind == "ewise":
+        s = Step("region", s.ins, s.outs, {"members": [s], "shape": s.info["shape"],
+                                            "grain": s.info["grain"]}, s.label)
+    if s.kind == "region":
+        return _region_spec(s, ref)
+    if s.kind == "dot":
+        a, b = s.ins[0], s.ins[1]
+        c = s.outs[0]
+        epi = s.info.get("epilogue")
+        return ("dot", *s.info["slots"], tuple(s.info["dims"]), (ref(a), ref(b), ref(c)),
+                (a.strides, b.strides, c.strides),
+                _region_spec(epi, ref) if epi is not None else None)
+    if s.kind == "reduce":
+        x, out = s.ins[0], s.outs[0]
+        acc = s.info["acc"]
+        axes = set(s.info["axes"])
+        return ("reduce", s.info["op"], s.info["slot"], x.shape,
+                tuple(int(d in axes) for d in range(x.ndim)), (ref(x), ref(acc), ref(out)),
+                x.strides, out.itemsize, acc.itemsize)
+    ops = tuple((ref(v), v.dtype, v.shape, v.strides) for v in list(s.ins) + list(s.outs))
+    return ("py", s.info["callable"], ops, len(s.ins))

@@ -1,0 +1,104 @@
+"""What the compiler works on: buffers, strided views of them, and schedule steps.
+
+A ``Buffer`` is storage the program addresses: the arena (planned later), a program input, a
+program output or a constant held by the program. A ``View`` is an operand: a strided window on
+a buffer (the same shape/strides/itemsize attributes as an ndarray, so the primitives' ``cpu``
+rules can run on it symbolically: see ``lower.SymbolicKernels``). A ``Step`` is one thunk of the
+schedule before fusion and memory planning.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from ....tracer.strides import c_strides
+
+_ids = itertools.count()
+
+
+class Buffer:
+    """Storage of ``nbytes``: kind is "arena", "input", "output" or "const"."""
+
+    __slots__ = ("id", "nbytes", "kind", "index", "offset", "producer", "value")
+
+    def __init__(self, nbytes: int, kind: str = "arena", index: int = 0, value: Any = None):
+        self.id = next(_ids)
+        self.nbytes = nbytes
+        self.kind = kind
+        self.index = index
+        self.offset: int | None = None  # arena offset, set by the memory plan
+        self.producer: "Step | None" = None
+        self.value = value              # a constant's ndarray
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.kind}{self.index if self.kind != 'arena' else ''}#{self.id})"
+
+
+class View:
+    """A strided view of a buffer: byte offset, shape, byte strides, dtype."""
+
+    __slots__ = ("buf", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, buf: Buffer, offset: int, shape: tuple, strides: tuple, dtype: np.dtype):
+        self.buf = buf
+        self.offset = int(offset)
+        self.shape = tuple(int(d) for d in shape)
+        self.strides = tuple(int(s) for s in strides)
+        self.dtype = np.dtype(dtype)
+
+    @classmethod
+    def fresh(cls, shape: tuple, dtype: np.dtype, kind: str = "arena", index: int = 0) -> "View":
+        """A new C-contiguous buffer of ``shape`` and its whole view."""
+        dtype = np.dtype(dtype)
+        buf = Buffer(max(1, math.prod(shape)) * dtype.itemsize, kind, index)
+        return cls(buf, 0, shape, c_strides(shape, dtype.itemsize), dtype)
+
+    @classmethod
+    def of_const(cls, value: np.ndarray) -> "View":
+        buf = Buffer(value.nbytes, "const", value=value)
+        return cls(buf, 0, value.shape, value.strides, value.dtype)
+
+    itemsize = property(lambda self: self.dtype.itemsize)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def is_whole(self) -> bool:
+        """Covers its buffer exactly, C-contiguously, from offset 0."""
+        return (self.offset == 0 and self.nbytes == self.buf.nbytes and
+                (self.size <= 1 or self.strides == c_strides(self.shape, self.itemsize)))
+
+    def same_layout(self, other: "View") -> bool:
+        return (self.buf is other.buf and self.offset == other.offset and
+                self.shape == other.shape and (self.size <= 1 or self.strides == other.strides))
+
+    def __array__(self, *a, **k):
+        raise TypeError("a compile-time view has no data")
+
+    def __repr__(self) -> str:
+        return f"View({self.buf}+{self.offset} {self.dtype.name}{list(self.shape)} {self.strides})"
+
+
+class Step:
+    """One thunk before planning.
+
+    kind: "ewise" (one element-wise loop: ``loop`` = (loop kind, a, b, params)), "region" (fused
+    ewise steps), "dot", "reduce" or "py". ``ins``/``outs`` are Views; ``info`` holds the
+    kind's parameters; ``label`` names it in the schedule text.
+    """
+
+    __slots__ = ("kind", "ins", "outs", "info", "label", "index")
+
+    def __init__(self, kind: str, ins: list, outs: list, info: dict, label: str):
+        self.kind = kind
+        self.ins = list(ins)
+        self.outs = list(outs)
+        self.info = info
+        self.label = label
+        self.index = -1
+
+    def __repr__(self) -> str:
+        return f"Step({self.kind} {self.label})"

@@ -1,0 +1,990 @@
+/* The compiled-program executor: `Program`, a list of thunks over one arena, run by one C call.
+ *
+ * The compiler (backends/cpu/compiler/) lowers a Jaxpr to thunks whose operands are references
+ * (buffer kind, index, byte offset) plus static shapes and byte strides:
+ *   arena  - the Program's one scratch block, reused across calls (64-byte aligned offsets)
+ *   input  - the i-th array passed to run(). A program is compiled for its inputs' layouts: a
+ *            C-contiguous one by default, or given strides (jit specializes on a non-contiguous
+ *            argument's strides, so kernels read it in place, exactly as eager does). An input
+ *            of another layout raises LayoutError when the program is strict or was compiled
+ *            for given strides; a non-strict C-contiguous program copies it to a C-contiguous
+ *            temporary instead.
+ *   output - the i-th result, allocated fresh (C-contiguous) on every call, or a donated input;
+ *            an output may also be a view of an input, a constant or another output (no copy)
+ *   const  - an array held by the Program (any strides)
+ * Thunk kinds:
+ *   region - element-wise ops fused into one pass over memory: the index space is walked with
+ *            pb_iterate and each row is cut into tiles; each op runs its own kernel loop on the
+ *            tile, intermediates live in per-thread scratch (L1-sized), only region outputs are
+ *            written to memory. A single element-wise op, a copy or a conversion is a 1-op region.
+ *   dot    - batched matmul (BLAS / the own blocked kernel), optionally followed by an epilogue
+ *            region run in place on its output while it is still in cache.
+ *   reduce - a table reduction (reduce.c's runner) into the output.
+ *   py     - a Python callback (a primitive without a native thunk yet): reacquires the GIL,
+ *            calls the primitive's cpu rule on ndarray views, copies the result into its slot.
+ * Every reference is checked against its buffer's extent when the Program is built, so a bad
+ * schedule raises instead of touching memory it does not own. */
+#include "schedule.h"
+#include "cast.h"
+#include "move.h"
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY };
+enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT };
+
+#define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
+#define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */
+#define RG_SLOT_BYTES (RG_TILE * 16)
+#define RG_MAXSTEPIN 7
+
+typedef struct { int kind, index; npy_intp offset; } ref_t;
+
+typedef struct {
+  pb_loop_fn fn;
+  int nin;
+  int opnd[RG_MAXSTEPIN + 1]; /* inputs then output: >= 0 an external; < 0 scratch slot -(id+1) */
+  npy_intp item[RG_MAXSTEPIN + 1];
+  int64_t prm[4];             /* the loop's parameter block */
+} rg_step;
+
+typedef struct {
+  int nsteps, nslots;
+  rg_step *steps;
+  char *scratch;              /* per-thread scratch, set at run time */
+} rg_params;
+
+typedef struct thunk {
+  int kind;
+  int ndim;
+  npy_intp *shape;            /* ndim */
+  int nref;
+  ref_t *refs;                /* nref */
+  npy_intp *strides;          /* nref * ndim (region) or 3 per operand (dot) */
+  /* region */
+  rg_params rg;
+  npy_intp grain;
+  /* dot */
+  int sa, sb, so;
+  npy_intp dims[4];
+  struct thunk *epilogue;
+  /* reduce */
+  int op, slot;
+  bool reduced[PB_MAXDIMS];
+  /* py */
+  PyObject *callable;
+  PyArray_Descr **descrs;     /* nref */
+  int *ndims;                 /* nref */
+  npy_intp **shapes, **pstrides;
+  int npin;
+} thunk_t;
+
+typedef struct {
+  PyArray_Descr *descr;
+  int ndim;
+  npy_intp shape[PB_MAXDIMS];
+  npy_intp strides[PB_MAXDIMS];
+  int has_strides;            /* inputs: compiled for these strides (else C-contiguous) */
+  int donate;                 /* outputs: a donated input whose buffer it may take, or -1 */
+  ref_t alias;                /* outputs: alias.kind >= 0: a view of that buffer */
+  npy_intp nbytes;            /* the extent of the data: [lo, hi) from the data pointer */
+  npy_intp lo, hi;
+} spec_t;
+
+static PyObject *LayoutError;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *name;
+  npy_intp arena_bytes, scratch_bytes;
+  char *arena;
+  int busy;
+  int nin, nout, nconst, nthunk;
+  spec_t *in, *out;
+  int strict;
+  PyObject *consts;           /* tuple of ndarrays */
+  thunk_t *thunks;
+  int nogil;
+  int max_threads;
+  PyObject *text;             /* optional description, kept for introspection */
+} Program;
+
+typedef struct {
+  char **base[NBUF];
+  PyThreadState *ts;          /* non-NULL while the GIL is released */
+  const char *error;          /* a failure without the GIL: raised after reacquiring it */
+  char *scratch;
+} run_ctx;
+
+/* ---------------------------------------------------------------- execution */
+
+static inline char *resolve(const run_ctx *c, const ref_t *r) {
+  return c->base[r->kind][r->index] + r->offset;
+}
+
+static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *params) {
+  const rg_params *r = params;
+  int tid = 0;
+#ifdef _OPENMP
+  tid = omp_get_thread_num();
+#endif
+  char *scr = r->scratch + (size_t)tid * (size_t)r->nslots * RG_SLOT_BYTES;
+  for (npy_intp t0 = 0; t0 < n; t0 += RG_TILE) {
+    const npy_intp len = n - t0 < RG_TILE ? n - t0 : RG_TILE;
+    for (int k = 0; k < r->nsteps; ++k) {
+      const rg_step *st = &r->steps[k];
+      char *ptrs[RG_MAXSTEPIN + 1];
+      npy_intp str[RG_MAXSTEPIN + 1];
+      for (int i = 0; i <= st->nin; ++i) {
+        const int id = st->opnd[i];
+        if (id >= 0) {
+          ptrs[i] = p[id] + t0 * s[id];
+          str[i] = s[id];
+        } else {
+          ptrs[i] = scr + (size_t)(-id - 1) * RG_SLOT_BYTES;
+          str[i] = st->item[i];
+        }
+      }
+      st->fn(ptrs, str, len, st->prm);
+    }
+  }
+}
+
+static int run_region(const thunk_t *t, run_ctx *c) {
+  char *base[RG_MAXOPND];
+  for (int i = 0; i < t->nref; ++i) base[i] = resolve(c, &t->refs[i]);
+  npy_intp n = 1;
+  for (int d = 0; d < t->ndim; ++d) n *= t->shape[d];
+  rg_params rg = t->rg;
+  rg.scratch = c->scratch;
+  int threads = c->ts ? pb_threads_for(n, t->grain) : 1;
+  pb_iterate(t->ndim, t->shape, t->nref, base, t->strides, region_loop, &rg, threads);
+  return 0;
+}
+
+static int run_dot(const thunk_t *t, run_ctx *c) {
+  const char *a = resolve(c, &t->refs[0]), *b = resolve(c, &t->refs[1]);
+  char *o = resolve(c, &t->refs[2]);
+  if (pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
+                    t->strides, b, t->strides + 3, o, t->strides + 6) < 0) {
+    c->error = "dot_general: the matmul kernel failed (out of memory)";
+    return -1;
+  }
+  return t->epilogue ? run_region(t->epilogue, c) : 0;
+}
+
+static int run_reduce(const thunk_t *t, run_ctx *c) {
+  const char *x = resolve(c, &t->refs[0]);
+  char *acc = resolve(c, &t->refs[1]), *out = resolve(c, &t->refs[2]);
+  if (pb_reduce_raw(t->op, t->slot, t->ndim, t->shape, t->strides, t->reduced, x, acc, out) < 0) {
+    c->error = "reduce: the reduction kernel failed (out of memory)";
+    return -1;
+  }
+  return 0;
+}
+
+/* A view of a buffer for the Python callback: not writeable, no owner (the callback's result
+ * is copied out before the arena is touched again). */
+static PyObject *raw_view(PyArray_Descr *d, int nd, npy_intp *shape, npy_intp *strides, char *p) {
+  Py_INCREF(d);
+  return PyArray_NewFromDescr(&PyArray_Type, d, nd, shape, strides, p, 0, NULL);
+}
+
+static int run_py_locked(const thunk_t *t, run_ctx *c);
+
+static int run_py(const thunk_t *t, run_ctx *c) {
+  PyThreadState *ts = c->ts;
+  if (ts) { PyEval_RestoreThread(ts); c->ts = NULL; }
+  int rc = run_py_locked(t, c);
+  if (ts) c->ts = PyEval_SaveThread(); /* a pending exception stays with this thread's state */
+  return rc;
+}
+
+static int run_py_locked(const thunk_t *t, run_ctx *c) {
+  int rc = -1;
+  PyObject *args = PyTuple_New(t->npin), *res = NULL;
+  if (!args) return -1;
+  for (int i = 0; i < t->npin; ++i) {
+    PyObject *v = raw_view(t->descrs[i], t->ndims[i], t->shapes[i], t->pstrides[i],
+                           resolve(c, &t->refs[i]));
+    if (!v) goto done;
+    PyTuple_SET_ITEM(args, i, v);
+  }
+  res = PyObject_CallObject(t->callable, args);
+  if (!res) goto done;
+  const int nout = t->nref - t->npin;
+  if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != nout) {
+    PyErr_Format(PyExc_RuntimeError, "jit: a Python-callback step returned %R, expected a tuple of "
+                 "%d arrays", res, nout);
+    goto done;
+  }
+  for (int k = 0; k < nout; ++k) {
+    const int i = t->npin + k;
+    PyObject *o = PyTuple_GET_ITEM(res, k);
+    PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(o, t->descrs[i]->type_num, 0, 0, 0);
+    if (!arr) goto done;
+    if (!PyArray_EquivTypes(PyArray_DESCR(arr), t->descrs[i]) || PyArray_NDIM(arr) != t->ndims[i] ||
+        !PyArray_CompareLists(PyArray_SHAPE(arr), t->shapes[i], t->ndims[i])) {
+      PyErr_Format(PyExc_RuntimeError, "jit: a Python-callback step returned an array of dtype "
+                   "%S and %d dimensions, not the compiled one", (PyObject *)PyArray_DESCR(arr),
+                   PyArray_NDIM(arr));
+      Py_DECREF(arr);
+      goto done;
+    }
+    const int nd = t->ndims[i];
+    npy_intp strides[2 * PB_MAXDIMS];
+    for (int d = 0; d < nd; ++d) {
+      strides[d] = PyArray_STRIDES(arr)[d];
+      strides[nd + d] = t->pstrides[i][d];
+    }
+    char *b2[2] = {PyArray_BYTES(arr), resolve(c, &t->refs[i])};
+    pb_loop_fn fn = pb_move_copy_loop(PyArray_ITEMSIZE(arr));
+    if (fn) pb_iterate(nd, t->shapes[i], 2, b2, strides, fn, NULL, 1);
+    Py_DECREF(arr);
+    if (!fn) {
+      PyErr_SetString(PyExc_RuntimeError, "jit: unsupported element size in a callback result");
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  Py_XDECREF(res);
+  Py_DECREF(args);
+  return rc;
+}
+
+static int run_thunk(const thunk_t *t, run_ctx *c) {
+  switch (t->kind) {
+    case TH_REGION: return run_region(t, c);
+    case TH_DOT: return run_dot(t, c);
+    case TH_REDUCE: return run_reduce(t, c);
+    default: return run_py(t, c);
+  }
+}
+
+/* a's layout is the compiled one: its strides (ignoring size-1 dimensions, whose strides NumPy
+ * leaves arbitrary) or C-contiguity, and alignment */
+static int same_layout(PyArrayObject *a, const spec_t *sp) {
+  if (!PyArray_ISALIGNED(a)) return 0;
+  if (!sp->has_strides) return PyArray_IS_C_CONTIGUOUS(a);
+  for (int d = 0; d < sp->ndim; ++d) {
+    if (sp->shape[d] == 0) return 1;
+    if (sp->shape[d] > 1 && PyArray_STRIDES(a)[d] != sp->strides[d]) return 0;
+  }
+  return 1;
+}
+
+static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != self->nin) {
+    PyErr_Format(PyExc_TypeError, "jit(%U): the compiled program takes %d arrays, got %zd",
+                 self->name, self->nin, nargs);
+    return NULL;
+  }
+  PyObject *keep[64], *inarr_stack[64];
+  PyObject **hold = nargs <= 64 ? keep : PyMem_Malloc(sizeof(PyObject *) * (size_t)nargs);
+  PyObject **inarr = nargs <= 64 ? inarr_stack : PyMem_Malloc(sizeof(PyObject *) * (size_t)nargs);
+  char *inb_stack[64], *outb_stack[64];
+  char **inb = nargs <= 64 ? inb_stack : PyMem_Malloc(sizeof(char *) * (size_t)(nargs + 1));
+  char **outb = self->nout <= 64 ? outb_stack : PyMem_Malloc(sizeof(char *) * (size_t)(self->nout + 1));
+  PyObject *result = NULL;
+  char *arena = NULL;
+  int own_arena = 0, nheld = 0;
+  if (!hold || !inb || !outb || !inarr) { PyErr_NoMemory(); goto fail; }
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    PyObject *o = args[i];
+    if (!PyArray_Check(o)) {
+      PyErr_Format(PyExc_TypeError, "jit(%U): argument %zd must be a numpy.ndarray, got %s",
+                   self->name, i, Py_TYPE(o)->tp_name);
+      goto fail;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    const spec_t *sp = &self->in[i];
+    if (PyArray_DESCR(a) != sp->descr && !PyArray_EquivTypes(PyArray_DESCR(a), sp->descr)) {
+      PyErr_Format(PyExc_TypeError, "jit(%U): argument %zd has dtype %S, the program was compiled "
+                   "for %S", self->name, i, (PyObject *)PyArray_DESCR(a), (PyObject *)sp->descr);
+      goto fail;
+    }
+    if (PyArray_NDIM(a) != sp->ndim || !PyArray_CompareLists(PyArray_SHAPE(a), sp->shape, sp->ndim)) {
+      PyErr_Format(PyExc_TypeError, "jit(%U): argument %zd has %d dimensions or a shape other "
+                   "than the compiled one", self->name, i, PyArray_NDIM(a));
+      goto fail;
+    }
+    if (!same_layout(a, sp)) {
+      if (sp->has_strides || self->strict) {
+        PyErr_Format(LayoutError, "jit(%U): argument %zd has strides other than the compiled "
+                     "ones", self->name, i);
+        goto fail;
+      }
+      PyArrayObject *cc = pb_copy(a); /* the compiled (C-contiguous) layout */
+      if (!cc) goto fail;
+      hold[nheld++] = (PyObject *)cc;
+      a = cc;
+    }
+    inarr[i] = (PyObject *)a;
+    inb[i] = PyArray_BYTES(a);
+  }
+  result = PyTuple_New(self->nout);
+  if (!result) goto fail;
+  for (int k = 0; k < self->nout; ++k) {
+    const spec_t *sp = &self->out[k];
+    int j = sp->donate;
+    PyArrayObject *out = NULL;
+    outb[k] = NULL;
+    if (sp->alias.kind >= 0) continue; /* a view, made after the steps ran */
+    if (j >= 0) { /* a donated input of the same aval, when its buffer can be written */
+      PyArrayObject *a = (PyArrayObject *)args[j];
+      if (PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a) && PyArray_ISALIGNED(a) &&
+          PyArray_BYTES(a) == inb[j]) {
+        Py_INCREF(a);
+        out = a;
+      }
+    }
+    if (!out) {
+      Py_INCREF(sp->descr);
+      out = pb_new_array(sp->ndim, sp->shape, sp->descr);
+      if (!out) goto fail;
+    }
+    PyTuple_SET_ITEM(result, k, (PyObject *)out);
+    outb[k] = PyArray_BYTES(out);
+  }
+  const npy_intp need = self->arena_bytes + self->scratch_bytes;
+  if (self->busy) { /* re-entered (another thread, or a callback step): a private arena */
+    arena = need ? aligned_alloc(64, (size_t)((need + 63) / 64 * 64)) : NULL;
+    if (need && !arena) { PyErr_NoMemory(); goto fail; }
+    own_arena = 1;
+  } else {
+    if (!self->arena && need) {
+      self->arena = aligned_alloc(64, (size_t)((need + 63) / 64 * 64));
+      if (!self->arena) { PyErr_NoMemory(); goto fail; }
+    }
+    arena = self->arena;
+    self->busy = 1;
+  }
+  char *cbase[1] = {NULL};
+  char **constb = self->nconst ? PyMem_Malloc(sizeof(char *) * (size_t)self->nconst) : cbase;
+  if (!constb) { PyErr_NoMemory(); goto release; }
+  for (int i = 0; i < self->nconst; ++i)
+    constb[i] = PyArray_BYTES((PyArrayObject *)PyTuple_GET_ITEM(self->consts, i));
+  char *abase[1] = {arena};
+  run_ctx c = {.base = {abase, inb, outb, constb}, .ts = NULL, .error = NULL,
+               .scratch = arena ? arena + self->arena_bytes : NULL};
+  int rc = 0;
+  if (self->nogil) c.ts = PyEval_SaveThread();
+  for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
+  if (c.ts) PyEval_RestoreThread(c.ts);
+  if (constb != cbase) PyMem_Free(constb);
+  for (int k = 0; k < self->nout && rc == 0; ++k) { /* outputs that are views */
+    const spec_t *sp = &self->out[k];
+    if (sp->alias.kind < 0) continue;
+    PyObject *base = sp->alias.kind == BUF_INPUT ? inarr[sp->alias.index]
+                     : sp->alias.kind == BUF_CONST ? PyTuple_GET_ITEM(self->consts, sp->alias.index)
+                     : PyTuple_GET_ITEM(result, sp->alias.index);
+    Py_INCREF(sp->descr);
+    PyObject *v = pb_new_view((PyArrayObject *)base, sp->descr, sp->ndim, sp->shape, sp->strides,
+                              PyArray_BYTES((PyArrayObject *)base) + sp->alias.offset);
+    if (!v) { rc = -1; break; }
+    PyTuple_SET_ITEM(result, k, v);
+  }
+  if (rc < 0) {
+    if (c.error && !PyErr_Occurred()) PyErr_SetString(PyExc_MemoryError, c.error);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "jit: a step failed");
+    Py_CLEAR(result);
+  }
+release:
+  if (own_arena) free(arena);
+  else self->busy = 0;
+fail:
+  for (int i = 0; i < nheld; ++i) Py_DECREF(hold[i]);
+  if (hold && hold != keep) PyMem_Free(hold);
+  if (inarr && inarr != inarr_stack) PyMem_Free(inarr);
+  if (inb && inb != inb_stack) PyMem_Free(inb);
+  if (outb && outb != outb_stack) PyMem_Free(outb);
+  if (PyErr_Occurred()) Py_CLEAR(result);
+  return result;
+}
+
+/* ---------------------------------------------------------------- construction */
+
+
+static int parse_ints(PyObject *t, npy_intp *out, int max, const char *what) {
+  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
+    PyErr_Format(PyExc_ValueError, "Program: %s must be a tuple of at most %d ints", what, max);
+    return -1;
+  }
+  int n = (int)PyTuple_GET_SIZE(t);
+  for (int i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) return -1;
+    out[i] = (npy_intp)v;
+  }
+  return n;
+}
+
+static int parse_ref(Program *p, PyObject *o, ref_t *r) {
+  long long off;
+  if (!PyArg_ParseTuple(o, "iiL", &r->kind, &r->index, &off)) return -1;
+  r->offset = (npy_intp)off;
+  int count = r->kind == BUF_ARENA ? 1 : r->kind == BUF_INPUT ? p->nin
+              : r->kind == BUF_OUTPUT ? p->nout : r->kind == BUF_CONST ? p->nconst : -1;
+  if (count < 0 || r->index < 0 || r->index >= count) {
+    PyErr_Format(PyExc_ValueError, "Program: bad buffer reference (%d, %d)", r->kind, r->index);
+    return -1;
+  }
+  return 0;
+}
+
+/* The operand (ref, shape, strides, item) must stay inside its buffer. */
+static int check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
+                        const npy_intp *strides, npy_intp item) {
+  npy_intp lo = r->offset, hi = r->offset + item;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] < 0) goto bad;
+    if (shape[d] == 0) return 0;
+    npy_intp span = (shape[d] - 1) * strides[d];
+    if (span < 0) lo += span; else hi += span;
+  }
+  npy_intp lim;
+  if (r->kind == BUF_CONST) {
+    PyArrayObject *c = (PyArrayObject *)PyTuple_GET_ITEM(p->consts, r->index);
+    /* constant operands address the constant's own memory: its data pointer is offset 0 */
+    npy_intp clo = 0, chi = PyArray_ITEMSIZE(c);
+    for (int d = 0; d < PyArray_NDIM(c); ++d) {
+      if (PyArray_DIM(c, d) == 0) { chi = 0; break; }
+      npy_intp span = (PyArray_DIM(c, d) - 1) * PyArray_STRIDE(c, d);
+      if (span < 0) clo += span; else chi += span;
+    }
+    if (lo >= clo && hi <= chi) return 0;
+    goto bad;
+  }
+  if (r->kind == BUF_ARENA) {
+    lim = p->arena_bytes;
+    if (lo >= 0 && hi <= lim) return 0;
+  } else {
+    const spec_t *sp = r->kind == BUF_INPUT ? &p->in[r->index] : &p->out[r->index];
+    if (lo >= sp->lo && hi <= sp->hi) return 0;
+  }
+bad:
+  PyErr_Format(PyExc_ValueError, "Program: an operand of buffer (%d, %d) at offset %zd leaves "
+               "its buffer", r->kind, r->index, (Py_ssize_t)r->offset);
+  return -1;
+}
+
+static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("region", shape, refs, strides, items, steps, grain) */
+  PyObject *shape, *refs, *strides, *items, *steps;
+  long long grain;
+  const char *kind;
+  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L", &kind, &PyTuple_Type, &shape, &PyTuple_Type, &refs,
+                        &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type, &steps,
+                        &grain))
+    return -1;
+  t->kind = TH_REGION;
+  t->grain = (npy_intp)(grain > 0 ? grain : 1);
+  t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  if (!t->shape) { PyErr_NoMemory(); return -1; }
+  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "a region shape")) < 0) return -1;
+  t->nref = (int)PyTuple_GET_SIZE(refs);
+  if (t->nref < 1 || t->nref > RG_MAXOPND || PyTuple_GET_SIZE(strides) != t->nref ||
+      PyTuple_GET_SIZE(items) != t->nref) {
+    PyErr_Format(PyExc_ValueError, "Program: a region takes 1 to %d operands with strides and "
+                 "element sizes", RG_MAXOPND);
+    return -1;
+  }
+  t->refs = PyMem_Calloc((size_t)t->nref, sizeof(ref_t));
+  t->strides = PyMem_Calloc((size_t)(t->nref * (t->ndim ? t->ndim : 1)), sizeof(npy_intp));
+  if (!t->refs || !t->strides) { PyErr_NoMemory(); return -1; }
+  for (int i = 0; i < t->nref; ++i) {
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+    npy_intp st[PB_MAXDIMS];
+    if (parse_ints(PyTuple_GET_ITEM(strides, i), st, PB_MAXDIMS, "region strides") != t->ndim) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: region strides != ndim");
+      return -1;
+    }
+    memcpy(t->strides + i * t->ndim, st, sizeof(npy_intp) * (size_t)t->ndim);
+    long long item = PyLong_AsLongLong(PyTuple_GET_ITEM(items, i));
+    if (item <= 0 || item > 16) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad element size");
+      return -1;
+    }
+    if (check_extent(p, &t->refs[i], t->ndim, t->shape, st, (npy_intp)item) < 0) return -1;
+  }
+  t->rg.nsteps = (int)PyTuple_GET_SIZE(steps);
+  t->rg.steps = PyMem_Calloc((size_t)(t->rg.nsteps ? t->rg.nsteps : 1), sizeof(rg_step));
+  if (!t->rg.steps) { PyErr_NoMemory(); return -1; }
+  t->rg.nslots = 0;
+  for (int k = 0; k < t->rg.nsteps; ++k) {
+    /* (loop kind, a, b, params tuple, operand ids, element sizes) */
+    int lk, a, b;
+    PyObject *prm, *opnd, *its;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(steps, k), "iiiO!O!O!", &lk, &a, &b, &PyTuple_Type,
+                          &prm, &PyTuple_Type, &opnd, &PyTuple_Type, &its))
+      return -1;
+    rg_step *st = &t->rg.steps[k];
+    pb_loop_fn fn = NULL;
+    int nin = -1;
+    switch (lk) {
+      case LOOP_EWISE: fn = pb_ewise_loop(a, b); nin = pb_ewise_nin(a); break;
+      case LOOP_CAST: fn = pb_cast_loop(a, b); nin = 1; break;
+      case LOOP_COPY: fn = pb_move_copy_loop(a); nin = 1; break;
+      case LOOP_SELECT: fn = pb_select_loop(a, b); nin = (int)PyTuple_GET_SIZE(opnd) - 1; break;
+    }
+    if (!fn || nin < 1 || nin > RG_MAXSTEPIN || PyTuple_GET_SIZE(opnd) != nin + 1 ||
+        PyTuple_GET_SIZE(its) != nin + 1) {
+      PyErr_Format(PyExc_ValueError, "Program: region step %d (kind %d, %d, %d) has no kernel or "
+                   "the wrong operand count", k, lk, a, b);
+      return -1;
+    }
+    st->fn = fn;
+    st->nin = nin;
+    npy_intp pv[4] = {0, 0, 0, 0};
+    if (parse_ints(prm, pv, 4, "step params") < 0) return -1;
+    if (lk == LOOP_SELECT) {
+      pb_select_params sp = {(int)pv[0], (int)pv[1], (int64_t)pv[2]};
+      if (sp.count != nin - 1 || sp.count > PB_SELECT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "Program: bad select_n step");
+        return -1;
+      }
+      memcpy(st->prm, &sp, sizeof(sp));
+    } else {
+      for (int i = 0; i < 4; ++i) st->prm[i] = (int64_t)pv[i];
+    }
+    npy_intp ids[RG_MAXSTEPIN + 1], sz[RG_MAXSTEPIN + 1];
+    parse_ints(opnd, ids, RG_MAXSTEPIN + 1, "step operands");
+    if (parse_ints(its, sz, RG_MAXSTEPIN + 1, "step element sizes") < 0) return -1;
+    for (int i = 0; i <= nin; ++i) {
+      if (ids[i] >= t->nref || sz[i] <= 0 || sz[i] > 16) {
+        PyErr_SetString(PyExc_ValueError, "Program: bad region step operand");
+        return -1;
+      }
+      if (ids[i] < 0 && -ids[i] > t->rg.nslots) t->rg.nslots = (int)-ids[i];
+      st->opnd[i] = (int)ids[i];
+      st->item[i] = sz[i];
+    }
+  }
+  npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
+  if (need > p->scratch_bytes) p->scratch_bytes = need;
+  return 0;
+}
+
+static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None) */
+  const char *kind;
+  PyObject *dims, *refs, *strides, *epi;
+  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type, &dims,
+                        &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi))
+    return -1;
+  t->kind = TH_DOT;
+  if (parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
+      PyTuple_GET_SIZE(strides) != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot step");
+    return -1;
+  }
+  t->nref = 3;
+  t->refs = PyMem_Calloc(3, sizeof(ref_t));
+  t->strides = PyMem_Calloc(9, sizeof(npy_intp));
+  if (!t->refs || !t->strides) { PyErr_NoMemory(); return -1; }
+  const npy_intp Bt = t->dims[0], M = t->dims[1], N = t->dims[2], K = t->dims[3];
+  const npy_intp shp[3][3] = {{Bt, M, K}, {Bt, K, N}, {Bt, M, N}};
+  const int slots[3] = {t->sa, t->sb, t->so};
+  for (int i = 0; i < 3; ++i) {
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+    if (parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + 3 * i, 3, "dot strides") != 3) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot strides");
+      return -1;
+    }
+    if (slots[i] < 0 || slots[i] >= pb_cast_nslots()) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad dot dtype slot");
+      return -1;
+    }
+    PyArray_Descr *d = pb_cast_descr(slots[i]);
+    if (!d) return -1;
+    npy_intp item = PyDataType_ELSIZE(d);
+    Py_DECREF(d);
+    if (check_extent(p, &t->refs[i], 3, shp[i], t->strides + 3 * i, item) < 0) return -1;
+  }
+  if (t->strides[8] <= 0 || (N > 1 && t->strides[7] < N * t->strides[8])) {
+    PyErr_SetString(PyExc_ValueError, "Program: a dot output must be row-major");
+    return -1;
+  }
+  if (pb_dot_prepare() < 0) return -1;
+  if (epi != Py_None) {
+    t->epilogue = PyMem_Calloc(1, sizeof(thunk_t));
+    if (!t->epilogue) { PyErr_NoMemory(); return -1; }
+    if (parse_region(p, t->epilogue, epi) < 0) return -1;
+  }
+  return 0;
+}
+
+static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("reduce", op, slot, shape, reduced, refs(x, acc, out), xstrides, item, acc_item) */
+  const char *kind;
+  PyObject *shape, *reduced, *refs, *xstrides;
+  long long item, aitem;
+  if (!PyArg_ParseTuple(spec, "siiO!O!O!O!LL", &kind, &t->op, &t->slot, &PyTuple_Type, &shape,
+                        &PyTuple_Type, &reduced, &PyTuple_Type, &refs, &PyTuple_Type, &xstrides,
+                        &item, &aitem))
+    return -1;
+  t->kind = TH_REDUCE;
+  if (!pb_reduce_supported(t->op, t->slot)) {
+    PyErr_Format(PyExc_ValueError, "Program: no reduction kernel (%d, %d)", t->op, t->slot);
+    return -1;
+  }
+  t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  t->strides = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  t->refs = PyMem_Calloc(3, sizeof(ref_t));
+  if (!t->shape || !t->strides || !t->refs) { PyErr_NoMemory(); return -1; }
+  t->nref = 3;
+  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "reduce shape")) < 0) return -1;
+  npy_intp red[PB_MAXDIMS];
+  if (parse_ints(reduced, red, PB_MAXDIMS, "reduced") != t->ndim ||
+      parse_ints(xstrides, t->strides, PB_MAXDIMS, "reduce strides") != t->ndim ||
+      PyTuple_GET_SIZE(refs) != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad reduce step");
+    return -1;
+  }
+  npy_intp oshape[PB_MAXDIMS], ostr[PB_MAXDIMS], onum = 1;
+  int ond = 0;
+  for (int d = 0; d < t->ndim; ++d) {
+    t->reduced[d] = red[d] != 0;
+    if (!t->reduced[d]) { oshape[ond++] = t->shape[d]; onum *= t->shape[d]; }
+  }
+  for (int d = 0; d < ond; ++d) ostr[d] = 0;
+  for (int i = 0; i < 3; ++i)
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+  if (check_extent(p, &t->refs[0], t->ndim, t->shape, t->strides, item) < 0) return -1;
+  /* acc and out are C-contiguous runs of the output's element count */
+  npy_intp one = onum, st1 = aitem, st2 = item;
+  (void)oshape; (void)ostr;
+  if (check_extent(p, &t->refs[1], 1, &one, &st1, aitem) < 0 ||
+      check_extent(p, &t->refs[2], 1, &one, &st2, item) < 0)
+    return -1;
+  return 0;
+}
+
+static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin) */
+  const char *kind;
+  PyObject *fn, *ops;
+  if (!PyArg_ParseTuple(spec, "sOO!i", &kind, &fn, &PyTuple_Type, &ops, &t->npin)) return -1;
+  t->kind = TH_PY;
+  Py_INCREF(fn);
+  t->callable = fn;
+  t->nref = (int)PyTuple_GET_SIZE(ops);
+  if (t->npin < 0 || t->npin > t->nref) {
+    PyErr_SetString(PyExc_ValueError, "Program: bad callback step");
+    return -1;
+  }
+  t->refs = PyMem_Calloc((size_t)t->nref + 1, sizeof(ref_t));
+  t->descrs = PyMem_Calloc((size_t)t->nref + 1, sizeof(PyArray_Descr *));
+  t->ndims = PyMem_Calloc((size_t)t->nref + 1, sizeof(int));
+  t->shapes = PyMem_Calloc((size_t)t->nref + 1, sizeof(npy_intp *));
+  t->pstrides = PyMem_Calloc((size_t)t->nref + 1, sizeof(npy_intp *));
+  if (!t->refs || !t->descrs || !t->ndims || !t->shapes || !t->pstrides) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (int i = 0; i < t->nref; ++i) {
+    PyObject *ref, *dt, *shape, *strides;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ops, i), "OOO!O!", &ref, &dt, &PyTuple_Type, &shape,
+                          &PyTuple_Type, &strides))
+      return -1;
+    if (parse_ref(p, ref, &t->refs[i]) < 0) return -1;
+    if (!PyArray_DescrConverter(dt, &t->descrs[i])) return -1;
+    t->shapes[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+    t->pstrides[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+    if (!t->shapes[i] || !t->pstrides[i]) { PyErr_NoMemory(); return -1; }
+    t->ndims[i] = parse_ints(shape, t->shapes[i], PB_MAXDIMS, "callback shape");
+    if (t->ndims[i] < 0 || parse_ints(strides, t->pstrides[i], PB_MAXDIMS, "callback strides")
+                               != t->ndims[i]) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad callback operand");
+      return -1;
+    }
+    if (check_extent(p, &t->refs[i], t->ndims[i], t->shapes[i], t->pstrides[i],
+                     PyDataType_ELSIZE(t->descrs[i])) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void thunk_clear(thunk_t *t) {
+  PyMem_Free(t->shape);
+  PyMem_Free(t->refs);
+  PyMem_Free(t->strides);
+  PyMem_Free(t->rg.steps);
+  if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }
+  Py_XDECREF(t->callable);
+  for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
+  for (int i = 0; t->shapes && i < t->nref; ++i) PyMem_Free(t->shapes[i]);
+  for (int i = 0; t->pstrides && i < t->nref; ++i) PyMem_Free(t->pstrides[i]);
+  PyMem_Free(t->descrs);
+  PyMem_Free(t->ndims);
+  PyMem_Free(t->shapes);
+  PyMem_Free(t->pstrides);
+  memset(t, 0, sizeof(*t));
+}
+
+static void program_dealloc(Program *self) {
+  for (int i = 0; self->thunks && i < self->nthunk; ++i) thunk_clear(&self->thunks[i]);
+  PyMem_Free(self->thunks);
+  for (int i = 0; self->in && i < self->nin; ++i) Py_XDECREF(self->in[i].descr);
+  for (int i = 0; self->out && i < self->nout; ++i) Py_XDECREF(self->out[i].descr);
+  PyMem_Free(self->in);
+  PyMem_Free(self->out);
+  free(self->arena);
+  Py_XDECREF(self->consts);
+  Py_XDECREF(self->name);
+  Py_XDECREF(self->text);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The byte extent [lo, hi) of an array of this shape and these strides. */
+static void extent_of(spec_t *sp) {
+  npy_intp item = PyDataType_ELSIZE(sp->descr);
+  sp->lo = 0;
+  sp->hi = item;
+  for (int d = 0; d < sp->ndim; ++d) {
+    if (sp->shape[d] == 0) { sp->hi = 0; return; }
+    npy_intp span = (sp->shape[d] - 1) * sp->strides[d];
+    if (span < 0) sp->lo += span; else sp->hi += span;
+  }
+}
+
+/* inputs: (dtype, shape, strides or None); outputs: (dtype, shape, donate, alias or None) with
+ * alias = (kind, index, offset, strides) */
+static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
+  for (int i = 0; i < n; ++i) {
+    PyObject *dt, *shp, *st = Py_None, *alias = Py_None;
+    spec_t *sp = &out[i];
+    sp->donate = -1;
+    sp->alias.kind = -1;
+    PyObject *it = PyTuple_GET_ITEM(specs, i);
+    if (outputs ? !PyArg_ParseTuple(it, "OO!iO", &dt, &PyTuple_Type, &shp, &sp->donate, &alias)
+                : !PyArg_ParseTuple(it, "OO!O", &dt, &PyTuple_Type, &shp, &st))
+      return -1;
+    if (!PyArray_DescrConverter(dt, &sp->descr)) return -1;
+    if ((sp->ndim = parse_ints(shp, sp->shape, PB_MAXDIMS, "a shape")) < 0) return -1;
+    npy_intp item = PyDataType_ELSIZE(sp->descr), acc = item;
+    for (int d = sp->ndim - 1; d >= 0; --d) { /* C-contiguous by default */
+      if (sp->shape[d] < 0) {
+        PyErr_SetString(PyExc_ValueError, "Program: negative dimension");
+        return -1;
+      }
+      sp->strides[d] = acc;
+      acc *= sp->shape[d] > 0 ? sp->shape[d] : 1;
+    }
+    if (alias != Py_None) {
+      PyObject *ref, *ast;
+      if (!PyArg_ParseTuple(alias, "OO!", &ref, &PyTuple_Type, &ast)) return -1;
+      long long off;
+      if (!PyArg_ParseTuple(ref, "iiL", &sp->alias.kind, &sp->alias.index, &off)) return -1;
+      sp->alias.offset = (npy_intp)off;
+      st = ast;
+    }
+    if (st != Py_None) {
+      if (!PyTuple_Check(st) || parse_ints(st, sp->strides, PB_MAXDIMS, "strides") != sp->ndim) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: strides != ndim");
+        return -1;
+      }
+      sp->has_strides = 1;
+    }
+    extent_of(sp);
+  }
+  return 0;
+}
+
+static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict]) */
+  PyObject *name, *ins, *outs, *consts, *thunks;
+  long long arena;
+  int nogil, strict = 0;
+  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|p", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
+                        &outs, &PyTuple_Type, &consts, &PyTuple_Type, &thunks, &nogil, &strict))
+    return NULL;
+  Program *p = (Program *)type->tp_alloc(type, 0);
+  if (!p) return NULL;
+  Py_INCREF(name);
+  p->name = name;
+  p->arena_bytes = (npy_intp)(arena > 0 ? (arena + 63) / 64 * 64 : 0);
+  p->nogil = nogil;
+  p->strict = strict;
+  p->max_threads = 1;
+#ifdef _OPENMP
+  p->max_threads = omp_get_max_threads();
+#endif
+  p->nin = (int)PyTuple_GET_SIZE(ins);
+  p->nout = (int)PyTuple_GET_SIZE(outs);
+  p->nconst = (int)PyTuple_GET_SIZE(consts);
+  p->nthunk = (int)PyTuple_GET_SIZE(thunks);
+  for (int i = 0; i < p->nconst; ++i)
+    if (!PyArray_Check(PyTuple_GET_ITEM(consts, i)) ||
+        !PyArray_ISALIGNED((PyArrayObject *)PyTuple_GET_ITEM(consts, i))) {
+      PyErr_SetString(PyExc_TypeError, "Program: constants must be aligned numpy arrays");
+      goto fail;
+    }
+  Py_INCREF(consts);
+  p->consts = consts;
+  p->in = PyMem_Calloc((size_t)p->nin + 1, sizeof(spec_t));
+  p->out = PyMem_Calloc((size_t)p->nout + 1, sizeof(spec_t));
+  p->thunks = PyMem_Calloc((size_t)p->nthunk + 1, sizeof(thunk_t));
+  if (!p->in || !p->out || !p->thunks) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  if (parse_specs(ins, p->nin, p->in, 0) < 0 || parse_specs(outs, p->nout, p->out, 1) < 0)
+    goto fail;
+  for (int k = 0; k < p->nout; ++k) {
+    const spec_t *sp = &p->out[k];
+    int j = sp->donate;
+    if (j >= p->nin || (j >= 0 && (!PyArray_EquivTypes(p->in[j].descr, sp->descr) ||
+                                   p->in[j].has_strides || sp->alias.kind >= 0 ||
+                                   p->in[j].hi != sp->hi))) {
+      PyErr_Format(PyExc_ValueError, "Program: output %d cannot reuse input %d", k, j);
+      goto fail;
+    }
+    if (sp->alias.kind >= 0) { /* a view of an input, a constant or an earlier plain output */
+      const ref_t *r = &sp->alias;
+      int ok = (r->kind == BUF_INPUT && r->index >= 0 && r->index < p->nin) ||
+               (r->kind == BUF_CONST && r->index >= 0 && r->index < p->nconst) ||
+               (r->kind == BUF_OUTPUT && r->index >= 0 && r->index < p->nout &&
+                p->out[r->index].alias.kind < 0);
+      if (ok && r->kind == BUF_CONST &&
+          !PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)PyTuple_GET_ITEM(consts, r->index)),
+                              sp->descr))
+        ok = 0;
+      if (ok && r->kind != BUF_CONST)
+        ok = PyArray_EquivTypes(r->kind == BUF_INPUT ? p->in[r->index].descr
+                                                     : p->out[r->index].descr, sp->descr);
+      if (!ok || check_extent(p, r, sp->ndim, sp->shape, sp->strides,
+                              PyDataType_ELSIZE(sp->descr)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "Program: output %d is a bad view", k);
+        goto fail;
+      }
+    }
+  }
+  for (int i = 0; i < p->nthunk; ++i) {
+    PyObject *spec = PyTuple_GET_ITEM(thunks, i);
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
+      PyErr_SetString(PyExc_TypeError, "Program: a step must be a tuple starting with its kind");
+      goto fail;
+    }
+    const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+    int rc = !strcmp(k, "region") ? parse_region(p, &p->thunks[i], spec)
+             : !strcmp(k, "dot") ? parse_dot(p, &p->thunks[i], spec)
+             : !strcmp(k, "reduce") ? parse_reduce(p, &p->thunks[i], spec)
+             : !strcmp(k, "py") ? parse_py(p, &p->thunks[i], spec)
+             : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
+    if (rc < 0) {
+      PyErr_Format(PyExc_ValueError, "Program: step %d ('%s') is malformed", i, k);
+      goto fail;
+    }
+  }
+  return (PyObject *)p;
+fail:
+  Py_DECREF(p);
+  return NULL;
+}
+
+static PyObject *program_get_arena(Program *self, void *unused) {
+  return PyLong_FromSsize_t(self->arena_bytes);
+}
+static PyObject *program_get_scratch(Program *self, void *unused) {
+  return PyLong_FromSsize_t(self->scratch_bytes);
+}
+static PyObject *program_get_nsteps(Program *self, void *unused) {
+  return PyLong_FromLong(self->nthunk);
+}
+static PyObject *program_get_nogil(Program *self, void *unused) {
+  return PyBool_FromLong(self->nogil);
+}
+
+static PyGetSetDef program_getset[] = {
+  {"arena_bytes", (getter)program_get_arena, NULL, "bytes of the arena (reused across calls)", NULL},
+  {"scratch_bytes", (getter)program_get_scratch, NULL, "bytes of per-thread region scratch", NULL},
+  {"num_steps", (getter)program_get_nsteps, NULL, "number of thunks", NULL},
+  {"nogil", (getter)program_get_nogil, NULL, "whether run() releases the GIL", NULL},
+  {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef program_methods[] = {
+  {"run", (PyCFunction)(void (*)(void))program_run, METH_FASTCALL,
+   "run(*inputs) -> tuple of outputs: checks the inputs' dtypes and shapes, allocates the "
+   "outputs and runs every step in order (GIL released for large programs)."},
+  {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ProgramType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "pullback.backends.cpu._cpu.Program",
+  .tp_basicsize = sizeof(Program),
+  .tp_dealloc = (destructor)program_dealloc,
+  .tp_flags = Py_TPFLAGS_DEFAULT,
+  .tp_doc = "Program(name, arena_bytes, in_specs, out_specs, consts, steps, nogil): a compiled "
+            "schedule of C kernels over one arena (see schedule.c).",
+  .tp_methods = program_methods,
+  .tp_getset = program_getset,
+  .tp_new = program_new,
+};
+
+static PyObject *sched_slots(PyObject *self, PyObject *dt) {
+  PyArray_Descr *d = NULL;
+  if (!PyArray_DescrConverter(dt, &d)) return NULL;
+  int s = pb_dtype_slot(d);
+  int c = pb_cast_slot(d);
+  Py_DECREF(d);
+  return Py_BuildValue("ii", s, c);
+}
+
+static PyObject *sched_max_threads(PyObject *self, PyObject *unused) {
+  int n = 1;
+#ifdef _OPENMP
+  n = omp_get_max_threads();
+#endif
+  return PyLong_FromLong(n);
+}
+
+static PyObject *sched_ewise_grains(PyObject *self, PyObject *unused) {
+  PyObject *t = PyTuple_New(pb_ewise_nops());
+  if (!t) return NULL;
+  for (int i = 0; i < pb_ewise_nops(); ++i) {
+    PyObject *v = PyLong_FromSsize_t(pb_ewise_grain(i));
+    if (!v) { Py_DECREF(t); return NULL; }
+    PyTuple_SET_ITEM(t, i, v);
+  }
+  return t;
+}
+
+static PyMethodDef methods[] = {
+  {"schedule_slots", sched_slots, METH_O,
+   "schedule_slots(dtype) -> (dtype slot, cast slot): the kernel tables' indices of a dtype."},
+  {"schedule_max_threads", sched_max_threads, METH_NOARGS,
+   "schedule_max_threads(): OpenMP threads a program may use."},
+  {"schedule_ewise_grains", sched_ewise_grains, METH_NOARGS,
+   "schedule_ewise_grains(): per EWISE_OPS row, elements per thread worth an OpenMP split."},
+  {NULL, NULL, 0, NULL}};
+
+int pb_register_schedule(PyObject *m) {
+  if (PyType_Ready(&ProgramType) < 0) return -1;
+  Py_INCREF(&ProgramType);
+  if (PyModule_AddObject(m, "Program", (PyObject *)&ProgramType) < 0) {
+    Py_DECREF(&ProgramType);
+    return -1;
+  }
+  if (PyModule_AddFunctions(m, methods) < 0) return -1;
+  LayoutError = PyErr_NewExceptionWithDoc(
+      "pullback.backends.cpu._cpu.LayoutError",
+      "An argument's memory layout differs from the one its program was compiled for.",
+      PyExc_ValueError, NULL);
+  if (!LayoutError || PyModule_AddObject(m, "LayoutError", LayoutError) < 0) return -1;
+  Py_INCREF(LayoutError);
+  PyObject *consts = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA,
+                                   "input", BUF_INPUT, "output", BUF_OUTPUT, "const", BUF_CONST,
+                                   "ewise", LOOP_EWISE, "cast", LOOP_CAST, "copy", LOOP_COPY,
+                                   "select", LOOP_SELECT, "tile", RG_TILE);
+  if (!consts) return -1;
+  if (PyModule_AddObject(m, "SCHEDULE", consts) < 0) { Py_DECREF(consts); return -1; }
+  return 0;
+}

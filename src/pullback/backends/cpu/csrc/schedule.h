@@ -1,0 +1,44 @@
+/* The compiled-program executor (schedule.c) and the C-level accessors it takes from the kernel
+ * families: each family exposes its existing inner loops and runners, never a copy of them. */
+#ifndef PB_SCHEDULE_H
+#define PB_SCHEDULE_H
+#include "pb.h"
+
+/* ---- accessors into the kernel families (no GIL needed unless stated) ---- */
+
+/* elementwise.c: the loop of table row `op` for dtype slot `slot` (NULL if none); the number of
+ * rows; the select_n loop for a `which` slot (bool/int32) and an element size, with its params. */
+int pb_ewise_nops(void);
+pb_loop_fn pb_ewise_loop(int op, int slot);
+npy_intp pb_ewise_grain(int op);
+int pb_ewise_nin(int op);
+pb_loop_fn pb_select_loop(int which_slot, npy_intp itemsize);
+typedef struct { int first, count; int64_t last; } pb_select_params; /* = select_params */
+#define PB_SELECT_MAX 6
+
+/* cast.c: the conversion loop between two cast slots (pb_cast_slot numbering), NULL if none. */
+pb_loop_fn pb_cast_loop(int src, int dst);
+int pb_cast_nslots(void);
+
+/* dot.c: load SciPy's BLAS (needs the GIL; -1 with an exception). */
+int pb_dot_prepare(void);
+/* out (Bt, M, N) = a (Bt, M, K) @ b (Bt, K, N), byte strides (batch, row, col) per operand, dtype
+ * cast slots sa, sb, so (matmul's rules). Runs on the calling thread (plus OpenMP/BLAS threads);
+ * no GIL needed. 0, or -1 when out of memory / no kernel for the dtypes. */
+int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
+                  const char *a, const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                  const npy_intp *cs);
+
+/* reduce.c: x (ndim, shape, byte strides) reduced by table row `op` over `reduced` axes into
+ * `acc` (C-contiguous output shape in the accumulation dtype of `slot`: float32 for halves);
+ * when `out` differs from acc, the result is rounded into out (C-contiguous, dtype `slot`).
+ * 0, or -1 when out of memory. No GIL needed. */
+int pb_reduce_nops(void);
+int pb_reduce_raw(int op, int slot, int ndim, const npy_intp *shape, const npy_intp *xstrides,
+                  const bool *reduced, const char *x, char *acc, char *out);
+int pb_reduce_supported(int op, int slot);
+
+/* schedule.c */
+int pb_register_schedule(PyObject *m);
+
+#endif

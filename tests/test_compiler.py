@@ -1,0 +1,463 @@
+"""The jit compiler and executor: every thunk kind against eager, fusion, the memory plan,
+donation, the callback step, re-entrancy, introspection and errors."""
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pullback as pb
+import pullback.lax as lax
+import pullback.numpy as jnp
+from pullback.backends.cpu.kernels import Program
+from pullback.test_util import LAYOUTS, layout, reference_backend
+
+RNG = np.random.default_rng(0)
+
+
+def rand(shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return RNG.integers(0 if dtype.kind == "u" else -5, 6, size=shape).astype(dtype)
+    x = RNG.uniform(lo, hi, size=shape)
+    if dtype.kind == "c":
+        x = x + 1j * RNG.uniform(lo, hi, size=shape)
+    return x.astype(dtype)
+
+
+def compiled(f, *args, **kw):
+    return pb.jit(f, **kw).lower(*args).compile()
+
+
+def check_vs_eager(f, *args, rtol=1e-6, atol=0.0):
+    """jit(f) equals f run eagerly (primitive by primitive) and an independent NumPy value."""
+    got = pb.jit(f)(*args)
+    want = f(*args)
+    for g, w in zip(pb.tree_util.tree_leaves(got), pb.tree_util.tree_leaves(want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        if g.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g.astype(np.complex128 if g.dtype.kind == "c" else
+                                                np.float64),
+                                       w.astype(np.complex128 if w.dtype.kind == "c" else
+                                                np.float64), rtol=rtol, atol=atol)
+    return got
+
+
+# ---- element-wise regions ----
+
+def _chain(x, y, z):
+    return jnp.exp(x) * y + jnp.sin(z)
+
+
+def test_fused_region_values_and_text():
+    x, y, z = (rand((4, 5)) for _ in range(3))
+    got = check_vs_eager(_chain, x, y, z)
+    np.testing.assert_allclose(np.asarray(got), np.exp(x) * y + np.sin(z), rtol=1e-5)
+    text = compiled(_chain, x, y, z).as_text()
+    assert "region[4 ops] (input0:f32[4,5], input1:f32[4,5], input2:f32[4,5]) -> " \
+           "(output0:f32[4,5])" in text
+    assert "fused: exp ; mul ; sin ; add" in text
+
+
+def test_region_writes_values_needed_elsewhere():
+    def f(x):
+        a = jnp.exp(x)
+        return a * 2.0, jnp.sum(a)  # a leaves the region (read by the reduction)
+
+    x = rand((16,))
+    a, s = check_vs_eager(f, x, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(s), np.exp(x).sum(), rtol=1e-5)
+    text = compiled(f, x).as_text()
+    assert "fused: exp ; mul" in text and "reduce reduce_sum" in text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16,
+                                   np.int32, np.int8, np.uint16, np.complex64, np.bool_])
+def test_region_dtypes(dtype):
+    x, y = rand((3, 7), dtype), rand((3, 7), dtype)
+    if np.dtype(dtype) == np.bool_:
+        f = lambda a, b: jnp.logical_xor(a, b) | (a & ~b)  # noqa: E731
+    else:
+        f = lambda a, b: (a * b + a) - b  # noqa: E731
+    got = check_vs_eager(f, x, y, rtol=1e-2 if np.dtype(dtype).itemsize == 2 else 1e-6)
+    want = np.asarray(f(pb.Array(x), pb.Array(y)))
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (1,), (2, 1, 3, 4)])
+def test_shapes_scalar_and_zero_size(shape):
+    x, y = rand(shape), rand(shape)
+    got = check_vs_eager(lambda a, b: jnp.maximum(a, b) * 3.0 - jnp.tanh(b), x, y, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), np.maximum(x, y) * 3 - np.tanh(y), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_input_layouts(kind):
+    base = rand((4, 6))
+    x = layout(base, kind)
+    y = rand((4, 6))
+    f = pb.jit(lambda a, b: jnp.cos(a) * b + a)
+    got = np.asarray(f(pb.Array(x), pb.Array(y)))
+    np.testing.assert_allclose(got, np.cos(x) * y + x, rtol=1e-6)
+
+
+def test_broadcast_inside_region_reads_zero_strides():
+    def f(x, b):
+        return jnp.maximum(x + b[None, :], 0.0) * 2.0
+
+    x, b = rand((5, 3)), rand((3,))
+    got = check_vs_eager(f, x, b)
+    np.testing.assert_allclose(np.asarray(got), np.maximum(x + b, 0) * 2, rtol=1e-6)
+    assert "input1:f32[5,3] strides=(0, 4)" in compiled(f, x, b).as_text()
+
+
+def test_select_clamp_convert_integer_pow_round():
+    def f(x, y):
+        w = jnp.where(x > y, x, y)
+        c = lax.clamp(-0.5, w, 0.5)
+        i = lax.convert_element_type(c * 10, np.int32)
+        return lax.integer_pow(c, 3) + lax.round(w), i
+
+    x, y = rand((6, 2)), rand((6, 2))
+    (a, i) = check_vs_eager(f, x, y)
+    w = np.where(x > y, x, y)
+    c = np.clip(w, -0.5, 0.5)
+    np.testing.assert_array_equal(np.asarray(i), (c * 10).astype(np.int32))
+    np.testing.assert_allclose(np.asarray(a), c ** 3 + np.round(w), rtol=1e-6, atol=1e-6)
+    text = compiled(f, x, y).as_text()
+    assert "select_n" in text and "convert->int32" in text and "callback" not in text
+
+
+# ---- views and movement ----
+
+def test_views_cost_no_steps():
+    def f(x):
+        return jnp.transpose(x)[::-1, 1:3] * 2.0
+
+    x = rand((4, 5))
+    got = check_vs_eager(f, x)
+    np.testing.assert_array_equal(np.asarray(got), x.T[::-1, 1:3] * 2)
+    c = compiled(f, x)
+    assert c._compiled.program.num_steps == 1  # the transpose/rev/slice are strides of the read
+
+
+def test_reshape_that_needs_a_copy_and_concatenate():
+    def f(x, y):
+        t = jnp.reshape(jnp.transpose(x), (-1,))
+        return jnp.concatenate([t, y, t[:2]])
+
+    x, y = rand((3, 4)), rand((5,))
+    got = check_vs_eager(f, x, y)
+    t = x.T.reshape(-1)
+    np.testing.assert_array_equal(np.asarray(got), np.concatenate([t, y, t[:2]]))
+    assert "callback" not in compiled(f, x, y).as_text()
+
+
+def test_outputs_that_are_views_share_memory_and_computed_views_are_copied():
+    f = pb.jit(lambda x: (x, x.T, x[1], jnp.exp(x), jnp.exp(x).T))
+    x = rand((2, 3))
+    a, b, c, e, et = f(pb.Array(x))
+    for got, want in ((a, x), (b, x.T), (c, x[1]), (e, np.exp(x)), (et, np.exp(x).T)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    # views of an input are views (Arrays are immutable: no copy), views of arena data copies
+    assert all(np.shares_memory(np.asarray(v), x) for v in (a, b, c))
+    assert not np.shares_memory(np.asarray(e), np.asarray(et))
+    g = pb.jit(lambda x: (jnp.exp(x), jnp.exp(x).T))  # CSE-free: two exps, one output view?
+    y, yt = g(pb.Array(x))
+    np.testing.assert_allclose(np.asarray(yt), np.exp(x).T, rtol=1e-6)
+    h = pb.jit(lambda x: (lambda y: (y, y.T))(jnp.exp(x)))
+    y, yt = h(pb.Array(x))
+    assert np.shares_memory(np.asarray(y), np.asarray(yt))  # a view of output 0
+    assert "output 1 is a view of output0" in h.lower(pb.Array(x)).compile().as_text()
+
+
+@pytest.mark.parametrize("kind", ["strided", "flipped", "transposed", "broadcast"])
+def test_non_contiguous_arguments_compile_a_program_reading_their_strides(kind):
+    x = layout(rand((4, 6)), kind)
+    f = pb.jit(lambda a: jnp.sum(a * a, axis=0) + a[0])
+    got = f(pb.Array(x))
+    want = (lambda a: jnp.sum(a * a, axis=0) + a[0])(pb.Array(x))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))  # bit for bit
+    text = f.lower(pb.Array(x)).compile().as_text()
+    assert "input0:f32[4,6]" in text and ("strides=" in text or kind == "broadcast")
+    f(pb.Array(np.ascontiguousarray(x)))  # contiguous: the default program, then the fast path
+    np.testing.assert_array_equal(np.asarray(f(pb.Array(x))), np.asarray(want))
+
+
+def test_constants_and_constant_folding():
+    w = rand((3,))
+
+    def f(x):
+        return x * jnp.asarray(w) + jnp.arange(3.0) * 2.0
+
+    x = rand((3,))
+    got = check_vs_eager(f, x)
+    np.testing.assert_allclose(np.asarray(got), x * w + np.arange(3.0) * 2, rtol=1e-6)
+    text = compiled(f, x).as_text()
+    assert "iota" not in text and text.count("\n  ") == 2  # one region step (folded arange)
+
+
+# ---- dot_general, epilogue; reductions ----
+
+def test_matmul_with_bias_relu_epilogue():
+    def f(x, w, b):
+        return jnp.maximum(x @ w + b, 0.0)
+
+    x, w, b = rand((8, 5)), rand((5, 6)), rand((6,))
+    got = check_vs_eager(f, x, w, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+    text = compiled(f, x, w, b).as_text()
+    assert "dot_general (input0:f32[1,8,5], input1:f32[1,5,6], input2:f32[8,6] strides=(0, 4)" \
+        in text and text.count("\n  ") == 2  # one step: the product and its epilogue
+    assert "epilogue: add ; max" in text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, np.complex64])
+def test_dot_general_dtypes_and_batches(dtype):
+    def f(a, b):
+        return lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
+
+    a, b = rand((2, 3, 4), dtype), rand((2, 4, 5), dtype)
+    check_vs_eager(f, a, b, rtol=1e-2 if np.dtype(dtype).itemsize == 2 else 1e-5, atol=1e-5)
+    check_vs_eager(lambda a, b: jnp.einsum("bij,bkj->bik", a, b), a, b.transpose(0, 2, 1),
+                   rtol=1e-2 if np.dtype(dtype).itemsize == 2 else 1e-5, atol=1e-5)
+
+
+def test_dot_with_zero_contraction():
+    got = check_vs_eager(lambda a, b: a @ b, rand((3, 0)), rand((0, 2)))
+    np.testing.assert_array_equal(np.asarray(got), np.zeros((3, 2), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.bool_])
+def test_reductions(dtype):
+    x = rand((3, 4, 5), dtype)
+    if np.dtype(dtype) == np.bool_:
+        check_vs_eager(lambda a: (jnp.any(a, axis=1), jnp.all(a, axis=(0, 2))), x)
+        return
+    tol = 1e-2 if np.dtype(dtype).itemsize == 2 else 1e-6
+    s, m, p = check_vs_eager(lambda a: (jnp.sum(a, axis=(0, 2)), jnp.max(a, axis=1),
+                                        jnp.min(a.T, axis=0)), x, rtol=tol)
+    np.testing.assert_allclose(np.asarray(m).astype(float), x.max(axis=1).astype(float))
+    assert "reduce reduce_sum" in compiled(lambda a: jnp.sum(a, axis=0), x).as_text()
+
+
+# ---- memory plan, in place, donation ----
+
+def test_buffers_are_reused_and_smaller_than_the_sum():
+    def f(x, w):
+        for _ in range(4):  # matmuls break regions: their results need buffers
+            x = jnp.tanh(x @ w)
+        return x
+
+    x, w = rand((32, 32)), rand((32, 32)) / 8
+    check_vs_eager(f, x, w, rtol=1e-5, atol=1e-6)
+    c = compiled(f, x, w)
+    mem = c._compiled.mem
+    assert mem["arena_bytes"] < mem["naive_bytes"]
+    assert c.memory_analysis().temp_size_in_bytes == mem["arena_bytes"]
+
+
+def test_in_place_region_over_a_dead_intermediate():
+    def f(x, w):
+        y = x @ w                  # an arena intermediate ...
+        s = jnp.sum(y)             # ... read elsewhere too, so it is materialized
+        z = jnp.exp(y) * 2.0 + s   # y dies here: z takes its block
+        return z @ w.T
+
+    x, w = rand((16, 8)), rand((8, 16))
+    check_vs_eager(f, x, w, rtol=1e-5)
+    text = compiled(f, x, w).as_text()
+    line = next(ln for ln in text.splitlines() if "in place" in ln)
+    dst, src = line.split(" writes ")[1].split(" over ")
+    assert dst == src and dst.startswith("arena[")
+
+
+def test_donated_input_buffer_becomes_the_output():
+    def step(w, g):
+        return w - 0.1 * g
+
+    w, g = rand((64,)), rand((64,))
+    want = w - np.float32(0.1) * g
+    f = pb.jit(step, donate_argnums=0)
+    wa = pb.Array(w.copy())
+    out = f(wa, pb.Array(g))
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    assert np.shares_memory(np.asarray(out), np.asarray(wa))  # written in place
+    assert "donated: output 0 reuses input 0" in f.lower(wa, pb.Array(g)).compile().as_text()
+    # a read-only (non-writeable) donated buffer is left alone: a fresh output instead
+    ro = w.copy()
+    ro.flags.writeable = False
+    out2 = f(pb.Array(ro), pb.Array(g))
+    np.testing.assert_allclose(np.asarray(out2), want, rtol=1e-6)
+    assert not np.shares_memory(np.asarray(out2), ro)
+
+
+def test_donation_is_refused_when_the_input_is_read_later():
+    def f(w, g):
+        new = w * 2.0
+        return new, jnp.sum(w @ g)  # w is read by the matmul after `new` is produced
+
+    w, g = rand((4, 4)), rand((4, 4))
+    jf = pb.jit(f, donate_argnums=0)
+    a, s = jf(pb.Array(w.copy()), pb.Array(g))
+    np.testing.assert_allclose(np.asarray(a), w * 2)
+    np.testing.assert_allclose(np.asarray(s), np.sum(w @ g), rtol=1e-5)
+
+
+# ---- callback steps ----
+
+def test_callback_step_for_primitives_without_a_native_thunk():
+    def f(x):
+        return jnp.cumsum(jnp.sort(x) * 2.0) + 1.0
+
+    x = rand((9,))
+    got = check_vs_eager(f, x, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(got), np.cumsum(np.sort(x) * 2) + 1, rtol=1e-5)
+    c = compiled(f, x)
+    assert set(c._compiled.fallbacks) == {"sort", "cumsum"}
+    assert "callback sort" in c.as_text()
+
+
+def test_nested_jit_is_inlined_and_jit_equation_runs_compiled():
+    inner = pb.jit(lambda a: jnp.sin(a) + 1.0)
+
+    def outer(x):
+        return inner(x) * 2.0
+
+    x = rand((5,))
+    got = check_vs_eager(outer, x)
+    np.testing.assert_allclose(np.asarray(got), (np.sin(x) + 1) * 2, rtol=1e-6)
+    assert "fused: sin ; add ; mul" in compiled(outer, x).as_text()
+    # a jit equation evaluated at level 0 (here by eval_jaxpr) runs its compiled program
+    from pullback.tracer.staging import eval_jaxpr
+    from pullback.transforms import jit as jitmod
+    closed = pb.make_jaxpr(outer)(x)
+    before = len(jitmod._compiled_eqns)
+    out = eval_jaxpr(closed.jaxpr, closed.consts, pb.Array(x))[0]
+    np.testing.assert_allclose(np.asarray(out), (np.sin(x) + 1) * 2, rtol=1e-6)
+    assert len(jitmod._compiled_eqns) == before + 1
+
+
+# ---- transformations around jit, reference backend ----
+
+def test_grad_and_vmap_of_jit_and_jit_of_grad():
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+    w, x = rand((4, 3)), rand((5, 4))
+    g_eager = pb.grad(loss)(w, x)
+    np.testing.assert_allclose(np.asarray(pb.grad(pb.jit(loss))(w, x)), np.asarray(g_eager),
+                               rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(pb.jit(pb.grad(loss))(w, x)), np.asarray(g_eager),
+                               rtol=1e-5, atol=1e-6)
+    vm = pb.vmap(pb.jit(lambda a: jnp.sum(a * a)))(x)
+    np.testing.assert_allclose(np.asarray(vm), (x * x).sum(1), rtol=1e-6)
+
+
+def test_reference_backend_matches_cpu():
+    f = pb.jit(lambda x, w: jnp.sum(jnp.exp(x @ w), axis=0))
+    x, w = rand((3, 4)), rand((4, 2))
+    cpu = np.asarray(f(x, w))
+    with reference_backend():
+        ref = np.asarray(f(x, w))
+    np.testing.assert_allclose(cpu, ref, rtol=1e-5)
+
+
+def test_python_scalars_and_numpy_arguments():
+    f = pb.jit(lambda x, s: x * s + 1)
+    out = f(np.arange(3.0), 2.0)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(out), np.arange(3.0) * 2 + 1)
+    assert f(1.0, 2.0).weak_type
+
+
+# ---- re-entrancy, introspection, errors ----
+
+def test_concurrent_calls_from_threads():
+    f = pb.jit(lambda x, w: jnp.tanh(x @ w) * 2.0 + 1.0)
+    x, w = rand((64, 256)), rand((256, 64))
+    want = np.asarray(f(x, w))
+    results, errors = [], []
+
+    def worker(k):
+        try:
+            for _ in range(20):
+                results.append(np.array_equal(np.asarray(f(x * np.float32(k == k), w)), want))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors and all(results) and len(results) == 80
+
+
+def test_reentrant_call_from_a_callback_uses_a_private_arena():
+    from pullback.backends.cpu.kernels import EWISE_OPS, SCHEDULE, schedule_slots
+    f32, n = np.dtype(np.float32), 300
+    arena, cbuf = (SCHEDULE["arena"], 0, 0), (SCHEDULE["arena"], 0, 1216)
+    inp, out = (SCHEDULE["input"], 0, 0), (SCHEDULE["output"], 0, 0)
+    holder, depth = {}, []
+
+    def cb(a):
+        if depth:  # the inner call: zeros
+            return (np.zeros_like(a),)
+        depth.append(1)
+        return (holder["p"].run(a * 3)[0] + 1,)  # re-enters the program while it runs
+
+    copy = (SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4))
+    add = (SCHEDULE["ewise"], EWISE_OPS["add"], schedule_slots(f32)[0], (), (0, 1, 2), (4, 4, 4))
+    steps = (("region", (n,), (inp, arena), ((4,), (4,)), (4, 4), (copy,), 1),
+             ("py", cb, ((arena, f32, (n,), (4,)), (cbuf, f32, (n,), (4,))), 1),
+             ("region", (n,), (arena, cbuf, out), ((4,), (4,), (4,)), (4, 4, 4), (add,), 1))
+    p = holder["p"] = Program("re", 2432, ((f32, (n,), None),), ((f32, (n,), -1, None),), (),
+                              steps, False)
+    x = rand((n,))
+    # outer: x + (inner(3x) + 1) with inner(3x) = 3x + 0; a shared arena would give 6x + 1
+    np.testing.assert_allclose(p.run(x)[0], 4 * x + 1, rtol=1e-6)
+
+
+def test_cost_and_memory_analysis():
+    c = compiled(lambda a, b: a @ b, rand((8, 4)), rand((4, 3)))
+    assert c.cost_analysis()["flops"] == 2 * 8 * 4 * 3
+    assert c.cost_analysis()["bytes accessed"] == 4 * (32 + 12 + 24)
+    m = c.memory_analysis()
+    assert (m.argument_size_in_bytes, m.output_size_in_bytes) == (4 * 44, 4 * 24)
+    lowered = pb.jit(lambda a: a * 1.0 + 0.0).lower(rand((2,)))
+    assert lowered.as_text().startswith("{ lambda ; a:f32[2]. let")
+
+
+def test_errors_name_the_op_and_argument():
+    f = pb.jit(lambda x, y: x + y)
+    with pytest.raises(ValueError, match="add: shapes"):
+        f(rand((3,)), rand((4,)))
+    g = pb.jit(lambda x, y: lax.add(x, y))
+    with pytest.raises(TypeError, match="add: argument 'y' has shape"):
+        g(rand((3, 2)), rand((4, 2)))
+    c = compiled(lambda x: x * 2.0, rand((3,)))
+    with pytest.raises(TypeError, match=r"jit\(<lambda>\): argument 0 has dtype float64"):
+        c._compiled.run(np.zeros(3))
+    with pytest.raises(TypeError, match="argument 0 has 2 dimensions"):
+        c._compiled.run(np.zeros((3, 1), np.float32))
+    with pytest.raises(TypeError, match="takes 1 arrays, got 2"):
+        c._compiled.run(np.zeros(3, np.float32), np.zeros(3, np.float32))
+
+
+def test_malformed_schedules_are_rejected():
+    spec = (("region", (4,), ((0, 0, 0), (2, 0, 0)), ((4,), (4,)), (4, 4),
+             ((2, 4, 0, (), (0, 1), (4, 4)),), 1),)
+    out = ((np.dtype(np.float32), (4,), -1, None),)
+    with pytest.raises(ValueError, match="malformed"):  # reads past an arena of 0 bytes
+        Program("bad", 0, (), out, (), spec, False)
+    Program("good", 64, (), out, (), spec, False)
+    with pytest.raises(ValueError, match="malformed"):  # an unknown loop kind
+        Program("bad", 64, (), out, (),
+                (("region", (4,), ((0, 0, 0), (2, 0, 0)), ((4,), (4,)), (4, 4),
+                  ((9, 0, 0, (), (0, 1), (4, 4)),), 1),), False)

@@ -308,6 +308,7 @@ def jit_every_primitive() -> Any:
     test suite: "results equal eager" for every primitive test)."""
     from .backends import eval_impl, to_ndarray
     from .backends.cpu.compiler import compile_jaxpr
+    from .backends.cpu.kernels import LayoutError
     from .config import config
     from .tracer import core
     from .tracer.array import Array
@@ -319,8 +320,7 @@ def jit_every_primitive() -> Any:
         if getattr(prim.cpu, "interpreted", False) or not prim.cpu or config.backend != "cpu":
             return eval_impl(prim, args, params)
         avals = tuple(core.get_aval(a) for a in args)
-        vals = [to_ndarray(a, v) for a, v in zip(args, avals)]
-        vals = [v if v.flags.aligned else v.copy() for v in vals]
+        vals = [np.asarray(to_ndarray(a, v)) for a, v in zip(args, avals)]
         # specialized on the operands' layouts, as jit is: kernels read them in place
         strides = tuple(None if v.flags.c_contiguous else v.strides for v in vals)
         try:
@@ -336,7 +336,10 @@ def jit_every_primitive() -> Any:
             compiled = cache[key] = compile_jaxpr(jaxpr, {}, prim.name, in_strides=strides)
             if len(cache) > 4096:
                 cache.clear()
-        outs = compiled.run(*vals)
+        try:
+            outs = compiled.run(*vals)
+        except LayoutError:  # compiled for strides but misaligned here: run contiguous copies
+            return impl(prim, [np.array(v) for v in vals], params)
         res = [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
         return res if prim.multiple_results else res[0]
 

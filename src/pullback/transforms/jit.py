@@ -14,6 +14,8 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ..config import config
 from ..tracer import core, pytree
 from ..tracer.array import Array
@@ -21,7 +23,9 @@ from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
 
+from ..backends.cpu.kernels import JitBase as _JitBase
 from ..backends.cpu.kernels import LayoutError as _LayoutError
+from ..backends.cpu.kernels import jit_setup as _jit_setup
 
 try:  # the target-independent passes (inline, DCE, CSE, folding, simplification)
     from .passes import optimize as _optimize
@@ -180,8 +184,11 @@ class _Entry:
         self.compiled: dict = {}  # input layout (None: all C-contiguous) -> compiled program
 
 
-class JitFunction:
-    """A function compiled on first call for each new argument signature."""
+class JitFunction(_JitBase):
+    """A function compiled on first call for each new argument signature.
+
+    Calls go through the C base's fast path (plain positional Arrays of a compiled signature,
+    no transformation active) and otherwise through ``_call``."""
 
     def __init__(self, fun: Callable, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
@@ -192,16 +199,8 @@ class JitFunction:
         self._donate_argnums = ((donate_argnums,) if isinstance(donate_argnums, int)
                                 else tuple(donate_argnums or ()))
         self._cache: dict[Any, _Entry] = {}
-        # the fast path: tuple of argument avals (positional Arrays only) -> run(*ndarrays)
-        self._fast: dict[tuple, Callable] = {}
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs and core.state.eager:
-            try:
-                return self._fast[tuple([a._aval for a in args])](*[a._value for a in args])
-            except (KeyError, AttributeError, TypeError, _LayoutError):
-                pass  # not the common case (or a non-contiguous argument): the full path
-        return self._call(args, kwargs)
+        # self._fast (the C base's list): (FastCall, output tree or None) per compiled
+        # signature of plain positional Arrays; a FastCall returns NotImplemented otherwise
 
     def _split(self, args: tuple, kwargs: dict):
         n = len(args)
@@ -267,16 +266,17 @@ class JitFunction:
     def _call(self, args: tuple, kwargs: dict) -> Any:
         entry, leaves, avals, dyn_args, statics = self._entry(args, kwargs)
         if core.state.eager and config.backend == "cpu":
-            vals = [_to_ndarray(x, a) for x, a in zip(leaves, avals)]
+            vals = [np.asarray(_to_ndarray(x, a)) for x, a in zip(leaves, avals)]
             layout = _layout_key(vals)
-            if layout is not None and any(not v.flags.aligned for v in vals):
-                vals = [v if v.flags.aligned else v.copy() for v in vals]
-                layout = _layout_key(vals)
-            compiled = self._compiled(entry, dyn_args, layout)
-            outs = compiled.run(*vals)
+            try:
+                outs = self._compiled(entry, dyn_args, layout).run(*vals)
+            except _LayoutError:  # misaligned for the program: run on aligned copies
+                vals, layout = [np.array(v) for v in vals], None
+                outs = self._compiled(entry, dyn_args, layout).run(*vals)
+            compiled = entry.compiled[layout]
             if layout is None and not kwargs and not statics and len(leaves) == len(args) and \
-                    all(type(a) is Array for a in args):
-                self._fast[avals] = _fast_runner(compiled, entry.out_tree)
+                    all(type(a) is Array for a in args) and len(self._fast) < _MAX_FAST:
+                self._fast.append(_fast_runner(compiled, entry.out_tree, avals))
             return pytree.tree_unflatten(
                 entry.out_tree, [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)])
         outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)
@@ -303,17 +303,24 @@ def _layout_key(vals: list) -> tuple | None:
     return tuple(None if v.flags.c_contiguous else v.strides for v in vals)
 
 
-def _fast_runner(compiled: Any, out_tree: Any) -> Callable:
-    """run(*ndarrays) -> the call's result, with as little Python as the output tree allows."""
-    run, new, avals = compiled.run, Array._new, compiled.out_avals
-    if out_tree == pytree.tree_structure(0):  # a single array
-        aval = avals[0]
-        return lambda *vals: new(run(*vals)[0], aval)
-    unflatten = pytree.tree_unflatten
+_MAX_FAST = 8  # signatures tried on the fast path, in order of first use
 
-    def fast(*vals: Any) -> Any:
-        return unflatten(out_tree, [new(o, a) for o, a in zip(run(*vals), avals)])
-    return fast
+
+def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple) -> tuple[Any, Any]:
+    """(FastCall, tree): the C object that runs ``compiled`` on plain Arrays of ``in_avals`` and
+    wraps its results, and the output tree to unflatten them into (None when the FastCall
+    already returns the call's result: one array, or a flat tuple of them)."""
+    from ..backends.cpu.kernels import FastCall
+    from ..tracer.avals import ShapedArray
+    n = len(compiled.out_avals)
+    if out_tree == pytree.tree_structure(0):
+        mode, tree = 0, None
+    elif out_tree == pytree.tree_structure((0,) * n):
+        mode, tree = 1, None
+    else:
+        mode, tree = 2, out_tree
+    return FastCall(compiled.program, Array, ShapedArray, tuple(in_avals),
+                    tuple(compiled.out_avals), mode), tree
 
 
 class Lowered:
@@ -358,6 +365,9 @@ class Compiled:
         outs = self._compiled.run(*[_to_ndarray(x, a) for x, a in zip(leaves, avals)])
         return pytree.tree_unflatten(self._entry.out_tree, [
             Array._new(o, a) for o, a in zip(outs, self._compiled.out_avals)])
+
+
+_jit_setup(core.state, config, pytree.tree_unflatten)
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -134,6 +134,27 @@ class SymbolicKernels:
         _check_views((x,))
         return View(x.buf, x.offset + int(offset), tuple(shape), tuple(strides), x.dtype)
 
+    def reinterpret(self, x: View, dtype: Any) -> View | None:
+        """x's bytes as ``dtype`` without copying (reinterpret's rule; None when x's layout
+        cannot be viewed so)."""
+        _check_views((x,))
+        dtype = np.dtype(dtype)
+        old, new = x.itemsize, dtype.itemsize
+        if old == new:
+            return View(x.buf, x.offset, x.shape, x.strides, dtype)
+        if old > new:  # each element's bytes become a trailing dimension
+            return View(x.buf, x.offset, x.shape + (old // new,), x.strides + (new,), dtype)
+        if not x.ndim or x.shape[-1] != new // old or (x.shape[-1] > 1 and x.strides[-1] != old):
+            return None
+        shape, strides = x.shape[:-1], x.strides[:-1]
+        if x.offset % new or any(s % new for s, d in zip(strides, shape) if d > 1):
+            return None  # misaligned for the wider dtype
+        if x.buf.kind == "const" and x.buf.value.ctypes.data % new:
+            return None
+        # an input's address is known at run time only: the program requires it aligned
+        x.buf.align = max(x.buf.align, new)
+        return View(x.buf, x.offset, shape, strides, dtype)
+
     # -- matmul and reductions --
     def matmul(self, a: View, b: View, dtype: Any = None) -> View:
         _check_views((a, b))
@@ -223,6 +244,7 @@ class Lowering:
         self.steps: list[Step] = []
         self.kernels = SymbolicKernels(self)
         self.fallbacks: list[str] = []
+        self.inputs: list[View] = []
 
     def emit(self, step: Step) -> None:
         self.steps.append(step)
@@ -328,6 +350,7 @@ def lower_program(jaxpr: Jaxpr, consts: dict[int, np.ndarray],
         ins.append(x)
         input_of.append(i)
     outs = low.jaxpr(jaxpr, ins)
+    low.inputs = [ins[i] for i in input_of]
     return low, outs, input_of
 
 

@@ -226,7 +226,8 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
     program = kernels.Program(
         name, int(mem["arena_bytes"]),
         tuple((np.dtype(a.dtype), tuple(a.shape),
-               None if in_strides is None or in_strides[n] is None else tuple(in_strides[n]))
+               None if in_strides is None or in_strides[n] is None else tuple(in_strides[n]),
+               max(low.inputs[n].buf.align, np.dtype(a.dtype).alignment))
               for n, a in enumerate(in_avals)),
         out_specs, tuple(const_vals), thunks, work >= NOGIL_MIN, strict)
     return CompiledProgram(name, program, steps, mem, in_avals, out_avals, low.fallbacks, donate,

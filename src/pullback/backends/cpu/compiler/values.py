@@ -22,7 +22,7 @@ _ids = itertools.count()
 class Buffer:
     """Storage of ``nbytes``: kind is "arena", "input", "output" or "const"."""
 
-    __slots__ = ("id", "nbytes", "kind", "index", "offset", "producer", "value")
+    __slots__ = ("id", "nbytes", "kind", "index", "offset", "producer", "value", "align")
 
     def __init__(self, nbytes: int, kind: str = "arena", index: int = 0, value: Any = None):
         self.id = next(_ids)
@@ -32,6 +32,7 @@ class Buffer:
         self.offset: int | None = None  # arena offset, set by the memory plan
         self.producer: "Step | None" = None
         self.value = value              # a constant's ndarray
+        self.align = 1                  # an input's data pointer must be a multiple of this
 
     def __repr__(self) -> str:
         return f"Buffer({self.kind}{self.index if self.kind != 'arena' else ''}#{self.id})"

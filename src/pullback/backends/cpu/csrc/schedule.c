@@ -29,6 +29,7 @@
 #include "move.h"
 #include <stdlib.h>
 #include <string.h>
+#include <structmember.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -89,6 +90,7 @@ typedef struct {
   npy_intp shape[PB_MAXDIMS];
   npy_intp strides[PB_MAXDIMS];
   int has_strides;            /* inputs: compiled for these strides (else C-contiguous) */
+  npy_intp align;             /* inputs: the data pointer must be a multiple of this */
   int donate;                 /* outputs: a donated input whose buffer it may take, or -1 */
   ref_t alias;                /* outputs: alias.kind >= 0: a view of that buffer */
   npy_intp nbytes;            /* the extent of the data: [lo, hi) from the data pointer */
@@ -269,7 +271,7 @@ static int run_thunk(const thunk_t *t, run_ctx *c) {
 /* a's layout is the compiled one: its strides (ignoring size-1 dimensions, whose strides NumPy
  * leaves arbitrary) or C-contiguity, and alignment */
 static int same_layout(PyArrayObject *a, const spec_t *sp) {
-  if (!PyArray_ISALIGNED(a)) return 0;
+  if (!PyArray_ISALIGNED(a) || (uintptr_t)PyArray_BYTES(a) % (uintptr_t)sp->align) return 0;
   if (!sp->has_strides) return PyArray_IS_C_CONTIGUOUS(a);
   for (int d = 0; d < sp->ndim; ++d) {
     if (sp->shape[d] == 0) return 1;
@@ -753,8 +755,8 @@ static void extent_of(spec_t *sp) {
   }
 }
 
-/* inputs: (dtype, shape, strides or None); outputs: (dtype, shape, donate, alias or None) with
- * alias = (kind, index, offset, strides) */
+/* inputs: (dtype, shape, strides or None, alignment); outputs: (dtype, shape, donate, alias or
+ * None) with alias = (kind, index, offset, strides) */
 static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
   for (int i = 0; i < n; ++i) {
     PyObject *dt, *shp, *st = Py_None, *alias = Py_None;
@@ -762,9 +764,15 @@ static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
     sp->donate = -1;
     sp->alias.kind = -1;
     PyObject *it = PyTuple_GET_ITEM(specs, i);
+    long long align = 1;
     if (outputs ? !PyArg_ParseTuple(it, "OO!iO", &dt, &PyTuple_Type, &shp, &sp->donate, &alias)
-                : !PyArg_ParseTuple(it, "OO!O", &dt, &PyTuple_Type, &shp, &st))
+                : !PyArg_ParseTuple(it, "OO!O|L", &dt, &PyTuple_Type, &shp, &st, &align))
       return -1;
+    if (align < 1 || align > 4096 || (align & (align - 1))) {
+      PyErr_SetString(PyExc_ValueError, "Program: an alignment must be a power of two");
+      return -1;
+    }
+    sp->align = (npy_intp)align;
     if (!PyArray_DescrConverter(dt, &sp->descr)) return -1;
     if ((sp->ndim = parse_ints(shp, sp->shape, PB_MAXDIMS, "a shape")) < 0) return -1;
     npy_intp item = PyDataType_ELSIZE(sp->descr), acc = item;
@@ -851,13 +859,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                (r->kind == BUF_CONST && r->index >= 0 && r->index < p->nconst) ||
                (r->kind == BUF_OUTPUT && r->index >= 0 && r->index < p->nout &&
                 p->out[r->index].alias.kind < 0);
-      if (ok && r->kind == BUF_CONST &&
-          !PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)PyTuple_GET_ITEM(consts, r->index)),
-                              sp->descr))
-        ok = 0;
-      if (ok && r->kind != BUF_CONST)
-        ok = PyArray_EquivTypes(r->kind == BUF_INPUT ? p->in[r->index].descr
-                                                     : p->out[r->index].descr, sp->descr);
+      /* (the view's dtype may differ: a bitcast; its extent is what must hold) */
       if (!ok || check_extent(p, r, sp->ndim, sp->shape, sp->strides,
                               PyDataType_ELSIZE(sp->descr)) < 0) {
         PyErr_Clear();
@@ -929,6 +931,254 @@ static PyTypeObject ProgramType = {
   .tp_new = program_new,
 };
 
+/* ---------------------------------------------------------------- the fast call path
+ *
+ * FastCall(program, Array, ShapedArray, in_avals, out_avals, mode): calling it with Arrays runs
+ * the program and returns the result Arrays (mode 0: the single output; 1: a tuple; 2: a list,
+ * for the caller to unflatten), or NotImplemented when the arguments are not plain Arrays of
+ * the compiled avals (or their layout differs): the caller then takes the general path. The
+ * Arrays' and avals' fields are read through their __slots__ offsets, and result Arrays are
+ * built the way Array._new builds them (no __init__). */
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  Program *prog;
+  PyTypeObject *array_type, *aval_type;
+  Py_ssize_t off_value, off_aval, off_shape, off_dtype, off_weak;
+  PyObject *in_avals, *out_avals; /* tuples */
+  int mode;
+} FastCall;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static int aval_equal(FastCall *f, PyObject *a, PyObject *b) {
+  if (a == b) return 1;
+  if (Py_TYPE(a) != f->aval_type || Py_TYPE(b) != f->aval_type)
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+  PyObject *da = SLOT(a, f->off_dtype), *db = SLOT(b, f->off_dtype);
+  PyObject *wa = SLOT(a, f->off_weak), *wb = SLOT(b, f->off_weak);
+  if (!da || !db || !wa || !wb) return 0;
+  if (wa != wb && PyObject_IsTrue(wa) != PyObject_IsTrue(wb)) return 0;
+  if (da != db && !(PyArray_DescrCheck(da) && PyArray_DescrCheck(db) &&
+                    PyArray_EquivTypes((PyArray_Descr *)da, (PyArray_Descr *)db)))
+    return 0;
+  PyObject *sa = SLOT(a, f->off_shape), *sb = SLOT(b, f->off_shape);
+  return sa && sb && PyObject_RichCompareBool(sa, sb, Py_EQ) == 1;
+}
+
+static PyObject *fastcall_call(FastCall *f, PyObject *const *args, size_t nargsf, PyObject *kw) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (kw || n != PyTuple_GET_SIZE(f->in_avals) || n > 64) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *vals[64];
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *a = args[i];
+    if (Py_TYPE(a) != f->array_type) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *aval = SLOT(a, f->off_aval), *v = SLOT(a, f->off_value);
+    if (!aval || !v || !PyArray_CheckExact(v)) Py_RETURN_NOTIMPLEMENTED;
+    int eq = aval_equal(f, aval, PyTuple_GET_ITEM(f->in_avals, i));
+    if (eq < 0) return NULL;
+    if (!eq) Py_RETURN_NOTIMPLEMENTED;
+    vals[i] = v;
+  }
+  PyObject *outs = program_run(f->prog, vals, n);
+  if (!outs) {
+    if (PyErr_ExceptionMatches(LayoutError)) {
+      PyErr_Clear();
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+    return NULL;
+  }
+  const Py_ssize_t nout = PyTuple_GET_SIZE(outs);
+  PyObject *res = f->mode == 0 ? NULL : f->mode == 1 ? PyTuple_New(nout) : PyList_New(nout);
+  if (f->mode != 0 && !res) { Py_DECREF(outs); return NULL; }
+  for (Py_ssize_t k = 0; k < nout; ++k) {
+    PyObject *arr = f->array_type->tp_alloc(f->array_type, 0);
+    if (!arr) { Py_XDECREF(res); Py_DECREF(outs); return NULL; }
+    PyObject *o = PyTuple_GET_ITEM(outs, k), *av = PyTuple_GET_ITEM(f->out_avals, k);
+    Py_INCREF(o);
+    Py_INCREF(av);
+    SLOT(arr, f->off_value) = o;
+    SLOT(arr, f->off_aval) = av;
+    if (f->mode == 0) { Py_DECREF(outs); return arr; }
+    if (f->mode == 1) PyTuple_SET_ITEM(res, k, arr); else PyList_SET_ITEM(res, k, arr);
+  }
+  Py_DECREF(outs);
+  return res;
+}
+
+static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
+  PyObject *d = PyObject_GetAttrString((PyObject *)t, name);
+  if (!d) return -1;
+  Py_ssize_t off = -1;
+  if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type == T_OBJECT_EX || m->type == T_OBJECT) off = m->offset;
+  }
+  Py_DECREF(d);
+  if (off < 0) PyErr_Format(PyExc_TypeError, "FastCall: %s.%s is not a __slots__ field",
+                            t->tp_name, name);
+  return off;
+}
+
+static PyObject *fastcall_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  PyObject *prog, *at, *vt, *ins, *outs;
+  int mode;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!i", &ProgramType, &prog, &PyType_Type, &at, &PyType_Type,
+                        &vt, &PyTuple_Type, &ins, &PyTuple_Type, &outs, &mode))
+    return NULL;
+  Program *p = (Program *)prog;
+  if (PyTuple_GET_SIZE(ins) != p->nin || PyTuple_GET_SIZE(outs) != p->nout || mode < 0 ||
+      mode > 2 || (mode == 0 && p->nout != 1)) {
+    PyErr_SetString(PyExc_ValueError, "FastCall: avals do not match the program");
+    return NULL;
+  }
+  FastCall *f = (FastCall *)type->tp_alloc(type, 0);
+  if (!f) return NULL;
+  f->vectorcall = (vectorcallfunc)fastcall_call;
+  Py_INCREF(prog); f->prog = p;
+  Py_INCREF(at); f->array_type = (PyTypeObject *)at;
+  Py_INCREF(vt); f->aval_type = (PyTypeObject *)vt;
+  Py_INCREF(ins); f->in_avals = ins;
+  Py_INCREF(outs); f->out_avals = outs;
+  f->mode = mode;
+  if ((f->off_value = slot_offset(f->array_type, "_value")) < 0 ||
+      (f->off_aval = slot_offset(f->array_type, "_aval")) < 0 ||
+      (f->off_shape = slot_offset(f->aval_type, "shape")) < 0 ||
+      (f->off_dtype = slot_offset(f->aval_type, "dtype")) < 0 ||
+      (f->off_weak = slot_offset(f->aval_type, "weak_type")) < 0) {
+    Py_DECREF(f);
+    return NULL;
+  }
+  return (PyObject *)f;
+}
+
+static void fastcall_dealloc(FastCall *f) {
+  Py_XDECREF(f->prog);
+  Py_XDECREF(f->array_type);
+  Py_XDECREF(f->aval_type);
+  Py_XDECREF(f->in_avals);
+  Py_XDECREF(f->out_avals);
+  Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static PyTypeObject FastCallType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "pullback.backends.cpu._cpu.FastCall",
+  .tp_basicsize = sizeof(FastCall),
+  .tp_dealloc = (destructor)fastcall_dealloc,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+  .tp_vectorcall_offset = offsetof(FastCall, vectorcall),
+  .tp_call = PyVectorcall_Call,
+  .tp_doc = "FastCall(program, Array, ShapedArray, in_avals, out_avals, mode): the common jit "
+            "call (plain Arrays of the compiled avals) in one C call; NotImplemented otherwise.",
+  .tp_new = fastcall_new,
+};
+
+/* ---------------------------------------------------------------- jit's dispatch
+ *
+ * JitBase is the C base of transforms.jit.JitFunction: calling a jitted function tries its
+ * FastCalls (the `_fast` list of (FastCall, output tree or None)) when no keyword arguments are
+ * given and no transformation is active with the cpu backend chosen, and otherwise calls the
+ * Python method `_call(args, kwargs)` (tracing, caching, compiling, the general cases). */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *fast; /* list */
+} JitBase;
+
+static PyObject *g_state, *g_config, *g_unflatten, *s_eager, *s_backend, *s_cpu, *s_call;
+
+static PyObject *jitbase_call(JitBase *self, PyObject *args, PyObject *kw) {
+  if ((!kw || PyDict_GET_SIZE(kw) == 0) && self->fast && PyList_GET_SIZE(self->fast) && g_state) {
+    PyObject *eager = PyObject_GetAttr(g_state, s_eager);
+    if (!eager) return NULL;
+    int ok = eager == Py_True;
+    Py_DECREF(eager);
+    if (ok) {
+      PyObject *b = PyObject_GetAttr(g_config, s_backend);
+      if (!b) return NULL;
+      ok = b == s_cpu || (PyUnicode_Check(b) && PyUnicode_Compare(b, s_cpu) == 0);
+      Py_DECREF(b);
+    }
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(self->fast); ++i) {
+      PyObject *item = PyList_GET_ITEM(self->fast, i);
+      if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+          !Py_IS_TYPE(PyTuple_GET_ITEM(item, 0), &FastCallType))
+        continue;
+      FastCall *fc = (FastCall *)PyTuple_GET_ITEM(item, 0);
+      PyObject *out = fastcall_call(fc, &PyTuple_GET_ITEM(args, 0),
+                                    (size_t)PyTuple_GET_SIZE(args), NULL);
+      if (!out) return NULL;
+      if (out == Py_NotImplemented) { Py_DECREF(out); continue; }
+      PyObject *tree = PyTuple_GET_ITEM(item, 1);
+      if (tree == Py_None) return out;
+      PyObject *r = PyObject_CallFunctionObjArgs(g_unflatten, tree, out, NULL);
+      Py_DECREF(out);
+      return r;
+    }
+  }
+  PyObject *meth = PyObject_GetAttr((PyObject *)self, s_call);
+  if (!meth) return NULL;
+  PyObject *kwd = kw ? kw : PyDict_New();
+  PyObject *r = kwd ? PyObject_CallFunctionObjArgs(meth, args, kwd, NULL) : NULL;
+  if (!kw) Py_XDECREF(kwd);
+  Py_DECREF(meth);
+  return r;
+}
+
+static int jitbase_traverse(JitBase *self, visitproc visit, void *arg) {
+  Py_VISIT(self->fast);
+  return 0;
+}
+
+static int jitbase_clear(JitBase *self) {
+  Py_CLEAR(self->fast);
+  return 0;
+}
+
+static void jitbase_dealloc(JitBase *self) {
+  PyObject_GC_UnTrack(self);
+  jitbase_clear(self);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *jitbase_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  JitBase *self = (JitBase *)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->fast = PyList_New(0);
+  if (!self->fast) { Py_DECREF(self); return NULL; }
+  return (PyObject *)self;
+}
+
+static PyMemberDef jitbase_members[] = {
+  {"_fast", T_OBJECT_EX, offsetof(JitBase, fast), 0,
+   "list of (FastCall, output tree or None) tried, in order, by a call"},
+  {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject JitBaseType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "pullback.backends.cpu._cpu.JitBase",
+  .tp_basicsize = sizeof(JitBase),
+  .tp_dealloc = (destructor)jitbase_dealloc,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+  .tp_traverse = (traverseproc)jitbase_traverse,
+  .tp_clear = (inquiry)jitbase_clear,
+  .tp_call = (ternaryfunc)jitbase_call,
+  .tp_members = jitbase_members,
+  .tp_doc = "The C base of jitted functions: the fast call path (see schedule.c).",
+  .tp_new = jitbase_new,
+};
+
+static PyObject *jit_setup(PyObject *self, PyObject *args) {
+  PyObject *state, *config, *unflatten;
+  if (!PyArg_ParseTuple(args, "OOO", &state, &config, &unflatten)) return NULL;
+  Py_XSETREF(g_state, Py_NewRef(state));
+  Py_XSETREF(g_config, Py_NewRef(config));
+  Py_XSETREF(g_unflatten, Py_NewRef(unflatten));
+  Py_RETURN_NONE;
+}
+
 static PyObject *sched_slots(PyObject *self, PyObject *dt) {
   PyArray_Descr *d = NULL;
   if (!PyArray_DescrConverter(dt, &d)) return NULL;
@@ -958,6 +1208,8 @@ static PyObject *sched_ewise_grains(PyObject *self, PyObject *unused) {
 }
 
 static PyMethodDef methods[] = {
+  {"jit_setup", jit_setup, METH_VARARGS,
+   "jit_setup(trace_state, config, tree_unflatten): what JitBase's fast path consults."},
   {"schedule_slots", sched_slots, METH_O,
    "schedule_slots(dtype) -> (dtype slot, cast slot): the kernel tables' indices of a dtype."},
   {"schedule_max_threads", sched_max_threads, METH_NOARGS,
@@ -971,6 +1223,23 @@ int pb_register_schedule(PyObject *m) {
   Py_INCREF(&ProgramType);
   if (PyModule_AddObject(m, "Program", (PyObject *)&ProgramType) < 0) {
     Py_DECREF(&ProgramType);
+    return -1;
+  }
+  s_eager = PyUnicode_InternFromString("eager");
+  s_backend = PyUnicode_InternFromString("backend");
+  s_cpu = PyUnicode_InternFromString("cpu");
+  s_call = PyUnicode_InternFromString("_call");
+  if (!s_eager || !s_backend || !s_cpu || !s_call) return -1;
+  if (PyType_Ready(&JitBaseType) < 0) return -1;
+  Py_INCREF(&JitBaseType);
+  if (PyModule_AddObject(m, "JitBase", (PyObject *)&JitBaseType) < 0) {
+    Py_DECREF(&JitBaseType);
+    return -1;
+  }
+  if (PyType_Ready(&FastCallType) < 0) return -1;
+  Py_INCREF(&FastCallType);
+  if (PyModule_AddObject(m, "FastCall", (PyObject *)&FastCallType) < 0) {
+    Py_DECREF(&FastCallType);
     return -1;
   }
   if (PyModule_AddFunctions(m, methods) < 0) return -1;

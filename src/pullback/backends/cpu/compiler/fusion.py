@@ -24,13 +24,26 @@ MAX_MEMBERS = 64
 
 
 class _Group:
-    __slots__ = ("members", "first", "produced", "shape")
+    """A region being formed: its members, where it runs, what it produces and reads."""
+
+    __slots__ = ("members", "first", "produced", "shape", "ins", "ids")
 
     def __init__(self, step: Step, first: int):
-        self.members = [step]
+        self.members: list[Step] = []
         self.first = first
-        self.produced = {o.buf.id: o for o in step.outs}
+        self.produced: dict[int, View] = {}
         self.shape = step.info["shape"]
+        self.ids: set[int] = set()
+        self.ins: dict[tuple, View] = {}  # external inputs by layout
+        self.add(step)
+
+    def add(self, step: Step) -> None:
+        self.members.append(step)
+        self.ids.add(id(step))
+        for v in step.ins:
+            if v.buf.id not in self.produced:
+                self.ins.setdefault((v.buf.id, v.offset, v.strides), v)
+        self.produced.update({o.buf.id: o for o in step.outs})
 
 
 def _readers(steps: list[Step]) -> dict[int, list[tuple[Step, View]]]:
@@ -41,25 +54,18 @@ def _readers(steps: list[Step]) -> dict[int, list[tuple[Step, View]]]:
     return out
 
 
-def _operands(members: list[Step], readers: dict, kept: set[int]) -> tuple[list[View], list[View]]:
-    """(external inputs, materialized outputs) of a region of ``members``."""
-    mine = {id(m) for m in members}
-    produced = {o.buf.id for m in members for o in m.outs}
-    ins: list[View] = []
-    for m in members:
-        for v in m.ins:
-            if v.buf.id not in produced and not any(v.same_layout(w) and v.strides == w.strides
-                                                    for w in ins):
-                ins.append(v)
-    outs = [o for m in members for o in m.outs
+def _outputs(members: list[Step], ids: set[int], readers: dict, kept: set[int]) -> list[View]:
+    """The members' results that must be written to memory: read outside the region, kept
+    (program outputs) or not arena buffers."""
+    return [o for m in members for o in m.outs
             if o.buf.id in kept or o.buf.kind != "arena" or
-            any(id(r) not in mine for r, _ in readers.get(o.buf.id, ()))]
-    return ins, outs
+            any(id(r) not in ids for r, _ in readers.get(o.buf.id, ()))]
 
 
 def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: set[int]) -> bool:
     if len(g.members) >= MAX_MEMBERS:
         return False
+    new_ins = set()
     for v in s.ins:
         prod = g.produced.get(v.buf.id)
         if prod is not None:
@@ -67,8 +73,13 @@ def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: 
                 return False  # reads a member's result in another order: needs all of it
         elif def_pos.get(v.buf.id, -1) >= g.first:
             return False      # produced after the region starts, outside it
-    ins, outs = _operands(g.members + [s], readers, kept)
-    return len(ins) + len(outs) <= MAX_OPERANDS
+        elif (v.buf.id, v.offset, v.strides) not in g.ins:
+            new_ins.add((v.buf.id, v.offset, v.strides))
+    n_in = len(g.ins) + len(new_ins)
+    if n_in + len(g.produced) + len(s.outs) <= MAX_OPERANDS:  # a cheap bound first
+        return True
+    outs = _outputs(g.members + [s], g.ids | {id(s)}, readers, kept)
+    return n_in + len(outs) <= MAX_OPERANDS
 
 
 def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
@@ -87,8 +98,7 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
             continue
         g = open_by_shape.get(s.info["shape"])
         if g is not None and _can_join(g, s, def_pos, readers, kept):
-            g.members.append(s)
-            g.produced.update({o.buf.id: o for o in s.outs})
+            g.add(s)
             continue
         g = _Group(s, i)
         open_by_shape[g.shape] = g
@@ -97,7 +107,7 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
 
 
 def _region(g: _Group, readers: dict, kept: set[int]) -> Step:
-    ins, outs = _operands(g.members, readers, kept)
+    ins, outs = list(g.ins.values()), _outputs(g.members, g.ids, readers, kept)
     grain = min(m.info["grain"] for m in g.members)
     label = "+".join(m.label for m in g.members)
     return Step("region", ins, outs, {"members": g.members, "shape": g.shape, "grain": grain},
@@ -105,20 +115,29 @@ def _region(g: _Group, readers: dict, kept: set[int]) -> Step:
 
 
 def fuse_epilogues(steps: list[Step]) -> list[Step]:
-    """Regions that only post-process the matmul right before them move into its thunk."""
+    """A region that alone consumes a matmul's result moves into the matmul's thunk, as its
+    epilogue, when everything else it reads is available before the matmul (so running it right
+    after the product, while the product is in cache, changes no data dependence)."""
     readers = _readers(steps)
-    out: list[Step] = []
-    for s in steps:
-        prev = out[-1] if out else None
-        if (s.kind == "region" and prev is not None and prev.kind == "dot" and
-                "epilogue" not in prev.info):
-            prod = prev.outs[0].buf
-            if (prod.kind == "arena" and any(v.buf is prod for v in s.ins) and
-                    all(r is s for r, _ in readers.get(prod.id, ()))):
-                prev.info["epilogue"] = s
-                prev.outs = prev.outs + s.outs
-                prev.ins = prev.ins + [v for v in s.ins if v.buf is not prod]
-                prev.label = f"{prev.label} -> epilogue({s.label})"
-                continue
-        out.append(s)
-    return out
+    def_pos: dict[int, int] = {}
+    for i, s in enumerate(steps):
+        for o in s.outs:
+            def_pos.setdefault(o.buf.id, i)
+    moved: set[int] = set()
+    for i, d in enumerate(steps):
+        if d.kind != "dot" or "epilogue" in d.info:
+            continue
+        prod = d.outs[0].buf
+        rs = readers.get(prod.id, ())
+        if prod.kind != "arena" or not rs or any(r is not rs[0][0] for r, _ in rs):
+            continue
+        r = rs[0][0]
+        if r.kind != "region" or id(r) in moved or \
+                any(v.buf is not prod and def_pos.get(v.buf.id, -1) >= i for v in r.ins):
+            continue
+        d.info["epilogue"] = r
+        d.outs = d.outs + r.outs
+        d.ins = d.ins + [v for v in r.ins if v.buf is not prod]
+        d.label = f"{d.label} -> epilogue({r.label})"
+        moved.add(id(r))
+    return [s for s in steps if id(s) not in moved]

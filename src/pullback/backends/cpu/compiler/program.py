@@ -13,7 +13,7 @@ import numpy as np
 
 from ....tracer.ir import Jaxpr
 from .. import kernels
-from . import fusion, memory
+from . import fusion, layout, memory
 from .lower import SCHEDULE, copy_step, lower_program
 from .values import Step, View
 
@@ -189,6 +189,7 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
       strict: an input of another layout raises ``LayoutError`` instead of being copied.
     """
     low, outs, input_of = lower_program(jaxpr, consts, in_strides)
+    layout.orient_products(low.steps, outs)
     outs, alias = _materialize_outputs(low, outs)
     kept = {v.buf.id for v in outs}
     steps = fusion.fuse(low.steps, kept)
@@ -262,9 +263,22 @@ def _region_spec(s: Step, ref) -> tuple:
     nslots = 0
     steps = []
     for i, m in enumerate(members):
-        ids, items = [], []
+        ids, items, fills = [], [], []
         for v in m.ins:
             e = ext_ids.get((v.buf.id, v.offset, v.strides))
+            if e is not None and m.info["loop"][0] == SCHEDULE["select"] and v.size > 1 and \
+                    not any(v.strides):
+                # a broadcast scalar case: filled into a tile first, so select_n runs its
+                # contiguous loop instead of the per-element one
+                slot = free.pop() if free else nslots
+                nslots = max(nslots, slot + 1)
+                steps.append((SCHEDULE["copy"], v.itemsize, 0, (), (e, -(slot + 1)),
+                              (v.itemsize, v.itemsize)))
+                fills.append(slot)  # free again once this step has run (below)
+                e = -(slot + 1)
+                ids.append(e)
+                items.append(v.itemsize)
+                continue
             ids.append(e if e is not None else -(slot_of[v.buf.id] + 1))
             items.append(v.itemsize)
         o = m.outs[0]
@@ -282,6 +296,7 @@ def _region_spec(s: Step, ref) -> tuple:
                 free.append(slot_of.pop(v.buf.id))
         ids.append(e)
         items.append(o.itemsize)
+        free.extend(fills)
         lk, a, b = m.info["loop"]
         steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
     return ("region", shape, tuple(ref(v) for v in ext),

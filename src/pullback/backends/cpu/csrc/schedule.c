@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <structmember.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -112,6 +113,8 @@ typedef struct {
   thunk_t *thunks;
   int nogil;
   int max_threads;
+  double *prof;               /* per-step accumulated seconds while profiling (else NULL) */
+  long long prof_calls;
   PyObject *text;             /* optional description, kept for introspection */
 } Program;
 
@@ -376,7 +379,18 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
                .scratch = arena ? arena + self->arena_bytes : NULL};
   int rc = 0;
   if (self->nogil) c.ts = PyEval_SaveThread();
-  for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
+  if (self->prof) {
+    for (int i = 0; i < self->nthunk && rc == 0; ++i) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      rc = run_thunk(&self->thunks[i], &c);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      self->prof[i] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    }
+    self->prof_calls++;
+  } else {
+    for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
+  }
   if (c.ts) PyEval_RestoreThread(c.ts);
   if (constb != cbase) PyMem_Free(constb);
   for (int k = 0; k < self->nout && rc == 0; ++k) { /* outputs that are views */
@@ -737,6 +751,7 @@ static void program_dealloc(Program *self) {
   PyMem_Free(self->in);
   PyMem_Free(self->out);
   free(self->arena);
+  PyMem_Free(self->prof);
   Py_XDECREF(self->consts);
   Py_XDECREF(self->name);
   Py_XDECREF(self->text);
@@ -912,7 +927,30 @@ static PyGetSetDef program_getset[] = {
   {"nogil", (getter)program_get_nogil, NULL, "whether run() releases the GIL", NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
+/* profile(on) -> None; profile() -> per-step mean seconds since profiling was switched on */
+static PyObject *program_profile(Program *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs == 1) {
+    int on = PyObject_IsTrue(args[0]);
+    if (on < 0) return NULL;
+    PyMem_Free(self->prof);
+    self->prof = NULL;
+    self->prof_calls = 0;
+    if (on && !(self->prof = PyMem_Calloc((size_t)self->nthunk + 1, sizeof(double))))
+      return PyErr_NoMemory();
+    Py_RETURN_NONE;
+  }
+  PyObject *out = PyList_New(self->nthunk);
+  for (int i = 0; out && i < self->nthunk; ++i)
+    PyList_SET_ITEM(out, i, PyFloat_FromDouble(self->prof && self->prof_calls
+                                                   ? self->prof[i] / (double)self->prof_calls
+                                                   : 0.0));
+  return out;
+}
+
 static PyMethodDef program_methods[] = {
+  {"profile", (PyCFunction)(void (*)(void))program_profile, METH_FASTCALL,
+   "profile(True) starts timing every step (profile(False) stops); profile() returns the mean "
+   "seconds per step over the calls since."},
   {"run", (PyCFunction)(void (*)(void))program_run, METH_FASTCALL,
    "run(*inputs) -> tuple of outputs: checks the inputs' dtypes and shapes, allocates the "
    "outputs and runs every step in order (GIL released for large programs)."},

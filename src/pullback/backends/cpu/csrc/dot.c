@@ -474,45 +474,48 @@ static int set_local_threads(void) {
   return set_local != NULL;
 }
 
-/* A large product split into independent chunks along its longer output side, handed out to
- * OpenMP threads dynamically, each chunk one single-threaded BLAS call. OpenBLAS's own
- * threading splits statically and spin-waits: when another process holds one of the cores the
- * whole product waits for the descheduled part (measured on 2 busy cores: 2 GFLOP/s instead of
- * 76). Dynamic chunks let the running thread take the rest. */
-static int blas_matmul_chunked(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
-                               const char *pa, const npy_intp *as, const char *pb,
-                               const npy_intp *bs, char *pc, const npy_intp *cs, int threads) {
-  const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
+/* A large BLAS product split into independent chunks along its longer output side, each chunk
+ * one single-threaded BLAS call, for the executor's thread pool to hand out dynamically.
+ * OpenBLAS's own threading splits statically and spin-waits: when another process holds one of
+ * the cores the whole product waits for the descheduled part (measured on 2 busy cores:
+ * 2 GFLOP/s instead of 76). */
+npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
+                          npy_intp N, npy_intp K, const char *a, const npy_intp *as,
+                          const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
+                          int threads) {
+  const double macs = (double)Bt * (double)M * (double)K * (double)N;
+  if (threads < 2 || sa != sb || sa != so || !is_blas(sa) || !gemm[sa] || !set_local_threads() ||
+      macs < 4.0 * SMALL_F32_MACS || M > INT_MAX || N > INT_MAX || K > INT_MAX)
+    return 0;
   const bool by_rows = M >= N;
   const npy_intp len = by_rows ? M : N, grain = 64;
   npy_intp chunks = 3 * threads;
   if (len / chunks < grain) chunks = len / grain > 1 ? len / grain : 1;
-  if (chunks < 2) return blas_matmul_raw(slot, Bt, M, N, K, pa, as, pb, bs, pc, cs);
-  int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-#endif
-  for (npy_intp t = 0; t < Bt * chunks; ++t) {
-    const npy_intp bi = t / chunks, ci = t % chunks;
-    npy_intp lo = len * ci / chunks, hi = len * (ci + 1) / chunks;
-    lo = lo / 16 * 16;  /* vector-aligned chunk starts */
-    hi = ci == chunks - 1 ? len : hi / 16 * 16;
-    if (hi <= lo) continue;
-    const int old = set_local(1);
-    const char *a = pa + bi * as[0], *b = pb + bi * bs[0];
-    char *c = pc + bi * cs[0];
-    int rc = by_rows
-        ? blas_matmul_raw(slot, 1, hi - lo, N, K, a + lo * as[1], as, b, bs, c + lo * cs[1], cs)
-        : blas_matmul_raw(slot, 1, M, hi - lo, K, a, as, b + lo * bs[2], bs, c + lo * es, cs);
-    set_local(old);
-    if (rc < 0) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-  }
-  return failed ? -1 : 0;
+  if (chunks < 2) return 0;
+  *j = (pb_matmul_job){.slot = sa, .Bt = Bt, .M = M, .N = N, .K = K, .a = a, .b = b, .c = c,
+                       .chunks = chunks, .by_rows = by_rows};
+  for (int i = 0; i < 3; ++i) { j->as[i] = as[i]; j->bs[i] = bs[i]; j->cs[i] = cs[i]; }
+  return Bt * chunks;
+}
+
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
+  const int slot = j->slot;
+  const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
+  const npy_intp len = j->by_rows ? j->M : j->N, bi = t / j->chunks, ci = t % j->chunks;
+  npy_intp lo = len * ci / j->chunks, hi = len * (ci + 1) / j->chunks;
+  lo = lo / 16 * 16; /* vector-aligned chunk starts */
+  hi = ci == j->chunks - 1 ? len : hi / 16 * 16;
+  if (hi <= lo) return 0;
+  const int old = set_local(1);
+  const char *a = j->a + bi * j->as[0], *b = j->b + bi * j->bs[0];
+  char *c = j->c + bi * j->cs[0];
+  int rc = j->by_rows
+      ? blas_matmul_raw(slot, 1, hi - lo, j->N, j->K, a + lo * j->as[1], j->as, b, j->bs,
+                        c + lo * j->cs[1], j->cs)
+      : blas_matmul_raw(slot, 1, j->M, hi - lo, j->K, a, j->as, b + lo * j->bs[2], j->bs,
+                        c + lo * es, j->cs);
+  set_local(old);
+  return rc;
 }
 
 int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
@@ -542,15 +545,7 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
     return 0;
   }
   bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
-  if (blas && !small_f32) {
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
-    if (threads > 1 && set_local_threads() && macs >= 4.0 * SMALL_F32_MACS)
-      return blas_matmul_chunked(sa, Bt, M, N, K, a, as, b, bs, c, cs, threads);
-    return blas_matmul_raw(sa, Bt, M, N, K, a, as, b, bs, c, cs);
-  }
+  if (blas && !small_f32) return blas_matmul_raw(sa, Bt, M, N, K, a, as, b, bs, c, cs);
   return own_matmul_raw(Bt, M, N, K, a, as, b, bs, c, cs, ces, sa, sb, so,
                         ints && ces == 8);
 }

@@ -27,6 +27,9 @@
 #include "schedule.h"
 #include "cast.h"
 #include "move.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <structmember.h>
@@ -120,10 +123,113 @@ typedef struct {
 
 typedef struct {
   char **base[NBUF];
+  int threads;                /* pool threads this run may use (1: none) */
   PyThreadState *ts;          /* non-NULL while the GIL is released */
   const char *error;          /* a failure without the GIL: raised after reacquiring it */
   char *scratch;
 } run_ctx;
+
+/* ---------------------------------------------------------------- the thread pool
+ *
+ * Programs parallelize through this pool, not OpenMP regions: a job is n independent chunks
+ * handed out by an atomic counter; the calling thread works on them too and then waits only for
+ * chunks other threads have actually claimed. A worker the OS has not scheduled yet simply finds
+ * no chunk left when it wakes, so a busy machine costs parallelism, never a wait for a
+ * descheduled thread (an OpenMP region's barrier waits for every thread: measured on 2 busy
+ * cores, an MLP step took 13 ms with two OpenMP threads and 5.6 ms with one). Kernels called
+ * inside a program run with one OpenMP thread (omp_set_num_threads(1) around the run). */
+
+typedef void (*pool_fn)(void *ctx, npy_intp chunk, int tid);
+
+static struct {
+  pthread_mutex_t m, busy;
+  pthread_cond_t cv;
+  int nworkers, started;
+  uint32_t gen;               /* the current job's generation (written under m) */
+  _Atomic uint64_t next;      /* (generation << 32) | next chunk */
+  _Atomic npy_intp done;
+  _Atomic(pool_fn) fn;
+  _Atomic(void *) ctx;
+  _Atomic npy_intp n;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void pool_work(uint32_t gen, int tid) {
+  for (;;) {
+    uint64_t old = atomic_load_explicit(&pool.next, memory_order_acquire);
+    if ((uint32_t)(old >> 32) != gen) return;
+    const npy_intp n = atomic_load_explicit(&pool.n, memory_order_relaxed);
+    if ((npy_intp)(old & 0xffffffffu) >= n) return;
+    if (!atomic_compare_exchange_weak(&pool.next, &old, old + 1)) continue;
+    /* claimed under this generation: its job stays valid until we report the chunk done */
+    atomic_load(&pool.fn)(atomic_load(&pool.ctx), (npy_intp)(old & 0xffffffffu), tid);
+    atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+  }
+}
+
+static void *pool_worker(void *arg) {
+  const int tid = (int)(intptr_t)arg;
+  uint32_t seen = 0;
+  pthread_mutex_lock(&pool.m);
+  seen = pool.gen;
+  for (;;) {
+    while (pool.gen == seen) pthread_cond_wait(&pool.cv, &pool.m);
+    seen = pool.gen;
+    pthread_mutex_unlock(&pool.m);
+    pool_work(seen, tid);
+    pthread_mutex_lock(&pool.m);
+  }
+  return NULL;
+}
+
+static void pool_after_fork(void) { /* the child has no workers: start them again on demand */
+  pthread_mutex_init(&pool.m, NULL);
+  pthread_mutex_init(&pool.busy, NULL);
+  pthread_cond_init(&pool.cv, NULL);
+  pool.started = 0;
+  pool.nworkers = 0;
+}
+
+/* Threads a program may use (the pool's workers plus the caller), starting the workers on
+ * first use; 1 when they cannot be started. Called with the GIL held. */
+static int pool_threads(int want) {
+  if (!pool.started) {
+    pool.started = 1;
+    pthread_atfork(NULL, NULL, pool_after_fork);
+    for (int i = 1; i < want; ++i) {
+      pthread_t th;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      int rc = pthread_create(&th, &attr, pool_worker, (void *)(intptr_t)(pool.nworkers + 1));
+      pthread_attr_destroy(&attr);
+      if (rc) break;
+      pool.nworkers++;
+    }
+  }
+  return pool.nworkers + 1;
+}
+
+/* Runs fn(ctx, chunk, tid) for chunk in [0, n), tid < pool_threads(): on the pool when it is
+ * free, else (another thread's program is using it) on the calling thread alone. */
+static void pool_run(pool_fn fn, void *ctx, npy_intp n) {
+  if (n <= 1 || pool.nworkers == 0 || n >= 0xffffffffLL || pthread_mutex_trylock(&pool.busy)) {
+    for (npy_intp i = 0; i < n; ++i) fn(ctx, i, 0);
+    return;
+  }
+  pthread_mutex_lock(&pool.m);
+  const uint32_t gen = ++pool.gen;
+  atomic_store(&pool.fn, fn);
+  atomic_store(&pool.ctx, ctx);
+  atomic_store(&pool.n, n);
+  atomic_store(&pool.done, 0);
+  atomic_store_explicit(&pool.next, (uint64_t)gen << 32, memory_order_release);
+  pthread_cond_broadcast(&pool.cv);
+  pthread_mutex_unlock(&pool.m);
+  pool_work(gen, 0);
+  for (int spin = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < n; ++spin)
+    if (spin > 64) sched_yield();
+  pthread_mutex_unlock(&pool.busy);
+}
 
 /* ---------------------------------------------------------------- execution */
 
@@ -133,11 +239,7 @@ static inline char *resolve(const run_ctx *c, const ref_t *r) {
 
 static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *params) {
   const rg_params *r = params;
-  int tid = 0;
-#ifdef _OPENMP
-  tid = omp_get_thread_num();
-#endif
-  char *scr = r->scratch + (size_t)tid * (size_t)r->nslots * RG_SLOT_BYTES;
+  char *scr = r->scratch; /* this thread's */
   for (npy_intp t0 = 0; t0 < n; t0 += RG_TILE) {
     const npy_intp len = n - t0 < RG_TILE ? n - t0 : RG_TILE;
     for (int k = 0; k < r->nsteps; ++k) {
@@ -159,23 +261,88 @@ static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *par
   }
 }
 
-static int run_region(const thunk_t *t, run_ctx *c) {
+/* A region's index space cut into chunks along one dimension, for the pool. */
+typedef struct {
+  const thunk_t *t;
   char *base[RG_MAXOPND];
-  for (int i = 0; i < t->nref; ++i) base[i] = resolve(c, &t->refs[i]);
+  char *scratch;
+  int dim;
+  npy_intp chunks;
+} region_job;
+
+static void region_chunk(void *ctx, npy_intp ci, int tid) {
+  const region_job *j = ctx;
+  const thunk_t *t = j->t;
+  npy_intp shape[PB_MAXDIMS];
+  char *base[RG_MAXOPND];
+  rg_params rg = t->rg;
+  rg.scratch = j->scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
+  if (j->chunks == 1) { /* the whole space (0-d included) */
+    pb_iterate(t->ndim, t->shape, t->nref, (char *const *)j->base, t->strides, region_loop, &rg,
+               1);
+    return;
+  }
+  memcpy(shape, t->shape, sizeof(npy_intp) * (size_t)t->ndim);
+  const npy_intp len = shape[j->dim], lo = len * ci / j->chunks, hi = len * (ci + 1) / j->chunks;
+  shape[j->dim] = hi - lo;
+  for (int i = 0; i < t->nref; ++i) base[i] = j->base[i] + lo * t->strides[i * t->ndim + j->dim];
+  if (hi > lo) pb_iterate(t->ndim, shape, t->nref, base, t->strides, region_loop, &rg, 1);
+}
+
+static int run_region(const thunk_t *t, run_ctx *c) {
+  region_job j = {.t = t, .scratch = c->scratch, .dim = 0, .chunks = 1};
+  for (int i = 0; i < t->nref; ++i) j.base[i] = resolve(c, &t->refs[i]);
   npy_intp n = 1;
   for (int d = 0; d < t->ndim; ++d) n *= t->shape[d];
-  rg_params rg = t->rg;
-  rg.scratch = c->scratch;
-  int threads = c->ts ? pb_threads_for(n, t->grain) : 1;
-  pb_iterate(t->ndim, t->shape, t->nref, base, t->strides, region_loop, &rg, threads);
+  if (c->threads > 1 && n >= 2 * t->grain && t->ndim > 0) {
+    npy_intp want = n / t->grain, cap = 4 * (npy_intp)c->threads;
+    if (want > cap) want = cap;
+    int dim = -1; /* the outermost dimension long enough, else the longest */
+    for (int d = 0; d < t->ndim && dim < 0; ++d)
+      if (t->shape[d] >= want) dim = d;
+    if (dim < 0) {
+      dim = 0;
+      for (int d = 1; d < t->ndim; ++d)
+        if (t->shape[d] > t->shape[dim]) dim = d;
+      if (want > t->shape[dim]) want = t->shape[dim];
+    }
+    j.dim = dim;
+    j.chunks = want > 1 ? want : 1;
+  }
+  if (j.chunks > 1) pool_run(region_chunk, &j, j.chunks);
+  else region_chunk(&j, 0, 0);
   return 0;
+}
+
+typedef struct {
+  pb_matmul_job mm;
+  _Atomic int failed;
+} dot_job;
+
+static void dot_chunk(void *ctx, npy_intp ci, int tid) {
+  dot_job *j = ctx;
+  if (pb_matmul_chunk(&j->mm, ci) < 0) atomic_store(&j->failed, 1);
 }
 
 static int run_dot(const thunk_t *t, run_ctx *c) {
   const char *a = resolve(c, &t->refs[0]), *b = resolve(c, &t->refs[1]);
   char *o = resolve(c, &t->refs[2]);
-  if (pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
-                    t->strides, b, t->strides + 3, o, t->strides + 6) < 0) {
+  dot_job j;
+  atomic_init(&j.failed, 0);
+  npy_intp n = c->threads > 1
+      ? pb_matmul_chunks(&j.mm, t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2],
+                         t->dims[3], a, t->strides, b, t->strides + 3, o, t->strides + 6,
+                         c->threads)
+      : 0;
+  int rc = 0;
+  if (n > 0) {
+    pool_run(dot_chunk, &j, n);
+    rc = atomic_load(&j.failed) ? -1 : 0;
+  } else {
+    rc = pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
+                       t->strides, b, t->strides + 3, o, t->strides + 6);
+  }
+  if (rc < 0) {
     c->error = "dot_general: the matmul kernel failed (out of memory)";
     return -1;
   }
@@ -375,10 +542,19 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
   for (int i = 0; i < self->nconst; ++i)
     constb[i] = PyArray_BYTES((PyArrayObject *)PyTuple_GET_ITEM(self->consts, i));
   char *abase[1] = {arena};
-  run_ctx c = {.base = {abase, inb, outb, constb}, .ts = NULL, .error = NULL,
+  run_ctx c = {.base = {abase, inb, outb, constb}, .threads = 1, .ts = NULL, .error = NULL,
                .scratch = arena ? arena + self->arena_bytes : NULL};
   int rc = 0;
-  if (self->nogil) c.ts = PyEval_SaveThread();
+#ifdef _OPENMP
+  const int omp_threads = omp_get_max_threads();
+#endif
+  if (self->nogil) {
+    c.threads = pool_threads(self->max_threads);
+#ifdef _OPENMP
+    omp_set_num_threads(1); /* kernels inside stay on their thread: the pool parallelizes */
+#endif
+    c.ts = PyEval_SaveThread();
+  }
   if (self->prof) {
     for (int i = 0; i < self->nthunk && rc == 0; ++i) {
       struct timespec t0, t1;
@@ -392,6 +568,9 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
   }
   if (c.ts) PyEval_RestoreThread(c.ts);
+#ifdef _OPENMP
+  if (self->nogil) omp_set_num_threads(omp_threads);
+#endif
   if (constb != cbase) PyMem_Free(constb);
   for (int k = 0; k < self->nout && rc == 0; ++k) { /* outputs that are views */
     const spec_t *sp = &self->out[k];

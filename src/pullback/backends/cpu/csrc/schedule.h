@@ -29,6 +29,22 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
                   const char *a, const npy_intp *as, const char *b, const npy_intp *bs, char *c,
                   const npy_intp *cs);
 
+/* dot.c: a large BLAS product cut into independent chunks for the executor's thread pool:
+ * pb_matmul_chunks fills the job and returns the number of chunks (0: run pb_matmul_raw
+ * instead); pb_matmul_chunk runs one (BLAS single-threaded on the calling thread). */
+typedef struct {
+  int slot, by_rows;
+  npy_intp Bt, M, N, K, chunks;
+  const char *a, *b;
+  char *c;
+  npy_intp as[3], bs[3], cs[3];
+} pb_matmul_job;
+npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
+                          npy_intp N, npy_intp K, const char *a, const npy_intp *as,
+                          const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
+                          int threads);
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t);
+
 /* reduce.c: x (ndim, shape, byte strides) reduced by table row `op` over `reduced` axes into
  * `acc` (C-contiguous output shape in the accumulation dtype of `slot`: float32 for halves);
  * when `out` differs from acc, the result is rounded into out (C-contiguous, dtype `slot`).

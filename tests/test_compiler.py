@@ -461,3 +461,17 @@ def test_malformed_schedules_are_rejected():
         Program("bad", 64, (), out, (),
                 (("region", (4,), ((0, 0, 0), (2, 0, 0)), ((4,), (4,)), (4, 4),
                   ((9, 0, 0, (), (0, 1), (4, 4)),), 1),), False)
+
+
+def test_large_products_run_in_chunks_with_their_epilogues():
+    # large enough for the pool to split the product (and a per-chunk epilogue when the
+    # epilogue reads the product element for element; after the whole product otherwise)
+    x, w, b = rand((256, 256)), rand((256, 256)) / 16, rand((256,))
+    sliced = check_vs_eager(lambda x, w, b: jnp.maximum(x @ w + b, 0.0), x, w, b, rtol=1e-5,
+                            atol=1e-5)
+    np.testing.assert_allclose(np.asarray(sliced), np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+    whole = check_vs_eager(lambda x, w: (lambda y: y.T * 2.0 + y)(x @ w), x, w, rtol=1e-5,
+                           atol=1e-5)
+    y = x @ w
+    np.testing.assert_allclose(np.asarray(whole), y.T * 2 + y, rtol=1e-4, atol=1e-4)
+    assert "epilogue" in compiled(lambda x, w: (lambda y: y.T * 2.0 + y)(x @ w), x, w).as_text()

@@ -245,6 +245,7 @@ class Lowering:
         self.kernels = SymbolicKernels(self)
         self.fallbacks: list[str] = []
         self.inputs: list[View] = []
+        self._literals: dict = {}
 
     def emit(self, step: Step) -> None:
         self.steps.append(step)
@@ -253,8 +254,16 @@ class Lowering:
                 o.buf.producer = step
 
     def literal(self, lit: Literal) -> View:
-        val = lit.val._value if isinstance(lit.val, Array) else lit.val
-        return View.of_const(np.asarray(val, dtype=lit.aval.dtype))
+        """A scalar literal as a constant; equal literals share one (fewer region operands)."""
+        val = np.asarray(lit.val._value if isinstance(lit.val, Array) else lit.val,
+                         dtype=lit.aval.dtype)
+        key = (val.dtype, val.shape, val.tobytes())
+        buf = self._literals.get(key)
+        if buf is None:
+            v = View.of_const(val)
+            self._literals[key] = v.buf
+            return v
+        return View(buf, 0, val.shape, val.strides, val.dtype)
 
     def jaxpr(self, jaxpr: Jaxpr, ins: Sequence[View]) -> list[View]:
         env: dict[int, View] = {v.id: x for v, x in zip(jaxpr.invars, ins)}

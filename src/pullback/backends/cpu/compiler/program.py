@@ -310,6 +310,16 @@ def _bstrides(v: View, shape: tuple) -> tuple:
     return (0,) * len(shape)  # a 0-d operand broadcast over the region
 
 
+def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
+    """The epilogue reads the (M, N) product row-major, element for element, so any rows (or
+    columns) of it can run as soon as the same rows (columns) of the product exist."""
+    bt, m, n, _ = dims
+    es = prod.itemsize
+    return bt == 1 and tuple(epi.info["shape"]) == (m, n) and all(
+        v.offset == prod.offset and (m < 2 or v.strides[0] == n * es) and
+        (n < 2 or v.strides[1] == es) for v in epi.ins if v.buf is prod.buf)
+
+
 def _emit(s: Step, ref) -> tuple:
     if s.kind == "ewise":
         s = Step("region", s.ins, s.outs, {"members": [s], "shape": s.info["shape"],
@@ -322,7 +332,8 @@ def _emit(s: Step, ref) -> tuple:
         epi = s.info.get("epilogue")
         return ("dot", *s.info["slots"], tuple(s.info["dims"]), (ref(a), ref(b), ref(c)),
                 (a.strides, b.strides, c.strides),
-                _region_spec(epi, ref) if epi is not None else None)
+                _region_spec(epi, ref) if epi is not None else None,
+                epi is not None and _sliceable(epi, c, s.info["dims"]))
     if s.kind == "reduce":
         x, out = s.ins[0], s.outs[0]
         acc = s.info["acc"]

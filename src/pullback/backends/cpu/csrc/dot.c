@@ -474,6 +474,9 @@ static int set_local_threads(void) {
   return set_local != NULL;
 }
 
+#ifndef PB_MM_CHUNKS_PER_THREAD
+#define PB_MM_CHUNKS_PER_THREAD 1
+#endif
 /* A large BLAS product split into independent chunks along its longer output side, each chunk
  * one single-threaded BLAS call, for the executor's thread pool to hand out dynamically.
  * OpenBLAS's own threading splits statically and spin-waits: when another process holds one of
@@ -489,7 +492,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
     return 0;
   const bool by_rows = M >= N;
   const npy_intp len = by_rows ? M : N, grain = 64;
-  npy_intp chunks = 3 * threads;
+  npy_intp chunks = PB_MM_CHUNKS_PER_THREAD * threads;
   if (len / chunks < grain) chunks = len / grain > 1 ? len / grain : 1;
   if (chunks < 2) return 0;
   *j = (pb_matmul_job){.slot = sa, .Bt = Bt, .M = M, .N = N, .K = K, .a = a, .b = b, .c = c,
@@ -498,13 +501,19 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   return Bt * chunks;
 }
 
+void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy_intp *lo,
+                           npy_intp *hi) {
+  const npy_intp len = j->by_rows ? j->M : j->N, ci = t % j->chunks;
+  *bi = t / j->chunks;
+  *lo = len * ci / j->chunks / 16 * 16; /* vector-aligned chunk starts */
+  *hi = ci == j->chunks - 1 ? len : len * (ci + 1) / j->chunks / 16 * 16;
+}
+
 int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
   const int slot = j->slot;
   const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
-  const npy_intp len = j->by_rows ? j->M : j->N, bi = t / j->chunks, ci = t % j->chunks;
-  npy_intp lo = len * ci / j->chunks, hi = len * (ci + 1) / j->chunks;
-  lo = lo / 16 * 16; /* vector-aligned chunk starts */
-  hi = ci == j->chunks - 1 ? len : hi / 16 * 16;
+  npy_intp bi, lo, hi;
+  pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
   if (hi <= lo) return 0;
   const int old = set_local(1);
   const char *a = j->a + bi * j->as[0], *b = j->b + bi * j->bs[0];

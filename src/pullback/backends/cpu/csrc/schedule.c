@@ -77,7 +77,7 @@ typedef struct thunk {
   int sa, sb, so;
   npy_intp dims[4];
   struct thunk *epilogue;
-  /* reduce */
+  /* reduce (op: the table row); dot (op: the epilogue may run per chunk) */
   int op, slot;
   bool reduced[PB_MAXDIMS];
   /* py */
@@ -270,23 +270,28 @@ typedef struct {
   npy_intp chunks;
 } region_job;
 
-static void region_chunk(void *ctx, npy_intp ci, int tid) {
-  const region_job *j = ctx;
-  const thunk_t *t = j->t;
-  npy_intp shape[PB_MAXDIMS];
-  char *base[RG_MAXOPND];
+/* The region over [lo, hi) of dimension dim of its space (the whole space when dim < 0). */
+static void region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim,
+                         npy_intp lo, npy_intp hi, int tid) {
   rg_params rg = t->rg;
-  rg.scratch = j->scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
-  if (j->chunks == 1) { /* the whole space (0-d included) */
-    pb_iterate(t->ndim, t->shape, t->nref, (char *const *)j->base, t->strides, region_loop, &rg,
-               1);
+  rg.scratch = scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
+  if (dim < 0) { /* the whole space (0-d included) */
+    pb_iterate(t->ndim, t->shape, t->nref, base0, t->strides, region_loop, &rg, 1);
     return;
   }
+  npy_intp shape[PB_MAXDIMS];
+  char *base[RG_MAXOPND];
   memcpy(shape, t->shape, sizeof(npy_intp) * (size_t)t->ndim);
-  const npy_intp len = shape[j->dim], lo = len * ci / j->chunks, hi = len * (ci + 1) / j->chunks;
-  shape[j->dim] = hi - lo;
-  for (int i = 0; i < t->nref; ++i) base[i] = j->base[i] + lo * t->strides[i * t->ndim + j->dim];
+  shape[dim] = hi - lo;
+  for (int i = 0; i < t->nref; ++i) base[i] = base0[i] + lo * t->strides[i * t->ndim + dim];
   if (hi > lo) pb_iterate(t->ndim, shape, t->nref, base, t->strides, region_loop, &rg, 1);
+}
+
+static void region_chunk(void *ctx, npy_intp ci, int tid) {
+  const region_job *j = ctx;
+  const npy_intp len = j->chunks > 1 ? j->t->shape[j->dim] : 0;
+  region_slice(j->t, j->base, j->scratch, j->chunks > 1 ? j->dim : -1, len * ci / j->chunks,
+               len * (ci + 1) / j->chunks, tid);
 }
 
 static int run_region(const thunk_t *t, run_ctx *c) {
@@ -316,24 +321,44 @@ static int run_region(const thunk_t *t, run_ctx *c) {
 
 typedef struct {
   pb_matmul_job mm;
+  const thunk_t *epi;         /* an epilogue run on each chunk's slice, or NULL */
+  char *epi_base[RG_MAXOPND];
+  char *scratch;
+  int epi_dim;
   _Atomic int failed;
 } dot_job;
 
 static void dot_chunk(void *ctx, npy_intp ci, int tid) {
   dot_job *j = ctx;
-  if (pb_matmul_chunk(&j->mm, ci) < 0) atomic_store(&j->failed, 1);
+  if (pb_matmul_chunk(&j->mm, ci) < 0) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  if (j->epi) { /* the product's slice is in this core's cache: post-process it now */
+    npy_intp bi, lo, hi;
+    pb_matmul_chunk_range(&j->mm, ci, &bi, &lo, &hi);
+    region_slice(j->epi, j->epi_base, j->scratch, j->epi_dim, lo, hi, tid);
+  }
 }
 
 static int run_dot(const thunk_t *t, run_ctx *c) {
   const char *a = resolve(c, &t->refs[0]), *b = resolve(c, &t->refs[1]);
   char *o = resolve(c, &t->refs[2]);
-  dot_job j;
+  dot_job j = {.epi = NULL, .scratch = c->scratch};
   atomic_init(&j.failed, 0);
   npy_intp n = c->threads > 1
       ? pb_matmul_chunks(&j.mm, t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2],
                          t->dims[3], a, t->strides, b, t->strides + 3, o, t->strides + 6,
                          c->threads)
       : 0;
+  const thunk_t *e = t->epilogue;
+  /* an epilogue over the (M, N) product slices along with it */
+  if (n > 0 && e && t->op && t->dims[0] == 1 && e->ndim == 2 && e->shape[0] == t->dims[1] &&
+      e->shape[1] == t->dims[2]) {
+    j.epi = e;
+    j.epi_dim = j.mm.by_rows ? 0 : 1;
+    for (int i = 0; i < e->nref; ++i) j.epi_base[i] = resolve(c, &e->refs[i]);
+  }
   int rc = 0;
   if (n > 0) {
     pool_run(dot_chunk, &j, n);
@@ -346,7 +371,7 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
     c->error = "dot_general: the matmul kernel failed (out of memory)";
     return -1;
   }
-  return t->epilogue ? run_region(t->epilogue, c) : 0;
+  return e && !j.epi ? run_region(e, c) : 0;
 }
 
 static int run_reduce(const thunk_t *t, run_ctx *c) {
@@ -766,12 +791,16 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None) */
+  /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None[,
+   * sliceable: the epilogue reads the product element for element, so it may run on each
+   * chunk's slice]) */
   const char *kind;
   PyObject *dims, *refs, *strides, *epi;
-  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type, &dims,
-                        &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi))
+  int sliceable = 0;
+  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O|p", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type,
+                        &dims, &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi, &sliceable))
     return -1;
+  t->op = sliceable;
   t->kind = TH_DOT;
   if (parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
       PyTuple_GET_SIZE(strides) != 3) {

@@ -44,6 +44,9 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
                           int threads);
 int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t);
+/* the batch element and the [lo, hi) rows (by_rows) or columns chunk t covers */
+void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy_intp *lo,
+                           npy_intp *hi);
 
 /* reduce.c: x (ndim, shape, byte strides) reduced by table row `op` over `reduced` axes into
  * `acc` (C-contiguous output shape in the accumulation dtype of `slot`: float32 for halves);

@@ -73,7 +73,29 @@ def test_region_writes_values_needed_elsewhere():
     a, s = check_vs_eager(f, x, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(s), np.exp(x).sum(), rtol=1e-5)
     text = compiled(f, x).as_text()
-    assert "fused: exp ; mul" in text and "reduce reduce_sum" in text
+    # the reduction joins the region as its prologue's consumer; a is written once
+    assert "region[3 ops] (input0:f32[16], const:f32[16] strides=(0,)) -> (output0:f32[16], " \
+           "output1:f32[16] strides=(0,))" in text
+    assert "fused: exp ; mul ; reduce_sum" in text
+
+
+def test_reduction_prologues_never_reach_memory():
+    def f(x):
+        return jnp.sum(x * x), jnp.max(jnp.exp(x) * 2.0, axis=0), jnp.sum(jnp.abs(x), axis=1)
+
+    x = rand((300, 70))
+    ss, mx, ab = check_vs_eager(f, x, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ss), (x.astype(np.float64) ** 2).sum(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(mx), (np.exp(x) * 2).max(0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ab), np.abs(x).sum(1), rtol=1e-5)
+    c = compiled(f, x)
+    text = c.as_text()
+    assert "fused: mul ; reduce_sum ; exp ; mul ; reduce_max ; abs ; reduce_sum" in text
+    assert c.memory_analysis().temp_size_in_bytes == 0  # no intermediate array at all
+    # a zero-size reduced axis gives the identity
+    z = rand((0, 3))
+    np.testing.assert_array_equal(np.asarray(pb.jit(lambda a: jnp.sum(a * 2.0, axis=0))(z)),
+                                  np.zeros(3, np.float32))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16,

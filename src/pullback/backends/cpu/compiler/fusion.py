@@ -10,6 +10,12 @@ the open region of its shape when every operand it reads is either produced by a
 with the producer's own layout) or already available before the region starts. A region has at
 most 8 memory operands (pb_iterate's limit).
 
+Reduction prologues: a reduction of a value computed in a region joins that region as its last
+use of the value (``sum(x * x)``: the products never reach memory). Its accumulator is an output
+of the region with zero strides along the reduced axes, reset to the reduction's identity
+before the region runs; such a region runs on one thread (its chunks would share the
+accumulator), and nothing in it may read the accumulator.
+
 Epilogue fusion: a region that immediately follows a matmul whose result it alone consumes runs
 inside the matmul's thunk, on the product while it is still in cache (bias add + activation).
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .lower import SCHEDULE
 from .values import Step, View
 
 MAX_OPERANDS = 8
@@ -26,7 +33,7 @@ MAX_MEMBERS = 64
 class _Group:
     """A region being formed: its members, where it runs, what it produces and reads."""
 
-    __slots__ = ("members", "first", "produced", "shape", "ins", "ids")
+    __slots__ = ("members", "first", "produced", "shape", "ins", "ids", "accumulators")
 
     def __init__(self, step: Step, first: int):
         self.members: list[Step] = []
@@ -35,6 +42,7 @@ class _Group:
         self.shape = step.info["shape"]
         self.ids: set[int] = set()
         self.ins: dict[tuple, View] = {}  # external inputs by layout
+        self.accumulators: set[int] = set()  # buffers of reductions in the region
         self.add(step)
 
     def add(self, step: Step) -> None:
@@ -44,6 +52,8 @@ class _Group:
             if v.buf.id not in self.produced:
                 self.ins.setdefault((v.buf.id, v.offset, v.strides), v)
         self.produced.update({o.buf.id: o for o in step.outs})
+        if "init" in step.info:
+            self.accumulators.add(step.outs[0].buf.id)
 
 
 def _readers(steps: list[Step]) -> dict[int, list[tuple[Step, View]]]:
@@ -58,7 +68,7 @@ def _outputs(members: list[Step], ids: set[int], readers: dict, kept: set[int]) 
     """The members' results that must be written to memory: read outside the region, kept
     (program outputs) or not arena buffers."""
     return [o for m in members for o in m.outs
-            if o.buf.id in kept or o.buf.kind != "arena" or
+            if o.buf.id in kept or o.buf.kind != "arena" or "init" in m.info or
             any(id(r) not in ids for r, _ in readers.get(o.buf.id, ()))]
 
 
@@ -67,6 +77,8 @@ def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: 
         return False
     new_ins = set()
     for v in s.ins:
+        if v.buf.id in g.accumulators:
+            return False      # complete only once the region has run
         prod = g.produced.get(v.buf.id)
         if prod is not None:
             if not (v.same_layout(prod) and v.strides == prod.strides):
@@ -93,6 +105,15 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
     order: list = []
     open_by_shape: dict[tuple, _Group] = {}
     for i, s in enumerate(steps):
+        if s.kind == "reduce":
+            g = open_by_shape.get(s.ins[0].shape)
+            m = _reduce_member(s, g)
+            if m is not None:
+                g.ids.add(id(s))  # the original step reads as a member (see _outputs)
+                if _can_join(g, m, def_pos, readers, kept):
+                    g.add(m)
+                    continue
+                g.ids.discard(id(s))
         if s.kind != "ewise":
             order.append(s)
             continue
@@ -104,6 +125,25 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
         open_by_shape[g.shape] = g
         order.append(g)
     return [x if isinstance(x, Step) else _region(x, readers, kept) for x in order]
+
+
+def _reduce_member(s: Step, g: _Group | None) -> Step | None:
+    """``s`` (a reduction) as a region member of ``g`` when it reduces a value ``g`` computes
+    (read in the producer's layout) in its own accumulation dtype."""
+    if g is None or s.info["acc"] is not s.outs[0]:
+        return None  # no prologue to fuse, or float16/bfloat16 (float32 accumulator)
+    v, out = s.ins[0], s.outs[0]
+    prod = g.produced.get(v.buf.id)
+    if prod is None or not (v.same_layout(prod) and v.strides == prod.strides):
+        return None
+    axes = set(s.info["axes"])
+    kept_strides = iter(out.strides)
+    strides = tuple(0 if d in axes else next(kept_strides) for d in range(v.ndim))
+    acc = View(out.buf, out.offset, v.shape, strides, out.dtype)
+    return Step("ewise", [v], [acc], {
+        "loop": (SCHEDULE["reduce"], s.info["op"], s.info["slot"]), "params": (),
+        "shape": v.shape, "grain": 1 << 30, "init": (s.info["op"], s.info["slot"], out.size)},
+        s.label)
 
 
 def _region(g: _Group, readers: dict, kept: set[int]) -> Step:

@@ -71,6 +71,8 @@ def _inplace_ok(step: Step, src: View, dst: View) -> bool:
         return False
     members = step.info["members"]
     writer = max(i for i, m in enumerate(members) if any(o.buf is dst.buf for o in m.outs))
+    if any("init" in m.info for m in members):
+        return False  # accumulators are reset before the region reads anything
     last_read = max((i for i, m in enumerate(members) if any(v.buf is src.buf for v in m.ins)),
                     default=-1)
     return last_read <= writer

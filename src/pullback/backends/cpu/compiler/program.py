@@ -299,9 +299,11 @@ def _region_spec(s: Step, ref) -> tuple:
         free.extend(fills)
         lk, a, b = m.info["loop"]
         steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
+    inits = tuple((ext_ids[(m.outs[0].buf.id, m.outs[0].offset, m.outs[0].strides)],
+                   *m.info["init"]) for m in members if "init" in m.info)
     return ("region", shape, tuple(ref(v) for v in ext),
             tuple(_bstrides(v, shape) for v in ext), tuple(v.itemsize for v in ext),
-            tuple(steps), int(s.info["grain"]))
+            tuple(steps), int(s.info["grain"])) + ((inits,) if inits else ())
 
 
 def _bstrides(v: View, shape: tuple) -> tuple:

@@ -589,6 +589,18 @@ static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_int
 
 int pb_reduce_nops(void) { return RD_NOPS; }
 
+pb_loop_fn pb_reduce_loop(int op, int slot) {
+  if (op < 0 || op >= RD_NOPS || slot < 0 || slot >= PB_NDT || acc_slot(slot) != slot) return NULL;
+  return rd_ops[op].reduce[slot];
+}
+
+npy_intp pb_reduce_identity(int op, int slot, char *dst) {
+  static const npy_intp size[PB_NDT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  if (!pb_reduce_loop(op, slot)) return 0;
+  identity(op, slot, dst);
+  return size[slot];
+}
+
 int pb_reduce_supported(int op, int slot) {
   return op >= 0 && op < RD_NOPS && slot >= 0 && slot < PB_NDT && rd_ops[op].reduce[slot] &&
          rd_ops[op].reduce[acc_slot(slot)];

@@ -40,7 +40,7 @@
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
 enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY };
-enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT };
+enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
 #define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
 #define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */
@@ -63,6 +63,10 @@ typedef struct {
   char *scratch;              /* per-thread scratch, set at run time */
 } rg_params;
 
+/* A region's reduction accumulator: operand `ext` (nelems contiguous elements) starts as the
+ * identity of table row op for dtype slot. */
+typedef struct { int ext, op, slot; npy_intp nelems; } rg_init;
+
 typedef struct thunk {
   int kind;
   int ndim;
@@ -73,6 +77,8 @@ typedef struct thunk {
   /* region */
   rg_params rg;
   npy_intp grain;
+  int ninit, nosplit;         /* accumulators to reset; never cut the space (reductions) */
+  rg_init *inits;
   /* dot */
   int sa, sb, so;
   npy_intp dims[4];
@@ -297,9 +303,15 @@ static void region_chunk(void *ctx, npy_intp ci, int tid) {
 static int run_region(const thunk_t *t, run_ctx *c) {
   region_job j = {.t = t, .scratch = c->scratch, .dim = 0, .chunks = 1};
   for (int i = 0; i < t->nref; ++i) j.base[i] = resolve(c, &t->refs[i]);
+  for (int k = 0; k < t->ninit; ++k) { /* reduction accumulators start at the identity */
+    char one[16];
+    const rg_init *in = &t->inits[k];
+    const npy_intp item = pb_reduce_identity(in->op, in->slot, one);
+    for (npy_intp e = 0; e < in->nelems; ++e) memcpy(j.base[in->ext] + e * item, one, (size_t)item);
+  }
   npy_intp n = 1;
   for (int d = 0; d < t->ndim; ++d) n *= t->shape[d];
-  if (c->threads > 1 && n >= 2 * t->grain && t->ndim > 0) {
+  if (c->threads > 1 && n >= 2 * t->grain && t->ndim > 0 && !t->nosplit) {
     npy_intp want = n / t->grain, cap = 4 * (npy_intp)c->threads;
     if (want > cap) want = cap;
     int dim = -1; /* the outermost dimension long enough, else the longest */
@@ -694,13 +706,15 @@ bad:
 }
 
 static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("region", shape, refs, strides, items, steps, grain) */
-  PyObject *shape, *refs, *strides, *items, *steps;
+  /* ("region", shape, refs, strides, items, steps, grain[, inits]) with inits a tuple of
+   * (operand, reduce op, slot, elements): reduction accumulators (the region then runs on one
+   * thread: its chunks would share them) */
+  PyObject *shape, *refs, *strides, *items, *steps, *inits = NULL;
   long long grain;
   const char *kind;
-  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L", &kind, &PyTuple_Type, &shape, &PyTuple_Type, &refs,
-                        &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type, &steps,
-                        &grain))
+  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L|O!", &kind, &PyTuple_Type, &shape, &PyTuple_Type,
+                        &refs, &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type,
+                        &steps, &grain, &PyTuple_Type, &inits))
     return -1;
   t->kind = TH_REGION;
   t->grain = (npy_intp)(grain > 0 ? grain : 1);
@@ -751,6 +765,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
       case LOOP_CAST: fn = pb_cast_loop(a, b); nin = 1; break;
       case LOOP_COPY: fn = pb_move_copy_loop(a); nin = 1; break;
       case LOOP_SELECT: fn = pb_select_loop(a, b); nin = (int)PyTuple_GET_SIZE(opnd) - 1; break;
+      case LOOP_REDUCE: fn = pb_reduce_loop(a, b); nin = 1; break;
     }
     if (!fn || nin < 1 || nin > RG_MAXSTEPIN || PyTuple_GET_SIZE(opnd) != nin + 1 ||
         PyTuple_GET_SIZE(its) != nin + 1) {
@@ -787,6 +802,26 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   }
   npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
   if (need > p->scratch_bytes) p->scratch_bytes = need;
+  t->ninit = inits ? (int)PyTuple_GET_SIZE(inits) : 0;
+  t->nosplit = t->ninit > 0;
+  if (t->ninit) {
+    t->inits = PyMem_Calloc((size_t)t->ninit, sizeof(rg_init));
+    if (!t->inits) { PyErr_NoMemory(); return -1; }
+    for (int k = 0; k < t->ninit; ++k) {
+      rg_init *in = &t->inits[k];
+      long long ne;
+      char one[16];
+      if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inits, k), "iiiL", &in->ext, &in->op, &in->slot, &ne))
+        return -1;
+      in->nelems = (npy_intp)ne;
+      npy_intp item = pb_reduce_identity(in->op, in->slot, one);
+      if (in->ext < 0 || in->ext >= t->nref || !item || ne < 0 ||
+          check_extent(p, &t->refs[in->ext], 1, &in->nelems, &item, item) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad accumulator");
+        return -1;
+      }
+    }
+  }
   return 0;
 }
 
@@ -939,6 +974,7 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->refs);
   PyMem_Free(t->strides);
   PyMem_Free(t->rg.steps);
+  PyMem_Free(t->inits);
   if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }
   Py_XDECREF(t->callable);
   for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
@@ -1495,10 +1531,10 @@ int pb_register_schedule(PyObject *m) {
       PyExc_ValueError, NULL);
   if (!LayoutError || PyModule_AddObject(m, "LayoutError", LayoutError) < 0) return -1;
   Py_INCREF(LayoutError);
-  PyObject *consts = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA,
+  PyObject *consts = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA,
                                    "input", BUF_INPUT, "output", BUF_OUTPUT, "const", BUF_CONST,
                                    "ewise", LOOP_EWISE, "cast", LOOP_CAST, "copy", LOOP_COPY,
-                                   "select", LOOP_SELECT, "tile", RG_TILE);
+                                   "select", LOOP_SELECT, "reduce", LOOP_REDUCE, "tile", RG_TILE);
   if (!consts) return -1;
   if (PyModule_AddObject(m, "SCHEDULE", consts) < 0) { Py_DECREF(consts); return -1; }
   return 0;

@@ -56,6 +56,10 @@ int pb_reduce_nops(void);
 int pb_reduce_raw(int op, int slot, int ndim, const npy_intp *shape, const npy_intp *xstrides,
                   const bool *reduced, const char *x, char *acc, char *out);
 int pb_reduce_supported(int op, int slot);
+/* the (x, acc) loop of row `op` when slot accumulates in its own dtype (NULL otherwise), and
+ * its identity element written to dst (returns its size, 0 when none) */
+pb_loop_fn pb_reduce_loop(int op, int slot);
+npy_intp pb_reduce_identity(int op, int slot, char *dst);
 
 /* schedule.c */
 int pb_register_schedule(PyObject *m);

@@ -497,3 +497,18 @@ def test_large_products_run_in_chunks_with_their_epilogues():
     y = x @ w
     np.testing.assert_allclose(np.asarray(whole), y.T * 2 + y, rtol=1e-4, atol=1e-4)
     assert "epilogue" in compiled(lambda x, w: (lambda y: y.T * 2.0 + y)(x @ w), x, w).as_text()
+
+
+def test_product_epilogue_with_a_reduction_runs_after_the_whole_product():
+    # the bias gradient of a layer: sum over rows of (x @ w) * mask, fused after the product
+    x, w = rand((256, 256)), rand((256, 256)) / 16
+    m = rand((256, 256)) > 0
+
+    def f(x, w, m):
+        y = (x @ w) * m
+        return jnp.sum(y, axis=0), y
+
+    s, y = check_vs_eager(f, x, w, m, rtol=1e-4, atol=1e-4)
+    want = (x.astype(np.float64) @ w) * m
+    np.testing.assert_allclose(np.asarray(s), want.sum(0), rtol=1e-4, atol=1e-3)
+    assert "epilogue: convert->float32 ; mul ; reduce_sum" in compiled(f, x, w, m).as_text()

@@ -317,6 +317,8 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
     columns) of it can run as soon as the same rows (columns) of the product exist."""
     bt, m, n, _ = dims
     es = prod.itemsize
+    if any("init" in mem.info for mem in epi.info["members"]):
+        return False  # a reduction's accumulator spans every slice
     return bt == 1 and tuple(epi.info["shape"]) == (m, n) and all(
         v.offset == prod.offset and (m < 2 or v.strides[0] == n * es) and
         (n < 2 or v.strides[1] == es) for v in epi.ins if v.buf is prod.buf)

@@ -365,7 +365,8 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
       : 0;
   const thunk_t *e = t->epilogue;
   /* an epilogue over the (M, N) product slices along with it */
-  if (n > 0 && e && t->op && t->dims[0] == 1 && e->ndim == 2 && e->shape[0] == t->dims[1] &&
+  if (n > 0 && e && t->op && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
+      e->shape[0] == t->dims[1] &&
       e->shape[1] == t->dims[2]) {
     j.epi = e;
     j.epi_dim = j.mm.by_rows ? 0 : 1;

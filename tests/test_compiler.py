@@ -512,3 +512,15 @@ def test_product_epilogue_with_a_reduction_runs_after_the_whole_product():
     want = (x.astype(np.float64) @ w) * m
     np.testing.assert_allclose(np.asarray(s), want.sum(0), rtol=1e-4, atol=1e-3)
     assert "epilogue: convert->float32 ; mul ; reduce_sum" in compiled(f, x, w, m).as_text()
+
+
+@pytest.mark.parametrize("config", [((1, 2, 0), (0, 0, 0)), ((-1, 2, 1), (2, -3, 2)),
+                                    ((0, 0, 3), (-2, -2, 0)), ((1, -1, 0), (0, 0, 0))])
+def test_pad_is_a_fill_and_a_strided_copy(config):
+    x = rand((3, 5))
+    f = lambda a: lax.pad(a * 2.0, jnp.float32(-7.0), config) + 1.0  # noqa: E731
+    got = check_vs_eager(f, x)
+    with reference_backend():
+        want = np.asarray(f(pb.Array(x)))
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert "callback" not in compiled(f, x).as_text()

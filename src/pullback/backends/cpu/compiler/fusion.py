@@ -72,13 +72,25 @@ def _outputs(members: list[Step], ids: set[int], readers: dict, kept: set[int]) 
             any(id(r) not in ids for r, _ in readers.get(o.buf.id, ()))]
 
 
-def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: set[int]) -> bool:
+def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: set[int],
+              writers: dict[int, list[Step]], step_pos: dict[int, int]) -> bool:
     if len(g.members) >= MAX_MEMBERS:
         return False
+    for o in s.outs:
+        if o.buf.id in g.produced:
+            return False  # writes more of a buffer the region writes (pad's copy over its fill)
+        origin = s.info.get("origin", s)  # a reduction member stands for its reduce step
+        if any(w is not origin and step_pos[id(w)] >= g.first
+               for w in writers.get(o.buf.id, ())):
+            return False  # must stay after the buffer's other writers
     new_ins = set()
     for v in s.ins:
         if v.buf.id in g.accumulators:
             return False      # complete only once the region has run
+        if len(writers.get(v.buf.id, ())) > 1 and \
+                any(id(w) not in g.ids for w in writers[v.buf.id]) and \
+                max(step_pos[id(w)] for w in writers[v.buf.id]) >= g.first:
+            return False      # written in parts (pad, concatenate): wait for the last part
         prod = g.produced.get(v.buf.id)
         if prod is not None:
             if not (v.same_layout(prod) and v.strides == prod.strides):
@@ -99,9 +111,13 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
     must be materialized (program outputs)."""
     readers = _readers(steps)
     def_pos: dict[int, int] = {}
+    writers: dict[int, list[Step]] = defaultdict(list)
+    step_pos: dict[int, int] = {}
     for i, s in enumerate(steps):
+        step_pos[id(s)] = i
         for o in s.outs:
             def_pos.setdefault(o.buf.id, i)
+            writers[o.buf.id].append(s)
     order: list = []
     open_by_shape: dict[tuple, _Group] = {}
     for i, s in enumerate(steps):
@@ -110,7 +126,7 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
             m = _reduce_member(s, g)
             if m is not None:
                 g.ids.add(id(s))  # the original step reads as a member (see _outputs)
-                if _can_join(g, m, def_pos, readers, kept):
+                if _can_join(g, m, def_pos, readers, kept, writers, step_pos):
                     g.add(m)
                     continue
                 g.ids.discard(id(s))
@@ -118,7 +134,7 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
             order.append(s)
             continue
         g = open_by_shape.get(s.info["shape"])
-        if g is not None and _can_join(g, s, def_pos, readers, kept):
+        if g is not None and _can_join(g, s, def_pos, readers, kept, writers, step_pos):
             g.add(s)
             continue
         g = _Group(s, i)
@@ -142,8 +158,8 @@ def _reduce_member(s: Step, g: _Group | None) -> Step | None:
     acc = View(out.buf, out.offset, v.shape, strides, out.dtype)
     return Step("ewise", [v], [acc], {
         "loop": (SCHEDULE["reduce"], s.info["op"], s.info["slot"]), "params": (),
-        "shape": v.shape, "grain": 1 << 30, "init": (s.info["op"], s.info["slot"], out.size)},
-        s.label)
+        "shape": v.shape, "grain": 1 << 30, "init": (s.info["op"], s.info["slot"], out.size),
+        "origin": s}, s.label)
 
 
 def _region(g: _Group, readers: dict, kept: set[int]) -> Step:

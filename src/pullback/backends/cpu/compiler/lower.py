@@ -193,6 +193,29 @@ class SymbolicKernels:
             start += x.shape[dimension]
         return out
 
+    def pad(self, x: View, v: View, lo: tuple, hi: tuple, interior: tuple) -> View:
+        """The padding value broadcast over the result, then x's kept elements copied to their
+        strided positions (negative edges crop x)."""
+        _check_views((x, v))
+        shape = tuple(l_ + h + n + max(n - 1, 0) * i
+                      for l_, h, i, n in zip(lo, hi, interior, x.shape))
+        out = View.fresh(shape, x.dtype)
+        self._low.emit(copy_step(_broadcast(v, shape), out))
+        xoff, ooff, xshape, ostrides = x.offset, 0, [], []
+        for d, (l_, i, n, m) in enumerate(zip(lo, interior, x.shape, shape)):
+            step = i + 1
+            first = max(0, -(-(-l_) // step)) if l_ < 0 else 0  # first kept element
+            last = min(n, (m - 1 - l_) // step + 1) if m > 0 else 0
+            count = max(0, last - first)
+            xoff += first * x.strides[d]
+            ooff += (l_ + first * step) * out.strides[d] if count else 0
+            xshape.append(count)
+            ostrides.append(out.strides[d] * step)
+        if all(xshape):
+            part = View(out.buf, ooff, tuple(xshape), tuple(ostrides), out.dtype)
+            self._low.emit(copy_step(View(x.buf, xoff, tuple(xshape), x.strides, x.dtype), part))
+        return out
+
     def __getattr__(self, name: str) -> Callable:
         real = getattr(kernels, name)
 

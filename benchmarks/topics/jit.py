@@ -223,12 +223,4 @@ def _big_cases(fws) -> list[Case]:
 
 
 def cases(fws) -> list[Case]:
-    import os
-    only = os.environ.get("JIT_CASES")
-    all_ = [_call_case, _mlp_case, _fused_case, _big_cases]
-    picked = [c for i, c in enumerate(all_) if not only or str(i) in only]
-    out = []
-    for c in picked:
-        r = c(fws)
-        out.extend(r if isinstance(r, list) else [r])
-    return out
+    return [_call_case(fws), _mlp_case(fws), _fused_case(fws)] + _big_cases(fws)

@@ -380,7 +380,10 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
       static_argnums: positions of arguments that are Python values (hashable) rather than
         arrays; each new value retraces.
       static_argnames: names of keyword arguments treated the same way.
-      donate_argnums: positions whose buffers the call may reuse (a hint).
+      donate_argnums: positions whose buffers the call may reuse: an output of the same shape
+        and dtype computed element-wise after the last read of a donated argument is written
+        into that argument's memory (when it is a writeable C-contiguous array), as JAX does;
+        the donated Array must not be used afterwards.
 
     Returns:
       A function with the same signature whose calls trace ``fun`` at most once per

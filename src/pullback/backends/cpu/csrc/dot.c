@@ -441,7 +441,8 @@ typedef float vf32u __attribute__((vector_size(64), aligned(4)));
         for (int i = 0; i < ib; ++i) {                                                           \
           T *cr = (T *)(c + (i0 + i) * cs[1]) + j0;                                              \
           if (jb == JB) *(VU *)cr = acc[i];                                                      \
-          else for (int j = 0; j < jb; ++j) cr[j] = acc[i][j];                                   \
+          else { T part[JB]; memcpy(part, &acc[i], sizeof part);                                 \
+                 for (int j = 0; j < jb; ++j) cr[j] = part[j]; }                                 \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \

@@ -1,0 +1,108 @@
+/* The executor's private data structures, shared by schedule.c (running a Program) and
+ * program_build.c (building and validating one). */
+#ifndef PB_PROGRAM_H
+#define PB_PROGRAM_H
+#include "schedule.h"
+#include <time.h>
+
+enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY };
+enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
+
+#define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
+#define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */
+#define RG_SLOT_BYTES (RG_TILE * 16)
+#define RG_MAXSTEPIN 7
+
+typedef struct { int kind, index; npy_intp offset; } ref_t;
+
+typedef struct {
+  pb_loop_fn fn;
+  int nin;
+  int opnd[RG_MAXSTEPIN + 1]; /* inputs then output: >= 0 an external; < 0 scratch slot -(id+1) */
+  npy_intp item[RG_MAXSTEPIN + 1];
+  int64_t prm[4];             /* the loop's parameter block */
+} rg_step;
+
+typedef struct {
+  int nsteps, nslots;
+  rg_step *steps;
+  char *scratch;              /* per-thread scratch, set at run time */
+} rg_params;
+
+/* A region's reduction accumulator: operand `ext` (nelems contiguous elements) starts as the
+ * identity of table row op for dtype slot. */
+typedef struct { int ext, op, slot; npy_intp nelems; } rg_init;
+
+typedef struct thunk {
+  int kind;
+  int ndim;
+  npy_intp *shape;            /* ndim */
+  int nref;
+  ref_t *refs;                /* nref */
+  npy_intp *strides;          /* nref * ndim (region) or 3 per operand (dot) */
+  /* region */
+  rg_params rg;
+  npy_intp grain;
+  int ninit, nosplit;         /* accumulators to reset; never cut the space (reductions) */
+  rg_init *inits;
+  /* dot */
+  int sa, sb, so;
+  npy_intp dims[4];
+  struct thunk *epilogue;
+  /* reduce (op: the table row); dot (op: the epilogue may run per chunk) */
+  int op, slot;
+  bool reduced[PB_MAXDIMS];
+  /* py */
+  PyObject *callable;
+  PyArray_Descr **descrs;     /* nref */
+  int *ndims;                 /* nref */
+  npy_intp **shapes, **pstrides;
+  int npin;
+} thunk_t;
+
+typedef struct {
+  PyArray_Descr *descr;
+  int ndim;
+  npy_intp shape[PB_MAXDIMS];
+  npy_intp strides[PB_MAXDIMS];
+  int has_strides;            /* inputs: compiled for these strides (else C-contiguous) */
+  npy_intp align;             /* inputs: the data pointer must be a multiple of this */
+  int donate;                 /* outputs: a donated input whose buffer it may take, or -1 */
+  ref_t alias;                /* outputs: alias.kind >= 0: a view of that buffer */
+  npy_intp nbytes;            /* the extent of the data: [lo, hi) from the data pointer */
+  npy_intp lo, hi;
+} spec_t;
+
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *name;
+  npy_intp arena_bytes, scratch_bytes;
+  char *arena;
+  int busy;
+  int nin, nout, nconst, nthunk;
+  spec_t *in, *out;
+  int strict;
+  PyObject *consts;           /* tuple of ndarrays */
+  thunk_t *thunks;
+  int nogil;
+  int max_threads;
+  double *prof;               /* per-step accumulated seconds while profiling (else NULL) */
+  long long prof_calls;
+  PyObject *text;             /* optional description, kept for introspection */
+} Program;
+
+typedef struct {
+  char **base[NBUF];
+  int threads;                /* pool threads this run may use (1: none) */
+  PyThreadState *ts;          /* non-NULL while the GIL is released */
+  const char *error;          /* a failure without the GIL: raised after reacquiring it */
+  char *scratch;
+} run_ctx;
+
+/* program_build.c */
+PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw);
+void pb_program_dealloc(Program *self);
+
+#endif

@@ -1,0 +1,523 @@
+/* Building a Program from the compiler's step tuples: every field parsed and every operand
+ * checked against its buffer's extent, so a malformed schedule raises ValueError here instead of
+ * touching memory at run time. */
+#include "program.h"
+#include "cast.h"
+#include "move.h"
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---------------------------------------------------------------- construction */
+
+
+static int parse_ints(PyObject *t, npy_intp *out, int max, const char *what) {
+  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
+    PyErr_Format(PyExc_ValueError, "Program: %s must be a tuple of at most %d ints", what, max);
+    return -1;
+  }
+  int n = (int)PyTuple_GET_SIZE(t);
+  for (int i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) return -1;
+    out[i] = (npy_intp)v;
+  }
+  return n;
+}
+
+static int parse_ref(Program *p, PyObject *o, ref_t *r) {
+  long long off;
+  if (!PyArg_ParseTuple(o, "iiL", &r->kind, &r->index, &off)) return -1;
+  r->offset = (npy_intp)off;
+  int count = r->kind == BUF_ARENA ? 1 : r->kind == BUF_INPUT ? p->nin
+              : r->kind == BUF_OUTPUT ? p->nout : r->kind == BUF_CONST ? p->nconst : -1;
+  if (count < 0 || r->index < 0 || r->index >= count) {
+    PyErr_Format(PyExc_ValueError, "Program: bad buffer reference (%d, %d)", r->kind, r->index);
+    return -1;
+  }
+  return 0;
+}
+
+/* The operand (ref, shape, strides, item) must stay inside its buffer. */
+static int check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
+                        const npy_intp *strides, npy_intp item) {
+  npy_intp lo = r->offset, hi = r->offset + item;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] < 0) goto bad;
+    if (shape[d] == 0) return 0;
+    npy_intp span = (shape[d] - 1) * strides[d];
+    if (span < 0) lo += span; else hi += span;
+  }
+  npy_intp lim;
+  if (r->kind == BUF_CONST) {
+    PyArrayObject *c = (PyArrayObject *)PyTuple_GET_ITEM(p->consts, r->index);
+    /* constant operands address the constant's own memory: its data pointer is offset 0 */
+    npy_intp clo = 0, chi = PyArray_ITEMSIZE(c);
+    for (int d = 0; d < PyArray_NDIM(c); ++d) {
+      if (PyArray_DIM(c, d) == 0) { chi = 0; break; }
+      npy_intp span = (PyArray_DIM(c, d) - 1) * PyArray_STRIDE(c, d);
+      if (span < 0) clo += span; else chi += span;
+    }
+    if (lo >= clo && hi <= chi) return 0;
+    goto bad;
+  }
+  if (r->kind == BUF_ARENA) {
+    lim = p->arena_bytes;
+    if (lo >= 0 && hi <= lim) return 0;
+  } else {
+    const spec_t *sp = r->kind == BUF_INPUT ? &p->in[r->index] : &p->out[r->index];
+    if (lo >= sp->lo && hi <= sp->hi) return 0;
+  }
+bad:
+  PyErr_Format(PyExc_ValueError, "Program: an operand of buffer (%d, %d) at offset %zd leaves "
+               "its buffer", r->kind, r->index, (Py_ssize_t)r->offset);
+  return -1;
+}
+
+static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("region", shape, refs, strides, items, steps, grain[, inits]) with inits a tuple of
+   * (operand, reduce op, slot, elements): reduction accumulators (the region then runs on one
+   * thread: its chunks would share them) */
+  PyObject *shape, *refs, *strides, *items, *steps, *inits = NULL;
+  long long grain;
+  const char *kind;
+  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L|O!", &kind, &PyTuple_Type, &shape, &PyTuple_Type,
+                        &refs, &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type,
+                        &steps, &grain, &PyTuple_Type, &inits))
+    return -1;
+  t->kind = TH_REGION;
+  t->grain = (npy_intp)(grain > 0 ? grain : 1);
+  t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  if (!t->shape) { PyErr_NoMemory(); return -1; }
+  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "a region shape")) < 0) return -1;
+  t->nref = (int)PyTuple_GET_SIZE(refs);
+  if (t->nref < 1 || t->nref > RG_MAXOPND || PyTuple_GET_SIZE(strides) != t->nref ||
+      PyTuple_GET_SIZE(items) != t->nref) {
+    PyErr_Format(PyExc_ValueError, "Program: a region takes 1 to %d operands with strides and "
+                 "element sizes", RG_MAXOPND);
+    return -1;
+  }
+  t->refs = PyMem_Calloc((size_t)t->nref, sizeof(ref_t));
+  t->strides = PyMem_Calloc((size_t)(t->nref * (t->ndim ? t->ndim : 1)), sizeof(npy_intp));
+  if (!t->refs || !t->strides) { PyErr_NoMemory(); return -1; }
+  for (int i = 0; i < t->nref; ++i) {
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+    npy_intp st[PB_MAXDIMS];
+    if (parse_ints(PyTuple_GET_ITEM(strides, i), st, PB_MAXDIMS, "region strides") != t->ndim) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: region strides != ndim");
+      return -1;
+    }
+    memcpy(t->strides + i * t->ndim, st, sizeof(npy_intp) * (size_t)t->ndim);
+    long long item = PyLong_AsLongLong(PyTuple_GET_ITEM(items, i));
+    if (item <= 0 || item > 16) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad element size");
+      return -1;
+    }
+    if (check_extent(p, &t->refs[i], t->ndim, t->shape, st, (npy_intp)item) < 0) return -1;
+  }
+  t->rg.nsteps = (int)PyTuple_GET_SIZE(steps);
+  t->rg.steps = PyMem_Calloc((size_t)(t->rg.nsteps ? t->rg.nsteps : 1), sizeof(rg_step));
+  if (!t->rg.steps) { PyErr_NoMemory(); return -1; }
+  t->rg.nslots = 0;
+  for (int k = 0; k < t->rg.nsteps; ++k) {
+    /* (loop kind, a, b, params tuple, operand ids, element sizes) */
+    int lk, a, b;
+    PyObject *prm, *opnd, *its;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(steps, k), "iiiO!O!O!", &lk, &a, &b, &PyTuple_Type,
+                          &prm, &PyTuple_Type, &opnd, &PyTuple_Type, &its))
+      return -1;
+    rg_step *st = &t->rg.steps[k];
+    pb_loop_fn fn = NULL;
+    int nin = -1;
+    switch (lk) {
+      case LOOP_EWISE: fn = pb_ewise_loop(a, b); nin = pb_ewise_nin(a); break;
+      case LOOP_CAST: fn = pb_cast_loop(a, b); nin = 1; break;
+      case LOOP_COPY: fn = pb_move_copy_loop(a); nin = 1; break;
+      case LOOP_SELECT: fn = pb_select_loop(a, b); nin = (int)PyTuple_GET_SIZE(opnd) - 1; break;
+      case LOOP_REDUCE: fn = pb_reduce_loop(a, b); nin = 1; break;
+    }
+    if (!fn || nin < 1 || nin > RG_MAXSTEPIN || PyTuple_GET_SIZE(opnd) != nin + 1 ||
+        PyTuple_GET_SIZE(its) != nin + 1) {
+      PyErr_Format(PyExc_ValueError, "Program: region step %d (kind %d, %d, %d) has no kernel or "
+                   "the wrong operand count", k, lk, a, b);
+      return -1;
+    }
+    st->fn = fn;
+    st->nin = nin;
+    npy_intp pv[4] = {0, 0, 0, 0};
+    if (parse_ints(prm, pv, 4, "step params") < 0) return -1;
+    if (lk == LOOP_SELECT) {
+      pb_select_params sp = {(int)pv[0], (int)pv[1], (int64_t)pv[2]};
+      if (sp.count != nin - 1 || sp.count > PB_SELECT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "Program: bad select_n step");
+        return -1;
+      }
+      memcpy(st->prm, &sp, sizeof(sp));
+    } else {
+      for (int i = 0; i < 4; ++i) st->prm[i] = (int64_t)pv[i];
+    }
+    npy_intp ids[RG_MAXSTEPIN + 1], sz[RG_MAXSTEPIN + 1];
+    parse_ints(opnd, ids, RG_MAXSTEPIN + 1, "step operands");
+    if (parse_ints(its, sz, RG_MAXSTEPIN + 1, "step element sizes") < 0) return -1;
+    for (int i = 0; i <= nin; ++i) {
+      if (ids[i] >= t->nref || sz[i] <= 0 || sz[i] > 16) {
+        PyErr_SetString(PyExc_ValueError, "Program: bad region step operand");
+        return -1;
+      }
+      if (ids[i] < 0 && -ids[i] > t->rg.nslots) t->rg.nslots = (int)-ids[i];
+      st->opnd[i] = (int)ids[i];
+      st->item[i] = sz[i];
+    }
+  }
+  npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
+  if (need > p->scratch_bytes) p->scratch_bytes = need;
+  t->ninit = inits ? (int)PyTuple_GET_SIZE(inits) : 0;
+  t->nosplit = t->ninit > 0;
+  if (t->ninit) {
+    t->inits = PyMem_Calloc((size_t)t->ninit, sizeof(rg_init));
+    if (!t->inits) { PyErr_NoMemory(); return -1; }
+    for (int k = 0; k < t->ninit; ++k) {
+      rg_init *in = &t->inits[k];
+      long long ne;
+      char one[16];
+      if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inits, k), "iiiL", &in->ext, &in->op, &in->slot, &ne))
+        return -1;
+      in->nelems = (npy_intp)ne;
+      npy_intp item = pb_reduce_identity(in->op, in->slot, one);
+      if (in->ext < 0 || in->ext >= t->nref || !item || ne < 0 ||
+          check_extent(p, &t->refs[in->ext], 1, &in->nelems, &item, item) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad accumulator");
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None[,
+   * sliceable: the epilogue reads the product element for element, so it may run on each
+   * chunk's slice]) */
+  const char *kind;
+  PyObject *dims, *refs, *strides, *epi;
+  int sliceable = 0;
+  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O|p", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type,
+                        &dims, &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi, &sliceable))
+    return -1;
+  t->op = sliceable;
+  t->kind = TH_DOT;
+  if (parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
+      PyTuple_GET_SIZE(strides) != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot step");
+    return -1;
+  }
+  t->nref = 3;
+  t->refs = PyMem_Calloc(3, sizeof(ref_t));
+  t->strides = PyMem_Calloc(9, sizeof(npy_intp));
+  if (!t->refs || !t->strides) { PyErr_NoMemory(); return -1; }
+  const npy_intp Bt = t->dims[0], M = t->dims[1], N = t->dims[2], K = t->dims[3];
+  const npy_intp shp[3][3] = {{Bt, M, K}, {Bt, K, N}, {Bt, M, N}};
+  const int slots[3] = {t->sa, t->sb, t->so};
+  for (int i = 0; i < 3; ++i) {
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+    if (parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + 3 * i, 3, "dot strides") != 3) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot strides");
+      return -1;
+    }
+    if (slots[i] < 0 || slots[i] >= pb_cast_nslots()) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad dot dtype slot");
+      return -1;
+    }
+    PyArray_Descr *d = pb_cast_descr(slots[i]);
+    if (!d) return -1;
+    npy_intp item = PyDataType_ELSIZE(d);
+    Py_DECREF(d);
+    if (check_extent(p, &t->refs[i], 3, shp[i], t->strides + 3 * i, item) < 0) return -1;
+  }
+  if (t->strides[8] <= 0 || (N > 1 && t->strides[7] < N * t->strides[8])) {
+    PyErr_SetString(PyExc_ValueError, "Program: a dot output must be row-major");
+    return -1;
+  }
+  if (pb_dot_prepare() < 0) return -1;
+  if (epi != Py_None) {
+    t->epilogue = PyMem_Calloc(1, sizeof(thunk_t));
+    if (!t->epilogue) { PyErr_NoMemory(); return -1; }
+    if (parse_region(p, t->epilogue, epi) < 0) return -1;
+  }
+  return 0;
+}
+
+static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("reduce", op, slot, shape, reduced, refs(x, acc, out), xstrides, item, acc_item) */
+  const char *kind;
+  PyObject *shape, *reduced, *refs, *xstrides;
+  long long item, aitem;
+  if (!PyArg_ParseTuple(spec, "siiO!O!O!O!LL", &kind, &t->op, &t->slot, &PyTuple_Type, &shape,
+                        &PyTuple_Type, &reduced, &PyTuple_Type, &refs, &PyTuple_Type, &xstrides,
+                        &item, &aitem))
+    return -1;
+  t->kind = TH_REDUCE;
+  if (!pb_reduce_supported(t->op, t->slot)) {
+    PyErr_Format(PyExc_ValueError, "Program: no reduction kernel (%d, %d)", t->op, t->slot);
+    return -1;
+  }
+  t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  t->strides = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  t->refs = PyMem_Calloc(3, sizeof(ref_t));
+  if (!t->shape || !t->strides || !t->refs) { PyErr_NoMemory(); return -1; }
+  t->nref = 3;
+  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "reduce shape")) < 0) return -1;
+  npy_intp red[PB_MAXDIMS];
+  if (parse_ints(reduced, red, PB_MAXDIMS, "reduced") != t->ndim ||
+      parse_ints(xstrides, t->strides, PB_MAXDIMS, "reduce strides") != t->ndim ||
+      PyTuple_GET_SIZE(refs) != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad reduce step");
+    return -1;
+  }
+  npy_intp oshape[PB_MAXDIMS], ostr[PB_MAXDIMS], onum = 1;
+  int ond = 0;
+  for (int d = 0; d < t->ndim; ++d) {
+    t->reduced[d] = red[d] != 0;
+    if (!t->reduced[d]) { oshape[ond++] = t->shape[d]; onum *= t->shape[d]; }
+  }
+  for (int d = 0; d < ond; ++d) ostr[d] = 0;
+  for (int i = 0; i < 3; ++i)
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+  if (check_extent(p, &t->refs[0], t->ndim, t->shape, t->strides, item) < 0) return -1;
+  /* acc and out are C-contiguous runs of the output's element count */
+  npy_intp one = onum, st1 = aitem, st2 = item;
+  (void)oshape; (void)ostr;
+  if (check_extent(p, &t->refs[1], 1, &one, &st1, aitem) < 0 ||
+      check_extent(p, &t->refs[2], 1, &one, &st2, item) < 0)
+    return -1;
+  return 0;
+}
+
+static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin) */
+  const char *kind;
+  PyObject *fn, *ops;
+  if (!PyArg_ParseTuple(spec, "sOO!i", &kind, &fn, &PyTuple_Type, &ops, &t->npin)) return -1;
+  t->kind = TH_PY;
+  Py_INCREF(fn);
+  t->callable = fn;
+  t->nref = (int)PyTuple_GET_SIZE(ops);
+  if (t->npin < 0 || t->npin > t->nref) {
+    PyErr_SetString(PyExc_ValueError, "Program: bad callback step");
+    return -1;
+  }
+  t->refs = PyMem_Calloc((size_t)t->nref + 1, sizeof(ref_t));
+  t->descrs = PyMem_Calloc((size_t)t->nref + 1, sizeof(PyArray_Descr *));
+  t->ndims = PyMem_Calloc((size_t)t->nref + 1, sizeof(int));
+  t->shapes = PyMem_Calloc((size_t)t->nref + 1, sizeof(npy_intp *));
+  t->pstrides = PyMem_Calloc((size_t)t->nref + 1, sizeof(npy_intp *));
+  if (!t->refs || !t->descrs || !t->ndims || !t->shapes || !t->pstrides) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (int i = 0; i < t->nref; ++i) {
+    PyObject *ref, *dt, *shape, *strides;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ops, i), "OOO!O!", &ref, &dt, &PyTuple_Type, &shape,
+                          &PyTuple_Type, &strides))
+      return -1;
+    if (parse_ref(p, ref, &t->refs[i]) < 0) return -1;
+    if (!PyArray_DescrConverter(dt, &t->descrs[i])) return -1;
+    t->shapes[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+    t->pstrides[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+    if (!t->shapes[i] || !t->pstrides[i]) { PyErr_NoMemory(); return -1; }
+    t->ndims[i] = parse_ints(shape, t->shapes[i], PB_MAXDIMS, "callback shape");
+    if (t->ndims[i] < 0 || parse_ints(strides, t->pstrides[i], PB_MAXDIMS, "callback strides")
+                               != t->ndims[i]) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad callback operand");
+      return -1;
+    }
+    if (check_extent(p, &t->refs[i], t->ndims[i], t->shapes[i], t->pstrides[i],
+                     PyDataType_ELSIZE(t->descrs[i])) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void thunk_clear(thunk_t *t) {
+  PyMem_Free(t->shape);
+  PyMem_Free(t->refs);
+  PyMem_Free(t->strides);
+  PyMem_Free(t->rg.steps);
+  PyMem_Free(t->inits);
+  if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }
+  Py_XDECREF(t->callable);
+  for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
+  for (int i = 0; t->shapes && i < t->nref; ++i) PyMem_Free(t->shapes[i]);
+  for (int i = 0; t->pstrides && i < t->nref; ++i) PyMem_Free(t->pstrides[i]);
+  PyMem_Free(t->descrs);
+  PyMem_Free(t->ndims);
+  PyMem_Free(t->shapes);
+  PyMem_Free(t->pstrides);
+  memset(t, 0, sizeof(*t));
+}
+
+void pb_program_dealloc(Program *self) {
+  for (int i = 0; self->thunks && i < self->nthunk; ++i) thunk_clear(&self->thunks[i]);
+  PyMem_Free(self->thunks);
+  for (int i = 0; self->in && i < self->nin; ++i) Py_XDECREF(self->in[i].descr);
+  for (int i = 0; self->out && i < self->nout; ++i) Py_XDECREF(self->out[i].descr);
+  PyMem_Free(self->in);
+  PyMem_Free(self->out);
+  free(self->arena);
+  PyMem_Free(self->prof);
+  Py_XDECREF(self->consts);
+  Py_XDECREF(self->name);
+  Py_XDECREF(self->text);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The byte extent [lo, hi) of an array of this shape and these strides. */
+static void extent_of(spec_t *sp) {
+  npy_intp item = PyDataType_ELSIZE(sp->descr);
+  sp->lo = 0;
+  sp->hi = item;
+  for (int d = 0; d < sp->ndim; ++d) {
+    if (sp->shape[d] == 0) { sp->hi = 0; return; }
+    npy_intp span = (sp->shape[d] - 1) * sp->strides[d];
+    if (span < 0) sp->lo += span; else sp->hi += span;
+  }
+}
+
+/* inputs: (dtype, shape, strides or None, alignment); outputs: (dtype, shape, donate, alias or
+ * None) with alias = (kind, index, offset, strides) */
+static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
+  for (int i = 0; i < n; ++i) {
+    PyObject *dt, *shp, *st = Py_None, *alias = Py_None;
+    spec_t *sp = &out[i];
+    sp->donate = -1;
+    sp->alias.kind = -1;
+    PyObject *it = PyTuple_GET_ITEM(specs, i);
+    long long align = 1;
+    if (outputs ? !PyArg_ParseTuple(it, "OO!iO", &dt, &PyTuple_Type, &shp, &sp->donate, &alias)
+                : !PyArg_ParseTuple(it, "OO!O|L", &dt, &PyTuple_Type, &shp, &st, &align))
+      return -1;
+    if (align < 1 || align > 4096 || (align & (align - 1))) {
+      PyErr_SetString(PyExc_ValueError, "Program: an alignment must be a power of two");
+      return -1;
+    }
+    sp->align = (npy_intp)align;
+    if (!PyArray_DescrConverter(dt, &sp->descr)) return -1;
+    if ((sp->ndim = parse_ints(shp, sp->shape, PB_MAXDIMS, "a shape")) < 0) return -1;
+    npy_intp item = PyDataType_ELSIZE(sp->descr), acc = item;
+    for (int d = sp->ndim - 1; d >= 0; --d) { /* C-contiguous by default */
+      if (sp->shape[d] < 0) {
+        PyErr_SetString(PyExc_ValueError, "Program: negative dimension");
+        return -1;
+      }
+      sp->strides[d] = acc;
+      acc *= sp->shape[d] > 0 ? sp->shape[d] : 1;
+    }
+    if (alias != Py_None) {
+      PyObject *ref, *ast;
+      if (!PyArg_ParseTuple(alias, "OO!", &ref, &PyTuple_Type, &ast)) return -1;
+      long long off;
+      if (!PyArg_ParseTuple(ref, "iiL", &sp->alias.kind, &sp->alias.index, &off)) return -1;
+      sp->alias.offset = (npy_intp)off;
+      st = ast;
+    }
+    if (st != Py_None) {
+      if (!PyTuple_Check(st) || parse_ints(st, sp->strides, PB_MAXDIMS, "strides") != sp->ndim) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: strides != ndim");
+        return -1;
+      }
+      sp->has_strides = 1;
+    }
+    extent_of(sp);
+  }
+  return 0;
+}
+
+PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict]) */
+  PyObject *name, *ins, *outs, *consts, *thunks;
+  long long arena;
+  int nogil, strict = 0;
+  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|p", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
+                        &outs, &PyTuple_Type, &consts, &PyTuple_Type, &thunks, &nogil, &strict))
+    return NULL;
+  Program *p = (Program *)type->tp_alloc(type, 0);
+  if (!p) return NULL;
+  Py_INCREF(name);
+  p->name = name;
+  p->arena_bytes = (npy_intp)(arena > 0 ? (arena + 63) / 64 * 64 : 0);
+  p->nogil = nogil;
+  p->strict = strict;
+  p->max_threads = 1;
+#ifdef _OPENMP
+  p->max_threads = omp_get_max_threads();
+#endif
+  p->nin = (int)PyTuple_GET_SIZE(ins);
+  p->nout = (int)PyTuple_GET_SIZE(outs);
+  p->nconst = (int)PyTuple_GET_SIZE(consts);
+  p->nthunk = (int)PyTuple_GET_SIZE(thunks);
+  for (int i = 0; i < p->nconst; ++i)
+    if (!PyArray_Check(PyTuple_GET_ITEM(consts, i)) ||
+        !PyArray_ISALIGNED((PyArrayObject *)PyTuple_GET_ITEM(consts, i))) {
+      PyErr_SetString(PyExc_TypeError, "Program: constants must be aligned numpy arrays");
+      goto fail;
+    }
+  Py_INCREF(consts);
+  p->consts = consts;
+  p->in = PyMem_Calloc((size_t)p->nin + 1, sizeof(spec_t));
+  p->out = PyMem_Calloc((size_t)p->nout + 1, sizeof(spec_t));
+  p->thunks = PyMem_Calloc((size_t)p->nthunk + 1, sizeof(thunk_t));
+  if (!p->in || !p->out || !p->thunks) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  if (parse_specs(ins, p->nin, p->in, 0) < 0 || parse_specs(outs, p->nout, p->out, 1) < 0)
+    goto fail;
+  for (int k = 0; k < p->nout; ++k) {
+    const spec_t *sp = &p->out[k];
+    int j = sp->donate;
+    if (j >= p->nin || (j >= 0 && (!PyArray_EquivTypes(p->in[j].descr, sp->descr) ||
+                                   p->in[j].has_strides || sp->alias.kind >= 0 ||
+                                   p->in[j].hi != sp->hi))) {
+      PyErr_Format(PyExc_ValueError, "Program: output %d cannot reuse input %d", k, j);
+      goto fail;
+    }
+    if (sp->alias.kind >= 0) { /* a view of an input, a constant or an earlier plain output */
+      const ref_t *r = &sp->alias;
+      int ok = (r->kind == BUF_INPUT && r->index >= 0 && r->index < p->nin) ||
+               (r->kind == BUF_CONST && r->index >= 0 && r->index < p->nconst) ||
+               (r->kind == BUF_OUTPUT && r->index >= 0 && r->index < p->nout &&
+                p->out[r->index].alias.kind < 0);
+      /* (the view's dtype may differ: a bitcast; its extent is what must hold) */
+      if (!ok || check_extent(p, r, sp->ndim, sp->shape, sp->strides,
+                              PyDataType_ELSIZE(sp->descr)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "Program: output %d is a bad view", k);
+        goto fail;
+      }
+    }
+  }
+  for (int i = 0; i < p->nthunk; ++i) {
+    PyObject *spec = PyTuple_GET_ITEM(thunks, i);
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
+      PyErr_SetString(PyExc_TypeError, "Program: a step must be a tuple starting with its kind");
+      goto fail;
+    }
+    const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+    int rc = !strcmp(k, "region") ? parse_region(p, &p->thunks[i], spec)
+             : !strcmp(k, "dot") ? parse_dot(p, &p->thunks[i], spec)
+             : !strcmp(k, "reduce") ? parse_reduce(p, &p->thunks[i], spec)
+             : !strcmp(k, "py") ? parse_py(p, &p->thunks[i], spec)
+             : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
+    if (rc < 0) {
+      PyErr_Format(PyExc_ValueError, "Program: step %d ('%s') is malformed", i, k);
+      goto fail;
+    }
+  }
+  return (PyObject *)p;
+fail:
+  Py_DECREF(p);
+  return NULL;
+}

@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ...primitives.rules import Zero, instantiate, tangent_aval, zeros_like_aval
 from ...tracer import core
 from ...tracer.avals import ShapedArray
-from ...tracer.ir import ClosedJaxpr, Jaxpr
+from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal  # noqa: F401  (re-exported)
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
 from ..jvp import jvp_flat
 from ..partial_eval import PartialVal, PETrace, _tracers_to_jaxpr

@@ -143,6 +143,14 @@ def _partial_eval(trace, tracers, *, jaxpr, num_consts, num_carry, length, rever
     res_stack = [i for i in range(len(src)) if i not in res_const and i not in res_xs_in]
     kj = split.known.jaxpr
     n_known_out = len(kj.outvars) - len(src)
+    # residuals computed from the consts alone are the same every step: compute them once
+    invariant = _loop_invariant(kj, n_kc, [kj.outvars[n_known_out + i] for i in res_stack])
+    res_hoist = [i for i, inv in zip(res_stack, invariant) if inv]
+    res_stack = [i for i, inv in zip(res_stack, invariant) if not inv]
+    hoisted = []
+    if res_hoist:
+        hj = _hoisted_program(split.known, n_kc, [n_known_out + i for i in res_hoist])
+        hoisted = eval_jaxpr(hj.jaxpr, hj.consts, *[t.pval.const for t in k_consts])
     known_body = J.ClosedJaxpr(
         J.Jaxpr(kj.constvars, kj.invars, kj.eqns,
                 kj.outvars[:n_known_out] + [kj.outvars[n_known_out + i] for i in res_stack]),
@@ -162,20 +170,47 @@ def _partial_eval(trace, tracers, *, jaxpr, num_consts, num_carry, length, rever
     u_init = [t for t, u in zip(init, carry_uk) if u]
     u_xs = [t for t, u in zip(xs, xs_uk) if u]
     n_uc, n_ucar = len(u_consts), len(u_init)
-    in_order = (res_const + list(range(n_res, n_res + n_uc)) +
+    in_order = (res_const + res_hoist + list(range(n_res, n_res + n_uc)) +
                 list(range(n_res + n_uc, n_res + n_uc + n_ucar)) + res_stack + res_xs_in +
                 list(range(n_res + n_uc + n_ucar, n_res + len(uj.jaxpr.invars) - n_res)))
     unknown_body = J.reorder(uj, in_order, range(len(uj.jaxpr.outvars)))
     known_inputs = k_consts + k_init + k_xs
-    ins = ([known_inputs[src[i]] for i in res_const] + u_consts + u_init +
+    ins = ([known_inputs[src[i]] for i in res_const] + [trace.pure(h) for h in hoisted] +
+           u_consts + u_init +
            [trace.pure(v) for v in stacked] + [known_inputs[src[i]] for i in res_xs_in] + u_xs)
-    u_out = trace.stage(scan_p, ins, dict(jaxpr=unknown_body, num_consts=len(res_const) + n_uc,
+    u_out = trace.stage(scan_p, ins, dict(jaxpr=unknown_body,
+                                          num_consts=len(res_const) + len(res_hoist) + n_uc,
                                           num_carry=n_ucar, **params))
     it_kc, it_ky = iter(k_carry_out), iter(k_ys)
     it_u = iter(u_out)
     out = [next(it_u) if u else trace.pure(next(it_kc)) for u in carry_uk]
     out += [next(it_u) if u else trace.pure(next(it_ky)) for u in ys_uk]
     return out
+
+
+def _loop_invariant(jaxpr: J.Jaxpr, n_consts: int, outs: list) -> list[bool]:
+    """Which of ``outs`` depend only on the first ``n_consts`` inputs (and constants)."""
+    variant = {v.id for v in jaxpr.invars[n_consts:]}
+    for e in jaxpr.eqns:
+        if any(not isinstance(a, J.Literal) and a.id in variant for a in e.invars):
+            variant.update(o.id for o in e.outvars)
+    return [isinstance(a, J.Literal) or a.id not in variant for a in outs]
+
+
+def _hoisted_program(known: J.ClosedJaxpr, n_consts: int, out_positions: list[int]
+                     ) -> J.ClosedJaxpr:
+    """The equations of ``known`` that depend only on its consts, computing the outputs at
+    ``out_positions`` from the consts alone."""
+    j = known.jaxpr
+    variant = {v.id for v in j.invars[n_consts:]}
+    eqns = []
+    for e in j.eqns:
+        if any(not isinstance(a, J.Literal) and a.id in variant for a in e.invars):
+            variant.update(o.id for o in e.outvars)
+        else:
+            eqns.append(e)
+    return J.ClosedJaxpr(J.Jaxpr(j.constvars, j.invars[:n_consts], eqns,
+                                 [j.outvars[i] for i in out_positions]), known.consts)
 
 
 # ---- transpose ----

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .tracer import core, pytree
 from .tracer.avals import ShapedArray
 from .transforms.control_flow.policies import checkpoint_name, checkpoint_policies  # noqa: F401
@@ -36,8 +38,17 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Shaped
 
     _, _, closed, _, _, _ = linearize_flat(flat, leaves)
     where = {id(x): n for x, n in zip(leaves, names)}
-    return [(core.get_aval(c), f"from the {where[id(c)]}" if id(c) in where else
-             "computed in the forward pass") for c in closed.consts]
+
+    def describe(c: Any) -> str:
+        if id(c) in where:
+            return f"from the {where[id(c)]}"
+        for x, n in zip(leaves, names):  # zero-copy views (slices, reshapes) of an argument
+            if hasattr(c, "_value") and hasattr(x, "_value") and \
+                    np.may_share_memory(c._value, x._value):
+                return f"a view of the {n}"
+        return "computed in the forward pass"
+
+    return [(core.get_aval(c), describe(c)) for c in closed.consts]
 
 
 def print_saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> None:

@@ -12,7 +12,7 @@ from ..tracer import core, dtypes, pytree
 from ..tracer.ir import ClosedJaxpr, Jaxpr, Var
 from ..transforms.control_flow.cond import cond_p
 from ..transforms.control_flow.tracing import (as_operands, check_scalar_predicate, leaf_paths,
-                                               trace_callback)
+                                               trace_callback, type_str)
 
 __all__ = ["cond", "switch"]
 
@@ -35,8 +35,8 @@ def _branches(name: str, funs: Sequence[Callable], operands: tuple, labels: Sequ
         for k, (path, a, b) in enumerate(zip(leaf_paths(out_tree, "output"), outs0,
                                              body.out_avals)):
             if a.shape != b.shape or a.dtype != b.dtype:
-                diffs.append(f"  * {path} has type {a.str_short()} in {labels[0]} but "
-                             f"{b.str_short()} in {lab}")
+                diffs.append(f"  * {path} has type {type_str(a)} in {labels[0]} but "
+                             f"{type_str(b)} in {lab}")
             elif a.weak_type != b.weak_type:
                 strong.add(k)
     if diffs:

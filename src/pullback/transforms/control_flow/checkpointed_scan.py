@@ -94,7 +94,7 @@ def checkpointed_scan(f: Callable, init: Any, xs: Any, length: int, reverse: boo
         return _segments(plain, init, xs, length, min(checkpoints, length))
     s = checkpoints[1]
     if not isinstance(s, int) or s < 1:
-        raise ValueError(f"scan: the binomial schedule needs s >= 1 slots, got {s!r}")
+        raise ValueError(f"scan: checkpoints=(\"binomial\", s) needs s >= 1 slots, got {s!r}")
     return _binomial(plain, length, s)(init, xs)
 
 

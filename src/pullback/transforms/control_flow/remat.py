@@ -146,7 +146,7 @@ def _partial_eval(trace, tracers, *, jaxpr, prevent_cse, differentiated, policy)
         return trace.stage(remat_p, tracers, params)
     primal, nz, out_nz = origin
     n, n_out = len(primal.in_avals), len(primal.out_avals)
-    if any(uk[:n]) or not all(uk[n:]):
+    if any(uk[:n]):  # only tangents can be unknown in reverse mode; stage anything else
         return trace.stage(remat_p, tracers, params)
     # known: the primal outputs (and what the policy saves), computed once
     saveable = _saveable_eqns(primal, policy)

@@ -57,6 +57,11 @@ def trace_callback(fun: Callable[..., Any], in_trees: Sequence[Any],
     return body, list(closed.consts), trees_box[0]
 
 
+def type_str(a: ShapedArray) -> str:
+    """``float32[3,4]``: the spelling of types in error messages, as JAX's."""
+    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+
+
 def check_carry(name: str, in_tree: Any, out_tree: Any, in_avals: Sequence[ShapedArray],
                 out_avals: Sequence[ShapedArray], what: str = "carry") -> list[int]:
     """Raise a TypeError naming each carry leaf whose output type differs from its input type.
@@ -77,8 +82,8 @@ def check_carry(name: str, in_tree: Any, out_tree: Any, in_avals: Sequence[Shape
             promote.append(i)
             continue
         why = "the shapes do not match" if a.shape != b.shape else "the dtypes do not match"
-        diffs.append(f"  * the input {what} component {path} has type {a.str_short()} but the "
-                     f"corresponding output {what} component has type {b.str_short()}, so {why}")
+        diffs.append(f"  * the input {what} component {path} has type {type_str(a)} but the "
+                     f"corresponding output {what} component has type {type_str(b)}, so {why}")
     if diffs:
         raise TypeError(f"{name} function {what} input and {what} output must have equal "
                         f"types, but they differ:\n" + "\n".join(diffs))
@@ -96,7 +101,7 @@ def promote_leaves(leaves: list, out_avals: Sequence[ShapedArray], which: list[i
 def check_scalar_predicate(name: str, aval: ShapedArray, what: str, bool_only: bool) -> None:
     from ...tracer import dtypes
     ok_dtype = aval.dtype == dtypes.bool_ or (not bool_only and (
-        dtypes.is_integer(aval.dtype) or dtypes.is_inexact(aval.dtype)))
+        dtypes.is_integer(aval.dtype) or dtypes.is_float(aval.dtype)))
     if aval.shape != () or not ok_dtype:
-        kind = "a boolean scalar" if bool_only else "a scalar boolean or number"
-        raise TypeError(f"{name}: {what} must be {kind}, got {aval.str_short()}")
+        kind = "a boolean scalar" if bool_only else "a boolean, integer or real scalar"
+        raise TypeError(f"{name}: {what} must be {kind}, got {type_str(aval)}")

@@ -21,11 +21,14 @@ def _inlinable(eqn: Eqn, ins: list[Atom]) -> bool:
 
 
 def _inline_eqns(eqns: list[Eqn], env: dict[Var, Atom], out: list[Eqn],
-                 constvars: list[Var], consts: list[Any], rename: bool) -> None:
+                 constvars: list[Var], consts: list[Any], rename: bool) -> bool:
+    """Append ``eqns`` to ``out``, inlining calls; whether any call was inlined."""
+    inlined = False
     for eqn in eqns:
         ins = [env.get(a, a) for a in eqn.invars]
         if eqn.primitive.name == "jit" and _inlinable(eqn, ins):
             callee: ClosedJaxpr = eqn.params["jaxpr"]
+            inlined = True
             inner: dict[Var, Atom] = {}
             for v, c in zip(callee.jaxpr.constvars, callee.consts):
                 nv = Var(v.aval)
@@ -44,6 +47,7 @@ def _inline_eqns(eqns: list[Eqn], env: dict[Var, Atom], out: list[Eqn],
             out.append(Eqn(eqn.primitive, ins, eqn.params, eqn.outvars, eqn.source_info))
         else:
             out.append(eqn)
+    return inlined
 
 
 def inline_jit_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -61,6 +65,7 @@ def inline_jit_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     env: dict[Var, Atom] = {}
     eqns: list[Eqn] = []
     constvars, consts = list(jaxpr.constvars), list(closed.consts)
-    _inline_eqns(jaxpr.eqns, env, eqns, constvars, consts, rename=False)
+    if not _inline_eqns(jaxpr.eqns, env, eqns, constvars, consts, rename=False):
+        return closed
     outvars = [env.get(a, a) for a in jaxpr.outvars]
     return ClosedJaxpr(Jaxpr(constvars, jaxpr.invars, eqns, outvars), consts)

@@ -25,6 +25,7 @@ from ...tracer.core import Primitive
 from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
 from ..jvp import JVPTracer, jvp_flat
+from ..passes.dce import dce_jaxpr
 from ..transpose import backward_pass
 from . import jaxprs as J
 from .tracing import as_operands
@@ -133,7 +134,7 @@ def _unknown_program(primal: ClosedJaxpr, nz: tuple, out_nz: tuple, saveable: li
 
         jaxpr, _ = trace_to_jaxpr(f, list(in_avals) + saved_avals + t_avals,
                                   debug_name="checkpoint (backward)")
-        return jaxpr
+        return dce_jaxpr(jaxpr)  # primal values no tangent needs are not recomputed
     return J.cached(primal, ("remat-unknown", nz, out_nz, tuple(saveable)), build)
 
 
@@ -191,7 +192,7 @@ def _backward_program(jaxpr: ClosedJaxpr, lin: list[bool]) -> ClosedJaxpr:
         return [instantiate(c) for c in out[n_res:]]
 
     bwd, _ = trace_to_jaxpr(f, nonlin_avals + ct_avals, debug_name="checkpoint (transpose)")
-    return bwd
+    return dce_jaxpr(bwd)
 
 
 def _batch(vals, dims, *, axis_info, jaxpr, prevent_cse, differentiated, policy):

@@ -526,21 +526,24 @@ def test_optimize_optimizes_sub_jaxprs_keeping_their_signature():
     np.testing.assert_array_equal(np.asarray(t), np.ones_like(C))
 
 
-def _switch_aval(*avals, branches, index):
-    return branches[index].out_avals
+@pytest.fixture
+def switch_p():
+    """A cond-like primitive with a tuple of branches, registered for one test only (the
+    registry tests check every registered primitive's rules)."""
+    def run(*args, branches, index):
+        return evaluate(branches[index], *args)
+
+    run.interpreted = True
+    p = core.Primitive("test_passes_switch", multiple_results=True)
+    p.abstract_eval = lambda *avals, branches, index: branches[index].out_avals
+    p.cpu = p.reference = run
+    try:
+        yield p
+    finally:
+        del core.Primitive.registry[p.name]
 
 
-def _switch_run(*args, branches, index):
-    return evaluate(branches[index], *args)
-
-
-_switch_run.interpreted = True
-switch_p = core.Primitive("test_passes_switch", multiple_results=True)
-switch_p.abstract_eval = _switch_aval
-switch_p.cpu = switch_p.reference = _switch_run
-
-
-def test_optimize_handles_tuples_of_shared_sub_jaxprs():
+def test_optimize_handles_tuples_of_shared_sub_jaxprs(switch_p):
     # a cond-like primitive: a tuple of branches; two equations share one branch tuple
     b0 = trace(lambda a: lax.add(lax.mul(a, 1.0), lax.exp(np.float32(0.0))), F32)
     b1 = trace(lambda a: lax.neg(lax.neg(lax.mul(a, jnp.asarray(C)))), F32)

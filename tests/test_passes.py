@@ -116,7 +116,7 @@ def test_inline_keeps_a_call_whose_argument_differs_in_weak_type():
 
 def test_dce_drops_dead_equations_and_unused_constants_but_keeps_multi_result_eqns_whole():
     def f(x):
-        dead = lax.mul(lax.exp(x), jnp.asarray(C))  # noqa: F841  (dead, with a constant)
+        lax.mul(lax.exp(x), jnp.asarray(C))  # dead, with a constant
         v, _ = lax.top_k(x, 2)  # the indices are unused: top_k stays whole
         return lax.mul(v, np.float32(2.0)), x
 
@@ -457,7 +457,7 @@ def test_optimize_runs_every_pass():
     def f(x):
         scale = lax.mul(lax.cos(np.float32(0.0)), np.float32(1.0))  # folds to 1.0 ...
         y = lax.mul(x, scale)  # ... so this is x
-        dead = lax.exp(y)  # noqa: F841
+        lax.exp(y)  # dead
         return lax.add(g(y), g(lax.neg(lax.neg(x))))
 
     closed = trace(f, F32)
@@ -526,21 +526,24 @@ def test_optimize_optimizes_sub_jaxprs_keeping_their_signature():
     np.testing.assert_array_equal(np.asarray(t), np.ones_like(C))
 
 
-def _switch_aval(*avals, branches, index):
-    return branches[index].out_avals
+@pytest.fixture
+def switch_p():
+    """A cond-like primitive with a tuple of branches, registered for one test only (the
+    registry tests check every registered primitive's rules)."""
+    def run(*args, branches, index):
+        return evaluate(branches[index], *args)
+
+    run.interpreted = True
+    p = core.Primitive("test_passes_switch", multiple_results=True)
+    p.abstract_eval = lambda *avals, branches, index: branches[index].out_avals
+    p.cpu = p.reference = run
+    try:
+        yield p
+    finally:
+        del core.Primitive.registry[p.name]
 
 
-def _switch_run(*args, branches, index):
-    return evaluate(branches[index], *args)
-
-
-_switch_run.interpreted = True
-switch_p = core.Primitive("test_passes_switch", multiple_results=True)
-switch_p.abstract_eval = _switch_aval
-switch_p.cpu = switch_p.reference = _switch_run
-
-
-def test_optimize_handles_tuples_of_shared_sub_jaxprs():
+def test_optimize_handles_tuples_of_shared_sub_jaxprs(switch_p):
     # a cond-like primitive: a tuple of branches; two equations share one branch tuple
     b0 = trace(lambda a: lax.add(lax.mul(a, 1.0), lax.exp(np.float32(0.0))), F32)
     b1 = trace(lambda a: lax.neg(lax.neg(lax.mul(a, jnp.asarray(C)))), F32)
@@ -706,3 +709,24 @@ def test_optimize_is_idempotent_and_leaves_nothing_to_remove(program):
     for p in PASSES[:-1]:
         assert p(out) is out, p.__name__  # a fixed point of every pass
     assert not any(e.primitive.name == "jit" for e in out.eqns)
+
+
+def test_bare_jaxpr_params_fold_only_to_literals(switch_p):
+    # a bare Jaxpr has no constants to hold a folded array: only the 0-d fold happens
+    body = trace(lambda a: lax.add(lax.add(a, lax.broadcast_in_dim(
+        lax.mul(lax.iota(np.float32, 3), 2.0), (2, 3), (1,))), lax.exp(np.float32(0.0))), F32)
+    assert body.consts == []
+    x = Var(ShapedArray((2, 3), np.dtype(np.float32)))
+    o = Var(x.aval)
+    closed = ClosedJaxpr(Jaxpr([], [x], [Eqn(switch_p, [x], {"branches": (body.jaxpr,),
+                                                             "index": 0}, [o])], [o]), [])
+    out = optimize(closed)
+    assert str(out.eqns[0].params["branches"][0]) == """
+{ lambda ; a:f32[2,3]. let
+    b:f32[3] = iota[dtype=float32 shape=(3,) dimension=0]
+    c:f32[3] = mul b 2.0:f32[]
+    d:f32[2,3] = broadcast_in_dim[shape=(2, 3) broadcast_dimensions=(1,)] c
+    e:f32[2,3] = add a d
+    f:f32[2,3] = add e 1.0:f32[]
+  in (f,) }""".strip()
+    assert str(optimize(ClosedJaxpr(body.jaxpr, []))).startswith("{ lambda a:f32[2,3]; b:f32[2,3]")

@@ -3,9 +3,9 @@
 ``optimize`` inlines nested ``jit`` calls, then makes one forward walk (algebraic
 simplification, constant folding and common-subexpression elimination, each equation offered
 to the three rules in that order, after its operands' substitutions) and one dead-code
-elimination; that reaches the fixed point of all five passes. Sub-jaxprs in params (cond branches, loop bodies, custom-derivative calls) go through
-the same pipeline, keeping their signature. No pass mutates its input: traced programs are
-cached and reused.
+elimination; that reaches the fixed point of all five passes. Sub-jaxprs in params (cond
+branches, loop bodies, custom-derivative calls) go through the same pipeline, keeping their
+signature. No pass mutates its input: traced programs are cached and reused.
 """
 from __future__ import annotations
 

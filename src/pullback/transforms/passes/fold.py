@@ -6,13 +6,11 @@ progress, so folding inside a traced caller is still evaluation). A 0-d result b
 literal, which the printer writes inline as JAX does; a larger one becomes a new constvar.
 Not folded: outputs of more than ``MAX_FOLD_SIZE`` elements (they would bloat the program's
 memory), higher-order primitives (params holding a Jaxpr: folding them would mean evaluating
-a whole sub-program), collectives (they need a named axis), a scalar broadcast or reshaped to a shape (a free
-view that later passes read as a scalar; a constant would be memory), and
+a whole sub-program), collectives (they need a named axis), a scalar broadcast or reshaped
+to a shape (a free view that later passes read as a scalar; a constant would be memory), and
 any equation whose evaluation raises (it then raises at run time, at its source line).
 """
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 

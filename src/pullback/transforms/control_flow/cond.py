@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...primitives.rules import Zero, instantiate, is_undefined, move_bdim, tangent_aval
+from ...primitives.rules import (Zero, instantiate, is_undefined, move_bdim, tangent_aval,
+                                 zeros_like_aval)
 from ...tracer import dtypes
 from ...tracer.array import Array
 from ...tracer.core import Primitive
@@ -107,7 +108,7 @@ def _unify(splits):
 
         def kf(*args, s=s, lo=lo, hi=hi, n_known=n_known):
             outs = eval_jaxpr(s.known.jaxpr, s.known.consts, *args)
-            res = [J.zeros(a) for a in all_res]
+            res = [zeros_like_aval(a) for a in all_res]
             res[lo:hi] = outs[n_known:]
             return list(outs[:n_known]) + res
 

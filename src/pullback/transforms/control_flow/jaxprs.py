@@ -11,10 +11,10 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ...primitives.rules import Zero, instantiate, tangent_aval, zeros_like_aval
+from ...primitives.rules import Zero, instantiate, tangent_aval
 from ...tracer import core
 from ...tracer.avals import ShapedArray
-from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal  # noqa: F401  (re-exported)
+from ...tracer.ir import ClosedJaxpr, Jaxpr
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
 from ..jvp import jvp_flat
 from ..partial_eval import PartialVal, PETrace, _tracers_to_jaxpr
@@ -202,10 +202,6 @@ def _transpose_jaxpr(closed, linear):
 
     jaxpr, _ = trace_to_jaxpr(f, nonlin_avals + ct_avals, debug_name="transpose")
     return jaxpr
-
-
-def zeros(aval: ShapedArray) -> Any:
-    return zeros_like_aval(aval)
 
 
 def reorder(closed: ClosedJaxpr, in_order: Sequence[int], out_order: Sequence[int]

@@ -22,8 +22,9 @@ from typing import Any, Callable, Sequence
 from ...primitives.rules import Zero, instantiate, is_undefined, tangent_aval
 from ...tracer import core, pytree
 from ...tracer.core import Primitive
-from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal
+from ...tracer.ir import ClosedJaxpr, Literal
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
+from ..jit import closure_convert
 from ..jvp import JVPTracer, jvp_flat
 from ..passes.dce import dce_jaxpr
 from ..transpose import backward_pass
@@ -73,9 +74,10 @@ def _saveable_eqns(primal: ClosedJaxpr, policy: Callable | None) -> list[int]:
             if policy(e.primitive, *[a.aval for a in e.invars], **e.params)]
 
 
-def _eval_saving(primal: ClosedJaxpr, args: Sequence[Any], saveable: list[int]
-                 ) -> tuple[list, list]:
-    """Evaluate ``primal``; also return the outputs of the equations in ``saveable``."""
+def _eval_visiting(primal: ClosedJaxpr, args: Sequence[Any], saveable: list[int],
+                   visit: Callable[[list], list]) -> list:
+    """Evaluate ``primal``, passing the outputs of each equation in ``saveable`` through
+    ``visit`` (which may replace them)."""
     env: dict[int, Any] = {}
     j = primal.jaxpr
     for v, x in zip(j.constvars, primal.consts):
@@ -83,15 +85,15 @@ def _eval_saving(primal: ClosedJaxpr, args: Sequence[Any], saveable: list[int]
     for v, x in zip(j.invars, args):
         env[v.id] = x
     read = lambda a: a.val if isinstance(a, Literal) else env[a.id]  # noqa: E731
-    keep, saved = set(saveable), []
+    keep = set(saveable)
     for i, e in enumerate(j.eqns):
         out = e.primitive.bind(*map(read, e.invars), **e.params)
         outs = out if e.primitive.multiple_results else [out]
+        if i in keep:
+            outs = visit(outs)
         for v, x in zip(e.outvars, outs):
             env[v.id] = x
-        if i in keep:
-            saved.extend(outs)
-    return [read(a) for a in j.outvars], saved
+    return [read(a) for a in j.outvars]
 
 
 def _unknown_program(primal: ClosedJaxpr, nz: tuple, out_nz: tuple, saveable: list[int]
@@ -110,24 +112,14 @@ def _unknown_program(primal: ClosedJaxpr, nz: tuple, out_nz: tuple, saveable: li
             it = iter(ts)
             tans = [next(it) if f_ else Zero(tangent_aval(a)) for a, f_ in zip(in_avals, nz)]
 
+            s_it = iter(saved)
+
+            def use_saved(outs):  # the saved primal value, with the recomputed tangent
+                return [JVPTracer(o._trace, next(s_it), o.tangent) if isinstance(o, JVPTracer)
+                        else next(s_it) for o in outs]
+
             def walk(*xs):
-                env: dict[int, Any] = {}
-                for v, x in zip(j.constvars, primal.consts):
-                    env[v.id] = x
-                for v, x in zip(j.invars, xs):
-                    env[v.id] = x
-                read = lambda a: a.val if isinstance(a, Literal) else env[a.id]  # noqa: E731
-                keep = set(saveable)
-                s_it = iter(saved)
-                for i, e in enumerate(j.eqns):
-                    out = e.primitive.bind(*map(read, e.invars), **e.params)
-                    outs = out if e.primitive.multiple_results else [out]
-                    if i in keep:  # use the saved primal value, keep the tangent
-                        outs = [JVPTracer(o._trace, next(s_it), o.tangent)
-                                if isinstance(o, JVPTracer) else next(s_it) for o in outs]
-                    for v, x in zip(e.outvars, outs):
-                        env[v.id] = x
-                return [read(a) for a in j.outvars]
+                return _eval_visiting(primal, xs, saveable, use_saved)
 
             _, tans_out, _ = jvp_flat(walk, ps, tans, name="checkpoint (recomputation)")
             return [instantiate(t) for t, f_ in zip(tans_out, out_nz) if f_]
@@ -146,13 +138,14 @@ def _partial_eval(trace, tracers, *, jaxpr, prevent_cse, differentiated, policy)
     if origin is None:
         return trace.stage(remat_p, tracers, params)
     primal, nz, out_nz = origin
-    n, n_out = len(primal.in_avals), len(primal.out_avals)
+    n = len(primal.in_avals)
     if any(uk[:n]):  # only tangents can be unknown in reverse mode; stage anything else
         return trace.stage(remat_p, tracers, params)
     # known: the primal outputs (and what the policy saves), computed once
     saveable = _saveable_eqns(primal, policy)
     p_vals = [t.pval.const for t in tracers[:n]]
-    outs, saved = _eval_saving(primal, p_vals, saveable)
+    saved: list = []
+    outs = _eval_visiting(primal, p_vals, saveable, lambda o: saved.extend(o) or o)
     unknown = _unknown_program(primal, nz, out_nz, saveable)
     ins = list(tracers[:n]) + [trace.pure(s) for s in saved] + list(tracers[n:])
     t_out = trace.stage(remat_p, ins, dict(params, jaxpr=unknown))
@@ -263,9 +256,7 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True,
 
             closed, out_tree = trace_to_jaxpr(flat, avals, debug_name=getattr(
                 fun, "__name__", "checkpoint"))
-            j = closed.jaxpr
-            body = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), [])
-            entry = (body, list(closed.consts), out_tree)
+            entry = (closure_convert(closed), list(closed.consts), out_tree)
             if not any(isinstance(c, core.Tracer) for c in closed.consts):
                 cache[key] = entry
         body, consts, out_tree = entry

@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ...primitives.rules import Zero, instantiate, is_undefined, move_bdim, tangent_aval
+from ...primitives.rules import (Zero, instantiate, is_undefined, move_bdim, tangent_aval,
+                                 zeros_like_aval)
 from ...tracer import core
 from ...tracer.array import Array
 from ...tracer.avals import ShapedArray
 from ...tracer.core import Primitive
+from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal
 from ...tracer.staging import eval_jaxpr
 from . import jaxprs as J
 
@@ -144,15 +146,18 @@ def _partial_eval(trace, tracers, *, jaxpr, num_consts, num_carry, length, rever
     kj = split.known.jaxpr
     n_known_out = len(kj.outvars) - len(src)
     # residuals computed from the consts alone are the same every step: compute them once
-    invariant = _loop_invariant(kj, n_kc, [kj.outvars[n_known_out + i] for i in res_stack])
+    invariant_eqns, variant = _split_by_variance(kj, n_kc)
+    invariant = [isinstance(a, Literal) or a.id not in variant
+                 for a in (kj.outvars[n_known_out + i] for i in res_stack)]
     res_hoist = [i for i, inv in zip(res_stack, invariant) if inv]
     res_stack = [i for i, inv in zip(res_stack, invariant) if not inv]
     hoisted = []
     if res_hoist:
-        hj = _hoisted_program(split.known, n_kc, [n_known_out + i for i in res_hoist])
-        hoisted = eval_jaxpr(hj.jaxpr, hj.consts, *[t.pval.const for t in k_consts])
-    known_body = J.ClosedJaxpr(
-        J.Jaxpr(kj.constvars, kj.invars, kj.eqns,
+        hj = Jaxpr(kj.constvars, kj.invars[:n_kc], invariant_eqns,
+                     [kj.outvars[n_known_out + i] for i in res_hoist])
+        hoisted = eval_jaxpr(hj, split.known.consts, *[t.pval.const for t in k_consts])
+    known_body = ClosedJaxpr(
+        Jaxpr(kj.constvars, kj.invars, kj.eqns,
                 kj.outvars[:n_known_out] + [kj.outvars[n_known_out + i] for i in res_stack]),
         split.known.consts)
     known_vals = [t.pval.const for t in k_consts + k_init + k_xs]
@@ -172,7 +177,7 @@ def _partial_eval(trace, tracers, *, jaxpr, num_consts, num_carry, length, rever
     n_uc, n_ucar = len(u_consts), len(u_init)
     in_order = (res_const + res_hoist + list(range(n_res, n_res + n_uc)) +
                 list(range(n_res + n_uc, n_res + n_uc + n_ucar)) + res_stack + res_xs_in +
-                list(range(n_res + n_uc + n_ucar, n_res + len(uj.jaxpr.invars) - n_res)))
+                list(range(n_res + n_uc + n_ucar, len(uj.jaxpr.invars))))
     unknown_body = J.reorder(uj, in_order, range(len(uj.jaxpr.outvars)))
     known_inputs = k_consts + k_init + k_xs
     ins = ([known_inputs[src[i]] for i in res_const] + [trace.pure(h) for h in hoisted] +
@@ -188,29 +193,17 @@ def _partial_eval(trace, tracers, *, jaxpr, num_consts, num_carry, length, rever
     return out
 
 
-def _loop_invariant(jaxpr: J.Jaxpr, n_consts: int, outs: list) -> list[bool]:
-    """Which of ``outs`` depend only on the first ``n_consts`` inputs (and constants)."""
+def _split_by_variance(jaxpr: Jaxpr, n_consts: int) -> tuple[list, set[int]]:
+    """The equations computable from the first ``n_consts`` inputs alone (loop-invariant, in
+    order), and the ids of every variable that depends on the other inputs."""
     variant = {v.id for v in jaxpr.invars[n_consts:]}
+    invariant = []
     for e in jaxpr.eqns:
-        if any(not isinstance(a, J.Literal) and a.id in variant for a in e.invars):
-            variant.update(o.id for o in e.outvars)
-    return [isinstance(a, J.Literal) or a.id not in variant for a in outs]
-
-
-def _hoisted_program(known: J.ClosedJaxpr, n_consts: int, out_positions: list[int]
-                     ) -> J.ClosedJaxpr:
-    """The equations of ``known`` that depend only on its consts, computing the outputs at
-    ``out_positions`` from the consts alone."""
-    j = known.jaxpr
-    variant = {v.id for v in j.invars[n_consts:]}
-    eqns = []
-    for e in j.eqns:
-        if any(not isinstance(a, J.Literal) and a.id in variant for a in e.invars):
+        if any(not isinstance(a, Literal) and a.id in variant for a in e.invars):
             variant.update(o.id for o in e.outvars)
         else:
-            eqns.append(e)
-    return J.ClosedJaxpr(J.Jaxpr(j.constvars, j.invars[:n_consts], eqns,
-                                 [j.outvars[i] for i in out_positions]), known.consts)
+            invariant.append(e)
+    return invariant, variant
 
 
 # ---- transpose ----
@@ -228,7 +221,7 @@ def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll
     res_c = [c for c, lin in zip(consts, c_lin) if not lin]
     res_x = [x for x, lin in zip(xs, x_lin) if not lin]
     lin_c_avals = [tangent_aval(c.aval) for c, lin in zip(consts, c_lin) if lin]
-    acc0 = [J.zeros(a) for a in lin_c_avals]
+    acc0 = [zeros_like_aval(a) for a in lin_c_avals]
     body_t = J.transpose_jaxpr(jaxpr, c_lin + [True] * num_carry + x_lin)
     # body_t: (res consts, res xs, ct carry, ct ys) -> (ct lin consts, ct carry in, ct lin xs);
     # the scan needs (res consts, acc, ct carry, res xs, ct ys) -> (acc', ct carry', ct xs)

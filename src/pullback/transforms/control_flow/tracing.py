@@ -11,11 +11,13 @@ from typing import Any, Callable, Sequence
 
 from ...tracer import core, pytree
 from ...tracer.avals import ShapedArray
-from ...tracer.ir import ClosedJaxpr, Jaxpr
+from ...tracer.ir import ClosedJaxpr
 from ...tracer.staging import trace_to_jaxpr
+from ..jit import closure_convert
 
 
 def as_operands(leaves: Sequence[Any]) -> list:
+    """Leaves as operands of a primitive: tracers as they are, anything else as an Array."""
     from ...numpy._creation import asarray
     return [x if isinstance(x, core.Tracer) else asarray(x) for x in leaves]
 
@@ -52,9 +54,7 @@ def trace_callback(fun: Callable[..., Any], in_trees: Sequence[Any],
         return flat_out
 
     closed, _ = trace_to_jaxpr(flat, in_avals, debug_name=name)
-    j = closed.jaxpr
-    body = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), [])
-    return body, list(closed.consts), trees_box[0]
+    return closure_convert(closed), list(closed.consts), trees_box[0]
 
 
 def type_str(a: ShapedArray) -> str:

@@ -337,3 +337,41 @@ def test_associative_scan_pytree_linear_recurrence_grad_vmap():
     check_grads(lambda a, b: lax.associative_scan(combine, (a, b))[1], (a, b), order=1)
     close(pb.vmap(lambda a, b: lax.associative_scan(combine, (a, b))[1])(
         jnp.stack([a, b]), jnp.stack([b, a]))[0], h)
+
+
+# ---- every construct under jit, grad, vmap and their compositions ----
+
+def _while_f(x):
+    return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1]) * 1.2),
+                          (0, x))[1].sum()
+
+
+CONSTRUCTS = {
+    "cond": lambda x: lax.cond(x.sum() > 0, lambda v: jnp.sin(v) * 2, jnp.cos, x).sum(),
+    "switch": lambda x: lax.switch(1, [jnp.sin, lambda v: v ** 3, jnp.cos], x).sum(),
+    "while_loop": _while_f,
+    "fori_loop": lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * (i + 1.0), x).sum(),
+    "scan": lambda x: lax.scan(lambda c, v: (jnp.tanh(c * v), c * v), 1.0, x)[1].sum(),
+    "map": lambda x: lax.map(lambda v: jnp.exp(v) * v, x, batch_size=2).sum(),
+    "associative_scan": lambda x: lax.associative_scan(jnp.multiply, x).sum(),
+    "checkpoint": pb.checkpoint(lambda x: jnp.sin(jnp.sin(x)).sum()),
+    "checkpointed scan": lambda x: lax.scan(lambda c, v: (jnp.tanh(c + v), c), 0.5, x,
+                                            checkpoints=("binomial", 2))[1].sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTRUCTS))
+def test_every_construct_under_jit_grad_vmap_and_compositions(name):
+    f = CONSTRUCTS[name]
+    x = arr(5, scale=0.5)
+    close(pb.jit(f)(x), f(x))
+    # while_loop is forward-mode only: its derivative is taken by jacfwd
+    d = pb.jacfwd if name == "while_loop" else pb.grad
+    modes = ("fwd",) if name == "while_loop" else ("fwd", "rev")
+    check_grads(f, (x,), order=1, modes=modes)
+    xs = arr(3, 5, seed=1, scale=0.5)
+    want = jnp.stack([d(f)(r) for r in xs])
+    close(pb.vmap(d(f))(xs), want)
+    close(pb.jit(pb.vmap(d(f)))(xs), want)
+    close(pb.vmap(pb.jit(d(f)))(xs), want)
+    close(pb.jit(d(f))(x), d(f)(x))

@@ -83,3 +83,11 @@ def test_result_type_and_promote_types_in_the_numpy_namespace():
 def test_canonicalize_rejects_unsupported_dtypes():
     with pytest.raises(TypeError, match="not supported"):
         D.canonicalize(np.dtype("U3"))
+
+
+def test_python_zero_keeps_its_sign():
+    # -0.0 == 0.0: the cache of scalar operands must still tell them apart
+    import pullback.numpy as jnp
+    x = jnp.asarray(np.array([-0.0], np.float32))
+    assert not np.signbit(np.asarray(x + 0.0))[0]
+    assert np.signbit(np.asarray(x + -0.0))[0]

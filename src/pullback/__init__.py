@@ -1,7 +1,7 @@
 """pullback: JAX-style function transformations on C kernels for the CPU.
 
-Write NumPy-style code with ``pullback.numpy``; transform it with ``jit`` (and, as they land,
-``grad``, ``vmap``, ``custom_vjp``, ...); inspect what is traced with ``make_jaxpr``.
+Write NumPy-style code with ``pullback.numpy``; transform it with ``jit``, ``grad``, ``vmap``,
+``custom_vjp``, ``checkpoint``, the control flow of ``pullback.lax``; inspect what is traced with ``make_jaxpr``.
 """
 from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
 from . import lax, numpy, tree_util  # noqa: F401
@@ -20,6 +20,9 @@ from .transforms.make_jaxpr import make_jaxpr  # noqa: F401
 from .transforms.reverse import grad, linearize, value_and_grad, vjp  # noqa: F401
 from .transforms.vmap import vmap  # noqa: F401
 from .lax import stop_gradient  # noqa: F401
+from .transforms.control_flow.policies import checkpoint_policies  # noqa: F401
+from .transforms.control_flow.remat import checkpoint, remat  # noqa: F401
+from . import ad_checkpoint  # noqa: F401,E402
 from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 
 __version__ = "0.1.0"

@@ -3,6 +3,7 @@ their arguments before binding a primitive."""
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -25,14 +26,18 @@ def _promoted(kinds: tuple) -> tuple[np.dtype, bool]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _scalar_array(value: Any, kind: type, dtype: np.dtype, weak: bool) -> Array:
-    # Python scalars recur (1.0, 0.5, 2): one immutable Array each, made once
+def _scalar_array(value: Any, kind: type, dtype: np.dtype, weak: bool, negative_zero: bool
+                  ) -> Array:
+    # Python scalars recur (1.0, 0.5, 2): one immutable Array each, made once. -0.0 == 0.0
+    # (same hash), so the sign of a float zero is part of the key.
     return Array(np.asarray(value, dtype), weak)
 
 
 def scalar_array(value: Any, dtype: np.dtype, weak: bool) -> Array:
     try:
-        return _scalar_array(value, type(value), dtype, weak)
+        kind = type(value)
+        return _scalar_array(value, kind, dtype, weak,
+                             kind is float and value == 0.0 and math.copysign(1.0, value) < 0)
     except TypeError:  # unhashable (never for Python scalars, but NumPy scalars may be odd)
         return Array(np.asarray(value, dtype), weak)
 

@@ -60,7 +60,8 @@ class Primitive:
     kernel lowering and the NumPy reference. A slot that cannot be filled holds a ``NoRule``.
     """
 
-    __slots__ = ("name", "multiple_results", "collective") + RULE_SLOTS + ("__weakref__",)
+    __slots__ = ("name", "multiple_results", "collective", "partial_eval") + RULE_SLOTS + (
+        "__weakref__",)
 
     registry: dict[str, "Primitive"] = {}
 
@@ -71,6 +72,9 @@ class Primitive:
         self.name = name
         self.multiple_results = multiple_results
         self.collective = False  # reduces across a named vmap axis (see primitives/collectives)
+        # Higher-order primitives (scan, cond, checkpoint, ...) split themselves into a known
+        # and an unknown part under partial evaluation; the others are staged whole.
+        self.partial_eval: Callable | None = None
         for slot in RULE_SLOTS:
             setattr(self, slot, None)
 

@@ -131,7 +131,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A Jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")  # weakly keyed caches of derived programs
 
     def __init__(self, jaxpr: Jaxpr, consts: list[Any]):
         assert len(consts) == len(jaxpr.constvars)

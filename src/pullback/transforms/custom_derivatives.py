@@ -17,6 +17,7 @@ from ..primitives.rules import Zero, instantiate, not_applicable, tangent_aval
 from ..tracer import core, pytree
 from ..tracer.core import Primitive
 from ..tracer.staging import eval_jaxpr, trace_to_jaxpr
+from .control_flow.tracing import as_operands
 
 
 def _interpret(*args: Any, call_jaxpr: Any, **params: Any) -> list:
@@ -39,11 +40,6 @@ def _split_static(nondiff_argnums: tuple, args: tuple) -> tuple[dict, list]:
 def _merge(static: dict, dyn: Sequence, n: int) -> list:
     it = iter(dyn)
     return [static[i] if i in static else next(it) for i in range(n)]
-
-
-def _as_arrays(leaves: list) -> list:
-    from ..numpy._creation import asarray
-    return [x if isinstance(x, core.Tracer) else asarray(x) for x in leaves]
 
 
 # ---- custom_jvp ----
@@ -135,7 +131,7 @@ class custom_jvp:
             raise TypeError("custom_jvp functions take positional arguments only")
         static, dyn = _split_static(self.nondiff_argnums, args)
         leaves, in_tree = pytree.tree_flatten(dyn)
-        leaves = _as_arrays(leaves)
+        leaves = as_operands(leaves)
         n = len(args)
         out_tree_box: list = []
         nondiff = [static[i] for i in self.nondiff_argnums]
@@ -292,7 +288,7 @@ class custom_vjp:
             raise TypeError("custom_vjp functions take positional arguments only")
         static, dyn = _split_static(self.nondiff_argnums, args)
         leaves, in_tree = pytree.tree_flatten(dyn)
-        leaves = _as_arrays(leaves)
+        leaves = as_operands(leaves)
         n = len(args)
         nondiff = [static[i] for i in self.nondiff_argnums]
         out_tree_box: list = []
@@ -318,7 +314,7 @@ class custom_vjp:
                                 f"got {tree}")
             r_leaves, r_tree = pytree.tree_flatten(r)
             res_tree_box[:] = [r_tree]
-            return list(o) + _as_arrays(r_leaves)
+            return list(o) + as_operands(r_leaves)
 
         def bwd_flat(res, cts):
             r = pytree.tree_unflatten(res_tree_box[0], list(res))
@@ -363,7 +359,7 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
     """``fun`` with the traced values it closes over made explicit arguments (as JAX)."""
     leaves, tree = pytree.tree_flatten(example_args)
     closed, out_tree = trace_to_jaxpr(lambda *xs: fun(*pytree.tree_unflatten(tree, xs)),
-                                      [core.get_aval(x) for x in _as_arrays(leaves)])
+                                      [core.get_aval(x) for x in as_operands(leaves)])
     consts = list(closed.consts)
 
     def converted(*args: Any) -> Any:

@@ -91,8 +91,17 @@ class PETrace(core.Trace):
     def process_primitive(self, prim: core.Primitive, tracers: list, params: dict) -> Any:
         if all(t.pval.is_known for t in tracers):
             return prim.bind(*[core.full_lower(t) for t in tracers], **params)
+        if prim.partial_eval is not None:
+            return prim.partial_eval(self, tracers, **params)
+        return self.stage(prim, tracers, params)
+
+    def stage(self, prim: core.Primitive, tracers: Sequence[PETracer], params: dict,
+              out_avals: Any = None) -> Any:
+        """Record ``prim`` applied to ``tracers`` as unknown (known operands become
+        residuals)."""
         ins = [self.instantiate_const(t) for t in tracers]
-        out_avals = prim.rule("abstract_eval")(*[t.aval for t in ins], **params)
+        if out_avals is None:
+            out_avals = prim.rule("abstract_eval")(*[t.aval for t in ins], **params)
         avals = out_avals if prim.multiple_results else [out_avals]
         recipe = _EqnRecipe(prim, ins, params, [], user_source_info())
         outs = [PETracer(self, PartialVal.unknown(a), recipe) for a in avals]
@@ -108,6 +117,7 @@ def _tracers_to_jaxpr(in_tracers: Sequence[PETracer],
     consts: list[Any] = []
     eqns: list[Eqn] = []
     done: set[int] = set()
+    const_var: dict[int, Var] = {}
 
     def var(t: PETracer) -> Var:
         v = var_of.get(id(t))
@@ -139,8 +149,13 @@ def _tracers_to_jaxpr(in_tracers: Sequence[PETracer],
         if id(t) in in_ids:
             continue
         if isinstance(r, _Const):
+            prev = const_var.get(id(r.val))
+            if prev is not None:  # one residual per value, however often it was instantiated
+                var_of[id(t)] = prev
+                continue
             constvars.append(var(t))
             consts.append(r.val)
+            const_var[id(r.val)] = var(t)
         elif isinstance(r, _EqnRecipe):
             if id(r) in done:
                 continue

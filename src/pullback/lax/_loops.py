@@ -1,0 +1,233 @@
+"""Loops: ``scan``, ``map``, ``while_loop`` and ``fori_loop``, with jax.lax's signatures.
+
+``scan(..., checkpoints=K)`` / ``checkpoints=("binomial", s)`` (an extension: JAX has no
+direct equivalent) computes the same values and gradients as the plain scan while keeping only
+K carries (or following the optimal binomial schedule with s slots) for the backward pass.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..tracer import core, pytree
+from ..tracer.avals import ShapedArray
+from ..transforms.control_flow.loops import while_p
+from ..transforms.control_flow.scan import scan_p
+from ..transforms.control_flow.tracing import (as_operands, check_carry, check_scalar_predicate,
+                                               promote_leaves, trace_callback)
+
+__all__ = ["scan", "map", "while_loop", "fori_loop"]
+
+
+def _x_aval(a: ShapedArray) -> ShapedArray:
+    return ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+
+def _scan_length(xs_leaves: list, xs_tree: Any, length: int | None) -> int:
+    lengths = []
+    for x in xs_leaves:
+        a = core.get_aval(x)
+        if a.ndim == 0:
+            raise ValueError(f"scan got value with no leading axis to scan over: "
+                             f"{a.str_short()}")
+        lengths.append(a.shape[0])
+    if length is not None:
+        try:
+            length = int(length)
+        except TypeError:
+            raise TypeError("scan: length must be a concrete integer") from None
+        if any(n != length for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                             f"leading axis sizes {lengths}.")
+        return length
+    if not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    if len(set(lengths)) > 1:
+        from ..transforms.control_flow.tracing import leaf_paths
+        desc = ", ".join(f"{p} of size {n}" for p, n in zip(leaf_paths(xs_tree, "xs"), lengths))
+        raise ValueError(f"scan got values with different leading axis sizes: {desc}")
+    return lengths[0]
+
+
+def _pair(name: str) -> Callable[[Any], list]:
+    def split(out: Any) -> list:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"{name} body output must be a pair (carry, y), got "
+                            f"{type(out).__name__}" + (f" of length {len(out)}"
+                                                       if isinstance(out, (tuple, list)) else ""))
+        return list(out)
+    return split
+
+
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1, _split_transpose: bool = False, *,
+         checkpoints: Any = None) -> tuple[Any, Any]:
+    """Loop ``f`` over the leading axis of ``xs``, carrying a state.
+
+    Semantically ``carry = init; for x in xs: carry, y = f(carry, x)`` with the ys stacked.
+
+    Args:
+      f: ``(carry, x) -> (carry, y)``; the carry keeps its pytree structure, shapes and dtypes.
+      init: the initial carry (a pytree of arrays).
+      xs: a pytree of arrays sharing their leading axis length (or None with ``length``).
+      length: the number of iterations when ``xs`` is None (else must agree with it).
+      reverse: iterate from the end (ys are still stacked in index order).
+      unroll: how many iterations to unroll in compiled code (values do not depend on it).
+      checkpoints: for reverse mode, ``None`` (keep every step's residuals), an int K (keep K
+        evenly spaced carries; the backward pass recomputes each segment), or
+        ``("binomial", s)`` (the optimal binomial schedule with s checkpoint slots).
+
+    Returns:
+      ``(final carry, stacked ys)``.
+    """
+    xs_leaves, xs_tree = pytree.tree_flatten(xs)
+    xs_leaves = as_operands(xs_leaves)
+    n = _scan_length(xs_leaves, xs_tree, length)
+    if checkpoints is not None:
+        from ..transforms.control_flow.checkpointed_scan import checkpointed_scan
+        return checkpointed_scan(f, init, xs, n, reverse, unroll, checkpoints)
+    init_leaves, init_tree = pytree.tree_flatten(init)
+    init_leaves = as_operands(init_leaves)
+    x_avals = [_x_aval(core.get_aval(x)) for x in xs_leaves]
+    for attempt in range(2):
+        carry_avals = [core.get_aval(c) for c in init_leaves]
+        body, consts, (c_tree, y_tree) = trace_callback(
+            f, [init_tree, xs_tree], carry_avals + x_avals, "scan body", _pair("scan"))
+        out_avals = body.out_avals
+        promote = check_carry("scan body", init_tree, c_tree, carry_avals,
+                              out_avals[:len(carry_avals)])
+        if not promote:
+            break
+        init_leaves = promote_leaves(init_leaves, out_avals, promote)
+    outs = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=body, num_consts=len(consts),
+                       num_carry=len(init_leaves), length=n, reverse=bool(reverse),
+                       unroll=int(unroll) if not isinstance(unroll, bool) else (n if unroll else 1))
+    nc = len(init_leaves)
+    return pytree.tree_unflatten(c_tree, outs[:nc]), pytree.tree_unflatten(y_tree, outs[nc:])
+
+
+def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
+    """Apply ``f`` to each slice of ``xs`` along its leading axis and stack the results.
+
+    Args:
+      f: a function of one pytree slice.
+      xs: a pytree of arrays sharing their leading axis.
+      batch_size: if given, ``f`` is vmapped over batches of this many slices (a remainder
+        batch is computed separately), trading memory for fewer loop iterations.
+
+    Returns:
+      The stacked outputs of ``f``.
+    """
+    if batch_size is None:
+        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+    from ..numpy import concatenate
+    from ..transforms.vmap import vmap
+    leaves, tree = pytree.tree_flatten(xs)
+    leaves = as_operands(leaves)
+    n = _scan_length(leaves, tree, None)
+    if not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
+    nb, rem = divmod(n, batch_size)
+    vf = vmap(f)
+    parts = []
+    if nb:
+        batched = [x[:nb * batch_size].reshape((nb, batch_size) + x.shape[1:]) for x in leaves]
+        ys = scan(lambda _, x: ((), vf(x)), (), pytree.tree_unflatten(tree, batched))[1]
+        parts.append(pytree.tree_map(lambda y: y.reshape((nb * batch_size,) + y.shape[2:]), ys))
+    if rem:
+        parts.append(vf(pytree.tree_unflatten(tree, [x[nb * batch_size:] for x in leaves])))
+    if len(parts) == 1:
+        return parts[0]
+    return pytree.tree_map(lambda a, b: concatenate([a, b]), parts[0], parts[1])
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """Repeat ``body_fun`` while ``cond_fun`` holds: ``while cond_fun(val): val =
+    body_fun(val)``.
+
+    Differentiable in forward mode; reverse mode raises (use ``scan`` or ``fori_loop`` with
+    static bounds).
+
+    Args:
+      cond_fun: ``val -> boolean scalar``.
+      body_fun: ``val -> val`` (same pytree structure, shapes and dtypes).
+      init_val: the initial value.
+
+    Returns:
+      The final value.
+    """
+    leaves, tree = pytree.tree_flatten(init_val)
+    leaves = as_operands(leaves)
+    for attempt in range(2):
+        avals = [core.get_aval(x) for x in leaves]
+        cond_j, cond_consts, (pred_tree,) = trace_callback(cond_fun, [tree], avals,
+                                                           "while_loop cond_fun")
+        if pred_tree.num_leaves != 1:
+            raise TypeError(f"while_loop: cond_fun must return a boolean scalar, but got a "
+                            f"pytree {pred_tree}")
+        check_scalar_predicate("while_loop", cond_j.out_avals[0], "cond_fun output",
+                               bool_only=True)
+        body_j, body_consts, (out_tree,) = trace_callback(body_fun, [tree], avals,
+                                                          "while_loop body_fun")
+        promote = check_carry("while_loop body", tree, out_tree, avals, body_j.out_avals)
+        if not promote:
+            break
+        leaves = promote_leaves(leaves, body_j.out_avals, promote)
+    outs = while_p.bind(*cond_consts, *body_consts, *leaves, cond_jaxpr=cond_j,
+                        body_jaxpr=body_j, cond_nconsts=len(cond_consts),
+                        body_nconsts=len(body_consts))
+    return pytree.tree_unflatten(tree, outs)
+
+
+def _concrete_int(x: Any) -> int | None:
+    if isinstance(x, core.Tracer):
+        v = x.to_concrete_value()
+        return None if v is None else int(v)
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With concrete bounds (Python ints or concrete arrays) this is a ``scan``, so it is
+    reverse-differentiable; with traced bounds it is a ``while_loop`` (forward mode only).
+
+    Args:
+      lower, upper: the loop bounds (integer scalars).
+      body_fun: ``(i, val) -> val``.
+      init_val: the initial value.
+      unroll: passed to ``scan`` (concrete bounds only).
+
+    Returns:
+      The final value.
+    """
+    from ..numpy import asarray, result_type
+    from ..lax import convert_element_type
+    dt = result_type(lower, upper)
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    if lo is not None and hi is not None:
+        i0 = convert_element_type(asarray(lo), dt)
+
+        def step(carry, _):
+            i, x = carry
+            return (i + 1, body_fun(i, x)), None
+
+        (_, out), _ = scan(step, (i0, init_val), None, length=max(hi - lo, 0),
+                           unroll=1 if unroll is None else unroll)
+        return out
+    if unroll is not None:
+        raise ValueError("fori_loop: unroll requires concrete (static) bounds")
+    lower = convert_element_type(asarray(lower), dt)
+    upper = convert_element_type(asarray(upper), dt)
+
+    def cond(c):
+        return c[0] < c[1]
+
+    def body(c):
+        i, hi_, x = c
+        return i + 1, hi_, body_fun(i, x)
+
+    return while_loop(cond, body, (lower, upper, init_val))[2]

@@ -27,11 +27,7 @@ from ..backends.cpu.kernels import JitBase as _JitBase
 from ..backends.cpu.kernels import LayoutError as _LayoutError
 from ..backends.cpu.kernels import jit_setup as _jit_setup
 
-try:  # the target-independent passes (inline, DCE, CSE, folding, simplification)
-    from .passes import optimize as _optimize
-except ImportError:  # pragma: no cover - until the passes land
-    def _optimize(closed: ClosedJaxpr) -> ClosedJaxpr:
-        return closed
+from .passes import optimize as _optimize
 
 
 # ---- the call primitive ----
@@ -59,13 +55,17 @@ _MAX_COMPILED_EQNS = 512
 
 def _jit_run(*args, name: str, jaxpr: ClosedJaxpr):
     """The ``jit`` primitive at level 0: the compiled program of its Jaxpr."""
-    if config.backend != "cpu" or jaxpr.consts:
+    if config.backend != "cpu":
         return _jit_interpret(*args, name=name, jaxpr=jaxpr)
     hit = _compiled_eqns.get(id(jaxpr))
     if hit is None or hit[0] is not jaxpr:
         if len(_compiled_eqns) >= _MAX_COMPILED_EQNS:
             _compiled_eqns.clear()
-        hit = _compiled_eqns[id(jaxpr)] = (jaxpr, _compile(jaxpr, {}, name, ()))
+        opt = _optimize(jaxpr)
+        program = closure_convert(opt)
+        consts = {i: _to_ndarray(c, v.aval) for i, (c, v) in
+                  enumerate(zip(opt.consts, program.jaxpr.invars))}
+        hit = _compiled_eqns[id(jaxpr)] = (jaxpr, _compile(program, consts, name, ()))
     compiled = hit[1]
     outs = compiled.run(*[_to_ndarray(a, v.aval) for a, v in zip(args, jaxpr.jaxpr.invars)])
     return [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
@@ -175,13 +175,22 @@ class _Entry:
     """One traced signature: the closure-converted program, its constants, the output tree, and
     (at level 0, compiled on first use) its C program."""
 
-    __slots__ = ("program", "consts", "out_tree", "compiled")
+    __slots__ = ("program", "consts", "out_tree", "compiled", "_optimized")
 
     def __init__(self, program: ClosedJaxpr, consts: list, out_tree: Any):
-        self.program = program
+        self.program = program  # as traced: what a staging trace records in a `jit` equation
         self.consts = consts
         self.out_tree = out_tree
         self.compiled: dict = {}  # input layout (None: all C-contiguous) -> compiled program
+        self._optimized: tuple[ClosedJaxpr, list] | None = None
+
+    def optimized(self) -> tuple[ClosedJaxpr, list]:
+        """The program after the passes, closure-converted, and its constants (folding may
+        add constants: they lead the inputs, before the traced constants)."""
+        if self._optimized is None:
+            opt = _optimize(self.program)
+            self._optimized = (closure_convert(opt), [*opt.consts, *self.consts])
+        return self._optimized
 
 
 class JitFunction(_JitBase):
@@ -235,7 +244,7 @@ class JitFunction(_JitBase):
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
-            entry = _Entry(_optimize(closure_convert(closed)), closed.consts, out_tree)
+            entry = _Entry(closure_convert(closed), closed.consts, out_tree)
             if not any(isinstance(c, core.Tracer) for c in closed.consts):
                 self._cache[key] = entry  # a closure over an outer tracer is traced anew
         return entry, leaves, avals, dyn_args, statics
@@ -255,11 +264,11 @@ class JitFunction(_JitBase):
     def _compiled(self, entry: _Entry, dyn_args: tuple, layout: tuple | None = None) -> Any:
         compiled = entry.compiled.get(layout)
         if compiled is None:
-            nc = len(entry.consts)
-            invars = entry.program.jaxpr.invars
-            consts = {i: _to_ndarray(c, invars[i].aval) for i, c in enumerate(entry.consts)}
-            donated = [nc + i for i in self._donated_leaves(dyn_args)]
-            compiled = entry.compiled[layout] = _compile(entry.program, consts, self._name,
+            program, const_vals = entry.optimized()
+            invars = program.jaxpr.invars
+            consts = {i: _to_ndarray(c, invars[i].aval) for i, c in enumerate(const_vals)}
+            donated = [len(const_vals) + i for i in self._donated_leaves(dyn_args)]
+            compiled = entry.compiled[layout] = _compile(program, consts, self._name,
                                                          donated, layout, strict=True)
         return compiled
 
@@ -332,7 +341,7 @@ class Lowered:
 
     def as_text(self) -> str:
         """The program's Jaxpr (constants as leading inputs) after the passes."""
-        return str(self._entry.program)
+        return str(self._entry.optimized()[0])
 
     def compile(self) -> "Compiled":
         """The compiled schedule."""

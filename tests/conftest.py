@@ -21,6 +21,8 @@ if os.environ.get("PULLBACK_TEST_JIT") == "1":
     from pullback.test_util import jit_every_primitive  # noqa: E402
 
     @pytest.fixture(autouse=True)
-    def _run_under_jit():
+    def _run_under_jit(request):
+        if request.node.get_closest_marker("eager_only"):
+            pytest.skip("checks eager execution itself")
         with jit_every_primitive():
             yield

@@ -165,6 +165,7 @@ def tanh_counter():
 
 
 @pytest.mark.parametrize("t,s", [(10, 1), (10, 2), (20, 3), (50, 4), (64, 6), (100, 5)])
+@pytest.mark.eager_only
 def test_binomial_forward_steps_match_revolve(tanh_counter, t, s):
     xs = arr(t, 3, scale=0.01)
     f = lambda h: lax.scan(lambda c, x: (jnp.tanh(c * 0.9 + x), None), h, xs,
@@ -174,6 +175,7 @@ def test_binomial_forward_steps_match_revolve(tanh_counter, t, s):
 
 
 @pytest.mark.parametrize("k", [1, 4, 10])
+@pytest.mark.eager_only
 def test_k_checkpoints_recompute_one_sweep(tanh_counter, k):
     xs = arr(40, 3, scale=0.01)
     pb.grad(lambda h: lax.scan(lambda c, x: (jnp.tanh(c + x), None), h, xs,

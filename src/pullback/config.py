@@ -6,9 +6,14 @@ from typing import Any
 
 class Config:
     """The switches: ``backend`` ("cpu", or "reference" to run every primitive's NumPy
-    reference instead of its kernel; the test oracle)."""
+    reference instead of its kernel; the test oracle); ``jit_flush_denormals`` (True: programs
+    compiled by ``jit`` treat subnormal floats as zero, as XLA does on CPU -- arithmetic on
+    them is 10-100x slower, which a vanishing gradient hits in every step of a long scan;
+    False keeps IEEE subnormals, as eager execution always does). Read when a program is
+    compiled."""
 
-    _options = {"backend": ("cpu", ("cpu", "reference"))}
+    _options = {"backend": ("cpu", ("cpu", "reference")),
+                "jit_flush_denormals": (True, (True, False))}
 
     def __init__(self) -> None:
         for name, (default, _) in self._options.items():

@@ -15,10 +15,11 @@ from .cse import cse_jaxpr, cse_rule
 from .dce import dce_jaxpr
 from .fold import fold_constants, fold_rule
 from .inline import inline_jit_calls
+from .scan_hoist import hoist_scans
 from .simplify import simplify_jaxpr, simplify_rule
 
 __all__ = ["optimize", "inline_jit_calls", "dce_jaxpr", "cse_jaxpr", "fold_constants",
-           "simplify_jaxpr"]
+           "simplify_jaxpr", "hoist_scans"]
 
 _RULES = (simplify_rule, fold_rule, cse_rule)
 
@@ -31,7 +32,7 @@ class _Pipeline:
         self.memo: dict[int, tuple[object, object]] = {}
 
     def closed(self, closed: ClosedJaxpr, allow_new_consts: bool = True) -> ClosedJaxpr:
-        closed = self._sub_jaxprs(inline_jit_calls(closed))
+        closed = hoist_scans(self._sub_jaxprs(inline_jit_calls(closed)))
         # One round reaches the fixed point, so none is repeated (that would double the cost):
         # each rule reads only its equation and the producers of its operands, which are
         # final when the walk reaches it, and dropping dead equations enables no rule. The

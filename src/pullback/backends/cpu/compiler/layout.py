@@ -21,14 +21,18 @@ def _views_by_buffer(steps: Sequence[Step], outs: Sequence[View]) -> dict[int, l
 
 def orient_products(steps: Sequence[Step], outs: Sequence[View]) -> int:
     """Swap the operands of matmuls read only transposed; returns how many were swapped."""
+    from .control import LOOPS
     swapped = 0
     views = _views_by_buffer(steps, outs)
+    # a loop's blocks read its operands through views made while lowering them: keep those
+    # buffers' layouts as they are
+    opaque = {v.buf.id for s in steps if s.kind in LOOPS for v in s.ins}
     for s in steps:
         if s.kind != "dot" or s.info["dims"][0] != 1:
             continue
         _, m, n, k = s.info["dims"]
         out = s.outs[0]
-        if m < 2 or n < 2 or out.buf.kind != "arena":
+        if m < 2 or n < 2 or out.buf.kind != "arena" or out.buf.id in opaque:
             continue
         es = out.itemsize
         readers = [v for v in views.get(out.buf.id, ()) if v is not out]

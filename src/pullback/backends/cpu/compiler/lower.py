@@ -23,6 +23,7 @@ from ....tracer import core
 from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
+from . import control
 from .values import Buffer, Step, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -149,8 +150,8 @@ class SymbolicKernels:
         shape, strides = x.shape[:-1], x.strides[:-1]
         if x.offset % new or any(s % new for s, d in zip(strides, shape) if d > 1):
             return None  # misaligned for the wider dtype
-        if x.buf.kind == "const" and x.buf.value.ctypes.data % new:
-            return None
+        if x.buf.kind == "const" and x.buf.value.ctypes.data % new or x.buf.kind == "slice":
+            return None  # (a loop's slice moves: its alignment is not known here)
         # an input's address is known at run time only: the program requires it aligned
         x.buf.align = max(x.buf.align, new)
         return View(x.buf, x.offset, shape, strides, dtype)
@@ -269,6 +270,7 @@ class Lowering:
         self.fallbacks: list[str] = []
         self.inputs: list[View] = []
         self._literals: dict = {}
+        self.depth = 0  # loops enclosing the steps being lowered
 
     def emit(self, step: Step) -> None:
         self.steps.append(step)
@@ -288,8 +290,11 @@ class Lowering:
             return v
         return View(buf, 0, val.shape, val.strides, val.dtype)
 
-    def jaxpr(self, jaxpr: Jaxpr, ins: Sequence[View]) -> list[View]:
-        env: dict[int, View] = {v.id: x for v, x in zip(jaxpr.invars, ins)}
+    def jaxpr(self, jaxpr: Jaxpr, ins: Sequence[View], with_consts: bool = False) -> list[View]:
+        """Lower ``jaxpr``'s equations on ``ins`` (its invars' values; with_consts: its
+        constvars' values first)."""
+        binders = list(jaxpr.constvars) + list(jaxpr.invars) if with_consts else jaxpr.invars
+        env: dict[int, View] = {v.id: x for v, x in zip(binders, ins)}
 
         def read(a: Any) -> View:
             return self.literal(a) if isinstance(a, Literal) else env[a.id]
@@ -306,9 +311,16 @@ class Lowering:
 
     def eqn(self, eqn: Any, ins: list[View]) -> list[View]:
         prim, params = eqn.primitive, eqn.params
-        if prim.name == "jit":  # inline the nested program
-            return self.jaxpr(params["jaxpr"].jaxpr, ins)
+        if prim.name in control.CALLS:  # inline the called program
+            return control.closed_call(self, params[control.CALLS[prim.name]], ins)
         out_avals = [v.aval for v in eqn.outvars]
+        if prim.name in control.LOWER:  # a nested schedule (never folded: it may be long)
+            mark = len(self.steps)
+            try:
+                return control.LOWER[prim.name](self, ins, **params)
+            except control.Unlowerable:
+                del self.steps[mark:]
+                return self.callback(prim, ins, params, out_avals)
         if all(x.buf.kind == "const" for x in ins) and \
                 sum(a.size * a.dtype.itemsize for a in out_avals) <= _FOLD_LIMIT:
             return self.fold(prim, ins, params, out_avals)

@@ -93,31 +93,42 @@ def plan(steps: Sequence[Step]) -> dict:
     """Assign arena offsets to every arena buffer; returns the plan's figures:
     ``arena_bytes`` (peak), ``naive_bytes`` (sum of all intermediates), ``inplace`` (the
     (step, input buffer, result buffer) triples computed in place)."""
-    last = liveness(steps)
     arena = _Arena()
+    figures = {"naive_bytes": 0, "inplace": []}
+    _plan_block(steps, arena, figures)
+    return {"arena_bytes": arena.top, **figures}
+
+
+def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict) -> None:
+    """Plan one list of steps. A loop's blocks are planned at the loop step, after its results
+    are placed and while everything it reads is still held: a block's own buffers come and go
+    inside it, and only they may be overwritten in place (buffers from outside are read again
+    by the next iteration)."""
+    from .control import blocks_of
+    last = liveness(steps)
     live: dict[int, Buffer] = {}
     taken: set[int] = set()  # blocks handed to an in-place result: released at its death
-    naive, inplace = 0, []
     for i, s in enumerate(steps):
         for o in s.outs:
             b = o.buf
             if b.kind != "arena" or b.offset is not None:
                 continue
-            naive += _round(b.nbytes)
+            figures["naive_bytes"] += _round(b.nbytes)
             donor = next((v.buf for v in s.ins if v.buf.id in live and v.buf.id not in taken
                           and last[v.buf.id] == i and _inplace_ok(s, v, o)), None)
             if donor is not None:
                 b.offset = donor.offset
                 taken.add(donor.id)
-                inplace.append((s, donor, b))
+                figures["inplace"].append((s, donor, b))
             else:
                 b.offset = arena.alloc(b.nbytes)
             live[b.id] = b
+        for blk in blocks_of(s):
+            _plan_block(blk.steps, arena, figures)
         for bid in [bid for bid in live if last.get(bid, -1) <= i]:
             b = live.pop(bid)
             if bid not in taken:
                 arena.release(b.offset, b.nbytes)
-    return {"arena_bytes": arena.top, "naive_bytes": naive, "inplace": inplace}
 
 
 def donations(steps: Sequence[Step], outputs: Sequence[View], donated: dict[int, list[int]]

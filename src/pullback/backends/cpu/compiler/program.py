@@ -11,9 +11,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ....config import config
 from ....tracer.ir import Jaxpr
 from .. import kernels
-from . import fusion, layout, memory
+from . import control, fusion, layout, memory
 from .lower import SCHEDULE, copy_step, lower_program
 from .values import Step, View
 
@@ -99,6 +100,10 @@ class MemoryAnalysis:
 
 
 def _buf(b: Any) -> str:
+    if b.kind == "slice":
+        root, off, loops = b.root()
+        terms = "".join(f" + i{lv}*{st}" for lv, st in loops)
+        return f"{_buf(root)}[+{off}{terms}]"
     if b.kind == "arena":
         return f"arena[{b.offset}:{b.offset + b.nbytes}]"
     return f"{b.kind}{b.index}" if b.kind != "const" else "const"
@@ -119,21 +124,38 @@ def _short(dt: np.dtype) -> str:
     return short_name(dt)
 
 
-def _step_text(i: int, s: Step) -> list[str]:
+def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
+    if s.kind in control.LOOPS:
+        outs = ", ".join(_opnd(v) for v in s.outs)
+        lines = [f"{indent}{i}: {s.label} -> ({outs})"]
+        names = {"scan": ["body"], "while": ["cond", "body"]}.get(
+            s.kind, [f"branch {k}" for k in range(len(s.info["blocks"]))])
+        for name, b in zip(names, s.info["blocks"]):
+            lines.append(f"{indent}   {name}:")
+            for j, x in enumerate(b.steps):
+                lines.extend(_step_text(j, x, indent + "     "))
+        return lines
     ins = ", ".join(_opnd(v) for v in s.ins)
     outs = ", ".join(_opnd(v) for v in s.outs)
     if s.kind == "region":
-        head = f"  {i}: region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
-        return [head, "       fused: " + " ; ".join(m.label for m in s.info["members"])]
+        head = f"{indent}{i}: region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
+        return [head, f"{indent}     fused: " + " ; ".join(m.label for m in s.info["members"])]
     if s.kind == "dot" and "epilogue" in s.info:
         e = s.info["epilogue"]
-        return [f"  {i}: dot_general ({ins}) -> ({outs})",
-                "       epilogue: " + " ; ".join(m.label for m in e.info["members"])]
+        return [f"{indent}{i}: dot_general ({ins}) -> ({outs})",
+                f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
     kind = "callback" if s.kind == "py" else s.kind
-    return [f"  {i}: {kind} {s.label} ({ins}) -> ({outs})"]
+    return [f"{indent}{i}: {kind} {s.label} ({ins}) -> ({outs})"]
 
 
 def _cost(s: Step) -> tuple[float, float]:
+    if s.kind in control.LOOPS:  # a loop body counts once per iteration (a while body once)
+        per = [[_cost(x) for x in b.steps] for b in s.info["blocks"]]
+        sums = [(sum(f for f, _ in p), sum(b for _, b in p)) for p in per]
+        times = s.info["length"] if s.kind == "scan" else 1
+        if s.kind == "cond":
+            return max(sums)
+        return times * sum(f for f, _ in sums), times * sum(b for _, b in sums)
     nbytes = sum(v.nbytes for v in s.ins) + sum(v.nbytes for v in s.outs)
     if s.kind == "dot":
         bt, m, n, k = s.info["dims"]
@@ -178,7 +200,8 @@ def _materialize_outputs(low: Any, outs: list[View]) -> tuple[list[View], list[A
 
 def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit",
                   donated: Sequence[int] = (), in_strides: Sequence[Any] | None = None,
-                  strict: bool = False) -> CompiledProgram:
+                  strict: bool = False, flush_denormals: bool | None = None
+                  ) -> CompiledProgram:
     """Compile ``jaxpr`` (no constvars): invars listed in ``consts`` are baked in as constants;
     the others are the program's inputs in order.
 
@@ -187,13 +210,12 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
       in_strides: per program input, None (C-contiguous) or the byte strides it is compiled
         for (its kernels then read it in place).
       strict: an input of another layout raises ``LayoutError`` instead of being copied.
+      flush_denormals: run with subnormals flushed to zero (None: ``config.jit_flush_denormals``).
     """
     low, outs, input_of = lower_program(jaxpr, consts, in_strides)
     layout.orient_products(low.steps, outs)
     outs, alias = _materialize_outputs(low, outs)
-    kept = {v.buf.id for v in outs}
-    steps = fusion.fuse(low.steps, kept)
-    steps = fusion.fuse_epilogues(steps)
+    steps = finish_steps(low.steps, {v.buf.id for v in outs})
     mem = memory.plan(steps)
     in_avals = [jaxpr.invars[i].aval for i in input_of]
     don: dict = {}
@@ -208,15 +230,18 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
     const_vals: list[np.ndarray] = []
 
     def ref(v: View) -> tuple:
-        b = v.buf
+        b, off, loops = v.buf.root()
+        off += v.offset
         if b.kind == "arena":
-            return (_KIND["arena"], 0, b.offset + v.offset)
-        if b.kind == "const":
+            r = (_KIND["arena"], 0, b.offset + off)
+        elif b.kind == "const":
             if b.id not in const_index:
                 const_index[b.id] = len(const_vals)
                 const_vals.append(b.value)
-            return (_KIND["const"], const_index[b.id], v.offset)
-        return (_KIND[b.kind], b.index, v.offset)
+            r = (_KIND["const"], const_index[b.id], off)
+        else:
+            r = (_KIND[b.kind], b.index, off)
+        return r + (loops,) if loops else r
 
     thunks = tuple(_emit(s, ref) for s in steps)
     work = sum(_work(s) for s in steps)
@@ -230,12 +255,33 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
                None if in_strides is None or in_strides[n] is None else tuple(in_strides[n]),
                max(low.inputs[n].buf.align, np.dtype(a.dtype).alignment))
               for n, a in enumerate(in_avals)),
-        out_specs, tuple(const_vals), thunks, work >= NOGIL_MIN, strict)
+        out_specs, tuple(const_vals), thunks, work >= NOGIL_MIN, strict,
+        config.jit_flush_denormals if flush_denormals is None else flush_denormals)
     return CompiledProgram(name, program, steps, mem, in_avals, out_avals, low.fallbacks, donate,
                            alias)
 
 
+def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
+    """Fusion over ``steps`` (``kept``: buffers that must reach memory), then over each nested
+    block on its own, whose tail of copies is appended after."""
+    steps = fusion.fuse(steps, kept)
+    steps = fusion.fuse_epilogues(steps)
+    for s in steps:
+        for b in control.blocks_of(s):
+            layout.orient_products(b.steps, b.kept)
+            b.steps = control.elide_tail_copies(
+                finish_steps(b.steps, {v.buf.id for v in b.kept}) + b.tail)
+            b.kept, b.tail = [], []
+    return steps
+
+
 def _work(s: Step) -> int:
+    if s.kind == "scan":
+        return s.info["length"] * sum(_work(x) for x in s.info["blocks"][0].steps)
+    if s.kind == "while":
+        return NOGIL_MIN  # runs an unknown number of times: worth releasing the GIL
+    if s.kind == "cond":
+        return max(sum(_work(x) for x in b.steps) for b in s.info["blocks"])
     if s.kind == "dot":
         bt, m, n, k = s.info["dims"]
         return bt * m * n * max(k, 1)
@@ -325,6 +371,13 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
 
 
 def _emit(s: Step, ref) -> tuple:
+    if s.kind in control.LOOPS:
+        blocks = tuple(tuple(_emit(x, ref) for x in b.steps) for b in s.info["blocks"])
+        if s.kind == "scan":
+            return ("scan", s.info["level"], s.info["length"], s.info["reverse"], blocks[0])
+        if s.kind == "while":
+            return ("while", ref(s.info["pred"]), blocks[0], blocks[1])
+        return ("cond", ref(s.info["index"]), blocks)
     if s.kind == "ewise":
         s = Step("region", s.ins, s.outs, {"members": [s], "shape": s.info["shape"],
                                             "grain": s.info["grain"]}, s.label)

@@ -20,9 +20,14 @@ _ids = itertools.count()
 
 
 class Buffer:
-    """Storage of ``nbytes``: kind is "arena", "input", "output" or "const"."""
+    """Storage of ``nbytes``: kind is "arena", "input", "output", "const" or "slice".
 
-    __slots__ = ("id", "nbytes", "kind", "index", "offset", "producer", "value", "align")
+    A "slice" is the part of ``parent`` a loop iteration sees: it starts ``base`` bytes into
+    the parent plus, per enclosing loop ``(level, stride)`` in ``loops``, the loop's iteration
+    number times ``stride`` (a scan's ``xs[i]`` and ``ys[i]``). It owns no memory."""
+
+    __slots__ = ("id", "nbytes", "kind", "index", "offset", "producer", "value", "align",
+                 "parent", "base", "loops")
 
     def __init__(self, nbytes: int, kind: str = "arena", index: int = 0, value: Any = None):
         self.id = next(_ids)
@@ -33,6 +38,25 @@ class Buffer:
         self.producer: "Step | None" = None
         self.value = value              # a constant's ndarray
         self.align = 1                  # an input's data pointer must be a multiple of this
+        self.parent: "Buffer | None" = None
+        self.base = 0
+        self.loops: tuple = ()
+
+    @classmethod
+    def slice_of(cls, parent: "Buffer", base: int, nbytes: int, level: int,
+                 stride: int) -> "Buffer":
+        """The bytes of ``parent`` from ``base`` that iteration i of loop ``level`` sees at
+        ``base + i * stride``."""
+        b = cls(nbytes, "slice")
+        b.parent, b.base, b.loops = parent, int(base), ((int(level), int(stride)),)
+        return b
+
+    def root(self) -> tuple["Buffer", int, tuple]:
+        """The buffer owning the memory, the byte offset into it and every loop term."""
+        b, off, loops = self, 0, ()
+        while b.kind == "slice":
+            off, loops, b = off + b.base, loops + b.loops, b.parent
+        return b, off, loops
 
     def __repr__(self) -> str:
         return f"Buffer({self.kind}{self.index if self.kind != 'arena' else ''}#{self.id})"

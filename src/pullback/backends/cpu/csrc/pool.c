@@ -26,6 +26,7 @@ static struct {
   _Atomic(pb_pool_fn) fn;
   _Atomic(void *) ctx;
   _Atomic npy_intp n;
+  _Atomic unsigned csr;       /* the caller's floating-point mode (MXCSR), for the workers */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
 static void pool_work(uint32_t gen, int tid) {
@@ -36,6 +37,7 @@ static void pool_work(uint32_t gen, int tid) {
     if ((npy_intp)(old & 0xffffffffu) >= n) return;
     if (!atomic_compare_exchange_weak(&pool.next, &old, old + 1)) continue;
     /* claimed under this generation: its job stays valid until we report the chunk done */
+    pb_set_fpmode(atomic_load_explicit(&pool.csr, memory_order_relaxed));
     atomic_load(&pool.fn)(atomic_load(&pool.ctx), (npy_intp)(old & 0xffffffffu), tid);
     atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
   }
@@ -96,6 +98,7 @@ void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n) {
   atomic_store(&pool.fn, fn);
   atomic_store(&pool.ctx, ctx);
   atomic_store(&pool.n, n);
+  atomic_store(&pool.csr, pb_get_fpmode());
   atomic_store(&pool.done, 0);
   atomic_store_explicit(&pool.next, (uint64_t)gen << 32, memory_order_release);
   pthread_cond_broadcast(&pool.cv);

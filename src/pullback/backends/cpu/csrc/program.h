@@ -6,7 +6,7 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
-enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND };
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
 #define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
@@ -14,7 +14,17 @@ enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 #define RG_SLOT_BYTES (RG_TILE * 16)
 #define RG_MAXSTEPIN 7
 
-typedef struct { int kind, index; npy_intp offset; } ref_t;
+#define PB_MAXLOOP 4        /* nested scans (compiler/control.py's MAX_LEVELS) */
+
+/* An operand's address: buffer (kind, index) + offset, plus, inside loops, iteration number
+ * of loop lvl[l] times lstr[l] for each l < nloop (a scan's xs[i] / ys[i]). */
+typedef struct {
+  int kind, index;
+  npy_intp offset;
+  int nloop;
+  int lvl[PB_MAXLOOP];
+  npy_intp lstr[PB_MAXLOOP];
+} ref_t;
 
 typedef struct {
   pb_loop_fn fn;
@@ -59,6 +69,13 @@ typedef struct thunk {
   int *ndims;                 /* nref */
   npy_intp **shapes, **pstrides;
   int npin;
+  /* scan (blocks[0] = body), while (cond, body), cond (one block per branch) */
+  int nblock;
+  int *block_n;
+  struct thunk **blocks;
+  npy_intp length;            /* scan: iterations */
+  int level, reverse;         /* scan: the loop level its slices move with; backwards */
+  ref_t sel;                  /* while: the bool predicate; cond: the int32 branch index */
 } thunk_t;
 
 typedef struct {
@@ -84,6 +101,7 @@ typedef struct {
   int nin, nout, nconst, nthunk;
   spec_t *in, *out;
   int strict;
+  int ftz;                    /* run with subnormals flushed to zero (config jit_flush_denormals) */
   PyObject *consts;           /* tuple of ndarrays */
   thunk_t *thunks;
   int nogil;
@@ -91,6 +109,9 @@ typedef struct {
   double *prof;               /* per-step accumulated seconds while profiling (else NULL) */
   long long prof_calls;
   PyObject *text;             /* optional description, kept for introspection */
+  /* while building: the loops enclosing the thunk being parsed (their lengths) */
+  int depth;
+  npy_intp loop_len[PB_MAXLOOP];
 } Program;
 
 typedef struct {
@@ -99,6 +120,7 @@ typedef struct {
   PyThreadState *ts;          /* non-NULL while the GIL is released */
   const char *error;          /* a failure without the GIL: raised after reacquiring it */
   char *scratch;
+  npy_intp iter[PB_MAXLOOP];  /* the running loops' iteration numbers, by level */
 } run_ctx;
 
 /* program_build.c */

@@ -29,8 +29,28 @@ static int parse_ints(PyObject *t, npy_intp *out, int max, const char *what) {
 
 static int parse_ref(Program *p, PyObject *o, ref_t *r) {
   long long off;
-  if (!PyArg_ParseTuple(o, "iiL", &r->kind, &r->index, &off)) return -1;
+  PyObject *loops = NULL;
+  if (!PyArg_ParseTuple(o, "iiL|O!", &r->kind, &r->index, &off, &PyTuple_Type, &loops)) return -1;
   r->offset = (npy_intp)off;
+  r->nloop = 0;
+  if (loops) { /* ((level, stride), ...): levels of the loops enclosing this operand */
+    if (PyTuple_GET_SIZE(loops) > PB_MAXLOOP) {
+      PyErr_SetString(PyExc_ValueError, "Program: too many loop terms in a reference");
+      return -1;
+    }
+    for (Py_ssize_t l = 0; l < PyTuple_GET_SIZE(loops); ++l) {
+      int lvl;
+      long long st;
+      if (!PyArg_ParseTuple(PyTuple_GET_ITEM(loops, l), "iL", &lvl, &st)) return -1;
+      if (lvl < 0 || lvl >= p->depth) {
+        PyErr_Format(PyExc_ValueError, "Program: a reference moves with loop level %d outside "
+                     "its loops", lvl);
+        return -1;
+      }
+      r->lvl[r->nloop] = lvl;
+      r->lstr[r->nloop++] = (npy_intp)st;
+    }
+  }
   int count = r->kind == BUF_ARENA ? 1 : r->kind == BUF_INPUT ? p->nin
               : r->kind == BUF_OUTPUT ? p->nout : r->kind == BUF_CONST ? p->nconst : -1;
   if (count < 0 || r->index < 0 || r->index >= count) {
@@ -44,6 +64,12 @@ static int parse_ref(Program *p, PyObject *o, ref_t *r) {
 static int check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
                         const npy_intp *strides, npy_intp item) {
   npy_intp lo = r->offset, hi = r->offset + item;
+  for (int l = 0; l < r->nloop; ++l) { /* every iteration's address */
+    const npy_intp n = p->loop_len[r->lvl[l]];
+    if (n == 0) return 0; /* the loop never runs */
+    npy_intp span = (n - 1) * r->lstr[l];
+    if (span < 0) lo += span; else hi += span;
+  }
   for (int d = 0; d < nd; ++d) {
     if (shape[d] < 0) goto bad;
     if (shape[d] == 0) return 0;
@@ -340,6 +366,116 @@ static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
   return 0;
 }
 
+static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i);
+
+/* A nested block: a tuple of thunk specs. */
+static int parse_block(Program *p, PyObject *specs, int *n, thunk_t **out) {
+  if (!PyTuple_Check(specs)) {
+    PyErr_SetString(PyExc_ValueError, "Program: a block must be a tuple of steps");
+    return -1;
+  }
+  *n = (int)PyTuple_GET_SIZE(specs);
+  *out = PyMem_Calloc((size_t)*n + 1, sizeof(thunk_t));
+  if (!*out) { PyErr_NoMemory(); return -1; }
+  for (int i = 0; i < *n; ++i)
+    if (parse_thunk(p, &(*out)[i], PyTuple_GET_ITEM(specs, i), i) < 0) return -1;
+  return 0;
+}
+
+static int alloc_blocks(thunk_t *t, int n) {
+  t->block_n = PyMem_Calloc((size_t)n + 1, sizeof(int));
+  t->blocks = PyMem_Calloc((size_t)n + 1, sizeof(thunk_t *));
+  if (!t->block_n || !t->blocks) { PyErr_NoMemory(); return -1; }
+  t->nblock = n;
+  return 0;
+}
+
+/* a 0-d operand of `item` bytes (a predicate or an index) */
+static int parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item) {
+  return parse_ref(p, o, r) < 0 ? -1 : check_extent(p, r, 0, NULL, NULL, item);
+}
+
+static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("scan", level, length, reverse, body block): the body's slices move with `level`, which
+   * is the number of loops around this one */
+  const char *kind;
+  long long length;
+  PyObject *body;
+  if (!PyArg_ParseTuple(spec, "siLpO", &kind, &t->level, &length, &t->reverse, &body)) return -1;
+  t->kind = TH_SCAN;
+  if (t->level != p->depth || t->level >= PB_MAXLOOP || length < 0) {
+    PyErr_Format(PyExc_ValueError, "Program: a scan at depth %d has level %d (at most %d nested) "
+                 "and length %lld", p->depth, t->level, PB_MAXLOOP, length);
+    return -1;
+  }
+  t->length = (npy_intp)length;
+  if (alloc_blocks(t, 1) < 0) return -1;
+  p->loop_len[p->depth++] = t->length;
+  int rc = parse_block(p, body, &t->block_n[0], &t->blocks[0]);
+  p->depth--;
+  return rc;
+}
+
+static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("while", predicate ref (bool), cond block, body block) */
+  const char *kind;
+  PyObject *pred, *cond, *body;
+  if (!PyArg_ParseTuple(spec, "sOOO", &kind, &pred, &cond, &body)) return -1;
+  t->kind = TH_WHILE;
+  if (parse_scalar_ref(p, pred, &t->sel, 1) < 0 || alloc_blocks(t, 2) < 0 ||
+      parse_block(p, cond, &t->block_n[0], &t->blocks[0]) < 0 ||
+      parse_block(p, body, &t->block_n[1], &t->blocks[1]) < 0)
+    return -1;
+  return 0;
+}
+
+static int parse_cond(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("cond", index ref (int32), (branch blocks...)) */
+  const char *kind;
+  PyObject *index, *branches;
+  if (!PyArg_ParseTuple(spec, "sOO!", &kind, &index, &PyTuple_Type, &branches)) return -1;
+  t->kind = TH_COND;
+  const int n = (int)PyTuple_GET_SIZE(branches);
+  if (n < 1) {
+    PyErr_SetString(PyExc_ValueError, "Program: a cond needs a branch");
+    return -1;
+  }
+  if (parse_scalar_ref(p, index, &t->sel, 4) < 0 || alloc_blocks(t, n) < 0) return -1;
+  for (int k = 0; k < n; ++k)
+    if (parse_block(p, PyTuple_GET_ITEM(branches, k), &t->block_n[k], &t->blocks[k]) < 0)
+      return -1;
+  return 0;
+}
+
+static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
+      !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
+    PyErr_SetString(PyExc_TypeError, "Program: a step must be a tuple starting with its kind");
+    return -1;
+  }
+  const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+  int rc = !strcmp(k, "region") ? parse_region(p, t, spec)
+           : !strcmp(k, "dot") ? parse_dot(p, t, spec)
+           : !strcmp(k, "reduce") ? parse_reduce(p, t, spec)
+           : !strcmp(k, "py") ? parse_py(p, t, spec)
+           : !strcmp(k, "scan") ? parse_scan(p, t, spec)
+           : !strcmp(k, "while") ? parse_while(p, t, spec)
+           : !strcmp(k, "cond") ? parse_cond(p, t, spec)
+           : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
+  if (rc < 0 && !PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+    return -1; /* out of memory */
+  if (rc < 0) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_Format(PyExc_ValueError, "Program: step %d ('%s') is malformed: %S", i, k,
+                 ev ? ev : Py_None);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+  }
+  return rc;
+}
+
 static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->shape);
   PyMem_Free(t->refs);
@@ -347,6 +483,12 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->rg.steps);
   PyMem_Free(t->inits);
   if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }
+  for (int b = 0; t->blocks && b < t->nblock; ++b) {
+    for (int i = 0; t->blocks[b] && i < t->block_n[b]; ++i) thunk_clear(&t->blocks[b][i]);
+    PyMem_Free(t->blocks[b]);
+  }
+  PyMem_Free(t->blocks);
+  PyMem_Free(t->block_n);
   Py_XDECREF(t->callable);
   for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
   for (int i = 0; t->shapes && i < t->nref; ++i) PyMem_Free(t->shapes[i]);
@@ -435,12 +577,13 @@ static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
 }
 
 PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict]) */
+  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict[, ftz]]) */
   PyObject *name, *ins, *outs, *consts, *thunks;
   long long arena;
-  int nogil, strict = 0;
-  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|p", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
-                        &outs, &PyTuple_Type, &consts, &PyTuple_Type, &thunks, &nogil, &strict))
+  int nogil, strict = 0, ftz = 0;
+  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|pp", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
+                        &outs, &PyTuple_Type, &consts, &PyTuple_Type, &thunks, &nogil, &strict,
+                        &ftz))
     return NULL;
   Program *p = (Program *)type->tp_alloc(type, 0);
   if (!p) return NULL;
@@ -449,6 +592,7 @@ PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   p->arena_bytes = (npy_intp)(arena > 0 ? (arena + 63) / 64 * 64 : 0);
   p->nogil = nogil;
   p->strict = strict;
+  p->ftz = ftz;
   p->max_threads = 1;
 #ifdef _OPENMP
   p->max_threads = omp_get_max_threads();
@@ -498,24 +642,8 @@ PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
       }
     }
   }
-  for (int i = 0; i < p->nthunk; ++i) {
-    PyObject *spec = PyTuple_GET_ITEM(thunks, i);
-    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
-        !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
-      PyErr_SetString(PyExc_TypeError, "Program: a step must be a tuple starting with its kind");
-      goto fail;
-    }
-    const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
-    int rc = !strcmp(k, "region") ? parse_region(p, &p->thunks[i], spec)
-             : !strcmp(k, "dot") ? parse_dot(p, &p->thunks[i], spec)
-             : !strcmp(k, "reduce") ? parse_reduce(p, &p->thunks[i], spec)
-             : !strcmp(k, "py") ? parse_py(p, &p->thunks[i], spec)
-             : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
-    if (rc < 0) {
-      PyErr_Format(PyExc_ValueError, "Program: step %d ('%s') is malformed", i, k);
-      goto fail;
-    }
-  }
+  for (int i = 0; i < p->nthunk; ++i)
+    if (parse_thunk(p, &p->thunks[i], PyTuple_GET_ITEM(thunks, i), i) < 0) goto fail;
   return (PyObject *)p;
 fail:
   Py_DECREF(p);

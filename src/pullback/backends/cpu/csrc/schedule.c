@@ -22,6 +22,10 @@
  *   reduce - a table reduction (reduce.c's runner) into the output.
  *   py     - a Python callback (a primitive without a native thunk yet): reacquires the GIL,
  *            calls the primitive's cpu rule on ndarray views, copies the result into its slot.
+ *   scan   - a block of thunks run `length` times; operands inside it may move with the
+ *            iteration number of their loop level (xs[i], ys[i]: see ref_t).
+ *   while  - a cond block computing a bool, then a body block, until the bool is false.
+ *   cond   - one of several blocks, picked by an int32 index (clamped).
  * Every reference is checked against its buffer's extent when the Program is built, so a bad
  * schedule raises instead of touching memory it does not own. */
 #include "program.h"
@@ -41,7 +45,9 @@ PyObject *pb_layout_error;
 /* ---------------------------------------------------------------- execution */
 
 static inline char *resolve(const run_ctx *c, const ref_t *r) {
-  return c->base[r->kind][r->index] + r->offset;
+  char *p = c->base[r->kind][r->index] + r->offset;
+  for (int l = 0; l < r->nloop; ++l) p += c->iter[r->lvl[l]] * r->lstr[l];
+  return p;
 }
 
 static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *params) {
@@ -268,11 +274,46 @@ done:
   return rc;
 }
 
+static int run_thunk(const thunk_t *t, run_ctx *c);
+
+static int run_block(const thunk_t *ts, int n, run_ctx *c) {
+  for (int i = 0; i < n; ++i)
+    if (run_thunk(&ts[i], c) < 0) return -1;
+  return 0;
+}
+
+/* The body once per iteration; its slices move with this loop's level. */
+static int run_scan(const thunk_t *t, run_ctx *c) {
+  for (npy_intp i = 0; i < t->length; ++i) {
+    c->iter[t->level] = t->reverse ? t->length - 1 - i : i;
+    if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
+  }
+  return 0;
+}
+
+static int run_while(const thunk_t *t, run_ctx *c) {
+  for (;;) {
+    if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
+    if (!*(const npy_bool *)resolve(c, &t->sel)) return 0;
+    if (run_block(t->blocks[1], t->block_n[1], c) < 0) return -1;
+  }
+}
+
+static int run_cond(const thunk_t *t, run_ctx *c) {
+  int32_t k;
+  memcpy(&k, resolve(c, &t->sel), sizeof k);
+  k = k < 0 ? 0 : k >= t->nblock ? t->nblock - 1 : k; /* clamped, as lax.switch does */
+  return run_block(t->blocks[k], t->block_n[k], c);
+}
+
 static int run_thunk(const thunk_t *t, run_ctx *c) {
   switch (t->kind) {
     case TH_REGION: return run_region(t, c);
     case TH_DOT: return run_dot(t, c);
     case TH_REDUCE: return run_reduce(t, c);
+    case TH_SCAN: return run_scan(t, c);
+    case TH_WHILE: return run_while(t, c);
+    case TH_COND: return run_cond(t, c);
     default: return run_py(t, c);
   }
 }
@@ -384,6 +425,8 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
   run_ctx c = {.base = {abase, inb, outb, constb}, .threads = 1, .ts = NULL, .error = NULL,
                .scratch = arena ? arena + self->arena_bytes : NULL};
   int rc = 0;
+  const unsigned fpmode = pb_get_fpmode();
+  if (self->ftz) pb_set_fpmode(fpmode | PB_FTZ_DAZ);
 #ifdef _OPENMP
   const int omp_threads = omp_get_max_threads();
 #endif
@@ -407,6 +450,7 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
   }
   if (c.ts) PyEval_RestoreThread(c.ts);
+  pb_set_fpmode(fpmode);
 #ifdef _OPENMP
   if (self->nogil) omp_set_num_threads(omp_threads);
 #endif

@@ -69,6 +69,19 @@ typedef void (*pb_pool_fn)(void *ctx, npy_intp chunk, int tid);
 int pb_pool_threads(int want);
 void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n);
 
+/* The calling thread's floating-point mode (MXCSR on x86: rounding, flush-to-zero,
+ * denormals-are-zero); pool workers adopt the caller's for each job. */
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define PB_FTZ_DAZ 0x8040u
+static inline unsigned pb_get_fpmode(void) { return _mm_getcsr(); }
+static inline void pb_set_fpmode(unsigned m) { if (_mm_getcsr() != m) _mm_setcsr(m); }
+#else
+#define PB_FTZ_DAZ 0u
+static inline unsigned pb_get_fpmode(void) { return 0; }
+static inline void pb_set_fpmode(unsigned m) { (void)m; }
+#endif
+
 /* schedule.c: the Program type, for callpath.c */
 extern PyObject *pb_layout_error;
 PyObject *pb_program_run(PyObject *p, PyObject *const *args, Py_ssize_t n);

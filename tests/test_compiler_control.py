@@ -1,0 +1,193 @@
+"""Control flow compiled to nested C schedules: scan, while and cond run inside the program (no
+Python between iterations), with values equal to eager execution."""
+import sys
+
+import numpy as np
+import pytest
+
+import pullback as pb
+import pullback.numpy as jnp
+from pullback import lax
+from pullback.backends.cpu import kernels
+
+rng = np.random.default_rng(0)
+
+
+def rand(*shape, dtype=np.float32):
+    return rng.normal(size=shape).astype(dtype)
+
+
+def compiled(f, *args):
+    return pb.jit(f).lower(*args).compile()
+
+
+def check(f, *args, rtol=1e-5, kinds=()):
+    """jit(f) equals eager f, the schedule has no callback step and holds the given kinds."""
+    c = compiled(f, *args)
+    text = c.as_text()
+    assert c._compiled.fallbacks == [], text
+    for k in kinds:
+        assert k in text, text
+    want = f(*args)
+    got = pb.jit(f)(*args)
+    for g, w in zip(pb.tree_util.tree_leaves(got), pb.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=1e-6)
+    return text
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_carry_xs_ys_consts(reverse):
+    w = rand(3, 3) * 0.3
+
+    def f(h, xs, w):
+        def body(h, x):
+            h = jnp.tanh(h @ w + x)
+            return h, (h.sum(), x * 2)
+        return lax.scan(body, h, xs, reverse=reverse)
+    check(f, rand(2, 3), rand(7, 2, 3), w, kinds=["scan[length=7", "body:"])
+
+
+def test_scan_swapped_reversed_and_passed_on_carries():
+    # new carries that are views of old ones must not read a carry already overwritten
+    def f(a, b, c, xs):
+        def body(carry, x):
+            a, b, c = carry
+            return (b, a[::-1] + x, c), a  # swap, reversed view, passed on; y = old carry
+        return lax.scan(body, (a, b, c), xs)
+    check(f, rand(4), rand(4), rand(2, 2), rand(5, 4))
+
+
+def test_scan_over_non_contiguous_xs_and_zero_length():
+    xs = rand(6, 5).T  # (5, 6) transposed: xs[i] is a strided column
+    f = lambda c, xs: lax.scan(lambda c, x: (c + x, c * x), c, xs)  # noqa: E731
+    check(f, rand(6), pb.Array(xs))
+    check(f, rand(6), rand(0, 6))
+
+
+def test_nested_scans_read_slices_of_slices():
+    def f(c, xss):
+        def outer(c, xs):
+            c2, ys = lax.scan(lambda d, x: (d * 0.5 + x, d.sum()), c, xs)
+            return c2, ys
+        return lax.scan(outer, c, xss)
+    text = check(f, rand(3), rand(4, 5, 3))
+    assert "i0*" in text and "i1*" in text  # the inner slice moves with both loops
+
+
+def test_loops_deeper_than_the_executor_supports_run_as_a_callback():
+    def nest(depth):
+        if depth == 0:
+            return lambda c, x: (c + x, None)
+        inner = nest(depth - 1)
+        return lambda c, xs: (lax.scan(inner, c, xs)[0], None)
+    f = lambda c, xs: lax.scan(nest(5), c, xs)[0]  # noqa: E731  (6 nested scans)
+    x = rand(2, 1, 1, 1, 1, 2, 3)
+    c = compiled(f, rand(3), x)
+    assert c._compiled.fallbacks == ["scan"]
+    np.testing.assert_allclose(np.asarray(pb.jit(f)(rand(3) * 0, x)),
+                               np.asarray(f(np.zeros(3, np.float32), x)), rtol=1e-6)
+
+
+def test_fori_and_while_loops():
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * 0.9 + i.astype(jnp.float32), x)
+    check(f, rand(3), np.int32(7), kinds=["while"])
+    check(f, rand(3), np.int32(0))  # no iteration: the initial carry
+    g = lambda x: lax.while_loop(lambda c: c[0] < 100, lambda c: (c[0] * 2, c[1] + 1), (x, 0))  # noqa: E731
+    check(g, np.float32(3.0), kinds=["while"])
+
+
+@pytest.mark.parametrize("index", [-3, 0, 1, 2, 9])
+def test_switch_picks_a_clamped_branch(index):
+    branches = [lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x]  # the last returns an operand
+    f = lambda i, x, y: lax.switch(i, branches, x, y)  # noqa: E731
+    check(f, np.int32(index), rand(4), rand(4), kinds=["cond[3 branches]"])
+
+
+def test_cond_with_a_known_index_compiles_one_branch():
+    f = lambda x: lax.cond(True, lambda x: x + 1, lambda x: x * 2, x)  # noqa: E731
+    text = check(f, rand(3))
+    assert "cond[" not in text
+
+
+def test_checkpoint_and_custom_derivatives_are_inlined():
+    @pb.custom_jvp
+    def g(x):
+        return jnp.sin(x)
+    g.defjvp(lambda p, t: (g(p[0]), jnp.cos(p[0]) * t[0]))
+    f = lambda x: pb.checkpoint(lambda x: g(x) * 2)(x)  # noqa: E731
+    check(f, rand(5))
+    check(pb.grad(lambda x: f(x).sum()), rand(5))
+
+
+def test_rnn_gradient_runs_in_c_and_hoists_whole_sequence_products():
+    wh, wx = rand(8, 8) * 0.3, rand(4, 8) * 0.3
+
+    def loss(params, h0, xs):
+        wh, wx = params
+
+        def step(h, x):
+            h = jnp.tanh(h @ wh + x @ wx)
+            return h, None
+        h, _ = lax.scan(step, h0, xs)
+        return jnp.sum(h ** 2)
+    vg = pb.value_and_grad(loss)
+    args = ((wh, wx), rand(3, 8), rand(20, 3, 4))
+    text = check(vg, *args, rtol=2e-4)
+    # x @ wx batched over time before the loop; the weight gradients are one product each
+    # after it (contracting time too), not running sums in the loop
+    assert text.count("scan[") == 2
+    jtext = pb.jit(vg).lower(*args).as_text()
+    assert "dimension_numbers=(((0, 1), (0, 1))" in jtext
+
+
+def test_a_long_scan_never_returns_to_python():
+    f = pb.jit(lambda c, xs: lax.scan(lambda c, x: (jnp.tanh(c * 0.5 + x), None), c, xs)[0])
+    c0, xs = pb.Array(rand(4)), pb.Array(rand(10_000, 4))
+    f(c0, xs)
+    calls = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+    sys.setprofile(prof)
+    try:
+        out = f(c0, xs)
+    finally:
+        sys.setprofile(None)
+    assert calls == []  # the call path, the loop and its steps: all C
+    want = np.asarray(c0)
+    for x in np.asarray(xs):
+        want = np.tanh(want * np.float32(0.5) + x)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
+
+
+def test_subnormals_are_flushed_under_jit_unless_configured_otherwise():
+    tiny = pb.Array(np.array([1e-40, 1.0], np.float32))
+    f = lambda x: x * 2.0  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(pb.jit(f)(tiny)), [0.0, 2.0])
+    assert np.asarray(f(tiny))[0] == np.float32(1e-40) * 2  # eager keeps IEEE subnormals
+    pb.config.update("jit_flush_denormals", False)
+    try:
+        assert np.asarray(pb.jit(lambda x: x * 2.0)(tiny))[0] == np.float32(1e-40) * 2
+    finally:
+        pb.config.update("jit_flush_denormals", True)
+
+
+def test_malformed_loop_schedules_are_rejected():
+    f32 = np.dtype(np.float32)
+    spec = ((f32, (4,), None, 4),)
+    out = ((f32, (4,), -1, None),)
+    copy = ("region", (4,), ((1, 0, 0), (2, 0, 0, ((1, 4),))), ((4,), (4,)), (4, 4),
+            ((kernels.SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4)),), 1 << 20)
+    with pytest.raises(ValueError, match="loop level 1"):  # level 1 outside a single loop
+        kernels.Program("bad", 0, spec, out, (), (("scan", 0, 3, False, (copy,)),), False)
+    ok = ("region", (1,), ((1, 0, 0, ((0, 4),)), (2, 0, 0, ((0, 4),))), ((4,), (4,)), (4, 4),
+          ((kernels.SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4)),), 1 << 20)
+    p = kernels.Program("ok", 0, spec, out, (), (("scan", 0, 4, False, (ok,)),), False)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(p.run(x)[0], x)
+    with pytest.raises(ValueError, match="leaves"):  # 5 iterations step past the end
+        kernels.Program("bad", 0, spec, out, (), (("scan", 0, 5, False, (ok,)),), False)
+    with pytest.raises(ValueError, match="level"):  # a scan must sit at its nesting depth
+        kernels.Program("bad", 0, spec, out, (), (("scan", 1, 4, False, (ok,)),), False)

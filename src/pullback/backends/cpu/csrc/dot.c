@@ -406,42 +406,51 @@ static int own_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, in
 
 int pb_dot_prepare(void) { return load_blas(); }
 
-/* Tiny products (the executor's many 16x16 steps): direct loops on the calling thread, no
- * packing and no allocation. Blocks of 4 rows x one 64-byte vector of columns accumulate in
- * registers (updating C in memory every k would chain each step on a store-to-load round trip);
- * each output element sums its products in k order with fused multiply-adds, as the blocked
- * kernel's micro-kernel does. */
+/* Small products (the executor's per-step products in loops: a batch of 16 rows times a 128 x
+ * 128 weight; the many 16x16 steps): direct loops on the calling thread, no packing and no
+ * allocation. Blocks of 8 rows x two 64-byte vectors of columns accumulate in 16 registers
+ * (enough independent chains to keep both FMA units busy; updating C in memory every k would
+ * chain each step on a store-to-load round trip) while B's rows are read in place. Each output
+ * element sums its products in k order with fused multiply-adds, as the blocked kernel's
+ * micro-kernel does, so both give the same bits. */
 #define TINY_MACS 65536.0
-#define TINY_IB 4
+#define SMALL_M 32 /* up to this many rows, any product under SMALL_F32_MACS takes it */
+#define TINY_IB 8
 typedef float vf32u __attribute__((vector_size(64), aligned(4)));
 #define TINY(NAME, T, V, VU)                                                                      \
   static PB_CLONES __attribute__((optimize("fp-contract=fast"))) void NAME(                       \
       npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,      \
       const npy_intp *bs, char *c, const npy_intp *cs) {                                         \
-    enum { JB = 64 / sizeof(T) };                                                                \
+    enum { L = 64 / sizeof(T), JB = 2 * L };                                                     \
     for (npy_intp i0 = 0; i0 < M; i0 += TINY_IB) {                                               \
       const int ib = M - i0 < TINY_IB ? (int)(M - i0) : TINY_IB;                                 \
+      const char *ar[TINY_IB];                                                                   \
+      for (int i = 0; i < TINY_IB; ++i) ar[i] = a + (i0 + (i < ib ? i : 0)) * as[1];             \
       for (npy_intp j0 = 0; j0 < N; j0 += JB) {                                                  \
         const int jb = N - j0 < JB ? (int)(N - j0) : JB;                                         \
         const bool full = jb == JB && bs[2] == (npy_intp)sizeof(T);                              \
-        V acc[TINY_IB] = {{0}};                                                                  \
+        V acc0[TINY_IB] = {{0}}, acc1[TINY_IB] = {{0}};                                          \
         for (npy_intp k = 0; k < K; ++k) {                                                       \
           const char *br = b + k * bs[1] + j0 * bs[2];                                           \
-          V bv = {0};                                                                            \
+          V b0 = {0}, b1 = {0};                                                                  \
           if (full) {                                                                            \
-            bv = *(const VU *)br;                                                                \
+            b0 = *(const VU *)br;                                                                \
+            b1 = *(const VU *)(br + L * sizeof(T));                                              \
           } else {                                                                               \
-            for (int j = 0; j < jb; ++j) bv[j] = *(const T *)(br + j * bs[2]);                   \
+            for (int j = 0; j < jb && j < L; ++j) b0[j] = *(const T *)(br + j * bs[2]);          \
+            for (int j = L; j < jb; ++j) b1[j - L] = *(const T *)(br + j * bs[2]);               \
           }                                                                                      \
-          _Pragma("GCC unroll 4") for (int i = 0; i < TINY_IB; ++i) {                            \
-            const T aik = i < ib ? *(const T *)(a + (i0 + i) * as[1] + k * as[2]) : 0;           \
-            acc[i] += aik * bv;                                                                  \
+          _Pragma("GCC unroll 8") for (int i = 0; i < TINY_IB; ++i) {                            \
+            const T aik = *(const T *)(ar[i] + k * as[2]);                                       \
+            acc0[i] += aik * b0;                                                                 \
+            acc1[i] += aik * b1;                                                                 \
           }                                                                                      \
         }                                                                                        \
         for (int i = 0; i < ib; ++i) {                                                           \
           T *cr = (T *)(c + (i0 + i) * cs[1]) + j0;                                              \
-          if (jb == JB) *(VU *)cr = acc[i];                                                      \
-          else { T part[JB]; memcpy(part, &acc[i], sizeof part);                                 \
+          if (jb == JB) { *(VU *)cr = acc0[i]; *(VU *)(cr + L) = acc1[i]; }                      \
+          else { T part[JB]; memcpy(part, &acc0[i], sizeof(V));                                  \
+                 memcpy(part + L, &acc1[i], sizeof(V));                                          \
                  for (int j = 0; j < jb; ++j) cr[j] = part[j]; }                                 \
         }                                                                                        \
       }                                                                                          \
@@ -549,7 +558,8 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
   const double macs = (double)Bt * (double)M * (double)K * (double)N;
   /* float32 only: its eager products of these sizes take the blocked kernel, whose sums run in
    * the same order (float64 ones take BLAS, whose order differs in the last bit) */
-  if (sa == sb && sa == so && sa == PB_F32 && macs <= TINY_MACS && cs[2] == ces) {
+  if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces &&
+      (macs <= TINY_MACS || (M <= SMALL_M && macs < SMALL_F32_MACS && bs[2] == ces))) {
     for (npy_intp i = 0; i < Bt; ++i)
       tiny_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs);
     return 0;

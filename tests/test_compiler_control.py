@@ -191,3 +191,36 @@ def test_malformed_loop_schedules_are_rejected():
         kernels.Program("bad", 0, spec, out, (), (("scan", 0, 5, False, (ok,)),), False)
     with pytest.raises(ValueError, match="level"):  # a scan must sit at its nesting depth
         kernels.Program("bad", 0, spec, out, (), (("scan", 1, 4, False, (ok,)),), False)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.int8])
+@pytest.mark.parametrize("start", [-5, 0, 2, 100])
+def test_dynamic_slices_read_clamped_starts_at_run_time(dtype, start):
+    if start < 0 and np.dtype(dtype).kind == "u":
+        start = 0
+    x = rand(6, 5)
+    s = np.asarray(start, dtype)
+    f = lambda x, i: lax.dynamic_slice(x, (i, 1), (3, 2))  # noqa: E731
+    text = check(f, pb.Array(x), pb.Array(s), kinds=["dcopy"])
+    assert "callback" not in text
+    g = lambda x, i: lax.dynamic_update_slice(x, jnp.ones((2, 3), x.dtype), (1, i))  # noqa: E731
+    check(g, pb.Array(x), pb.Array(s), kinds=["dcopy"])
+    xt = pb.Array(x.T)  # a strided operand
+    check(lambda x, i: lax.dynamic_slice(x, (i, i), (2, 2)), xt, pb.Array(s))
+
+
+def test_fori_loop_updating_rows_runs_natively():
+    def f(x):
+        return lax.fori_loop(0, x.shape[0], lambda i, x: x.at[i].set(x[i] * 2.0 + i), x)
+    text = check(f, rand(5, 3))
+    assert "callback" not in text
+
+
+def test_kernels_without_a_thunk_are_called_from_the_schedule():
+    x = pb.Array(rand(4, 5))
+    idx = pb.Array(np.array([2, 0, 1], np.int32))
+    for f in (lambda x: jnp.sort(x, axis=1), lambda x: jnp.argmax(x, axis=1),
+              lambda x: jnp.cumsum(x, axis=0), lambda x: x[idx], lambda x: x.at[idx].add(1.0),
+              lambda x: lax.top_k(x, 2)[0]):
+        text = check(f, x)
+        assert ": call " in text and "callback" not in text, text

@@ -23,7 +23,7 @@ from ....tracer import core
 from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
-from . import control
+from . import control, dynamic
 from .values import Buffer, Step, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -219,10 +219,12 @@ class SymbolicKernels:
 
     def __getattr__(self, name: str) -> Callable:
         real = getattr(kernels, name)
+        if not callable(real):
+            return real  # a table of codes (SCATTER_COMBINERS, ...)
 
         def call(*args: Any) -> Any:
             if _has_view(args):
-                raise Unsupported(f"kernel '{name}' has no native step")
+                return self._low.kernel_call(name, real, args)
             return _const_views(real(*args))  # no runtime operand: computed now, a constant
         return call
 
@@ -237,6 +239,10 @@ def copy_step(x: View, out: View) -> Step:
     """A strided copy of ``x`` into ``out`` (same shape and dtype)."""
     return Step("ewise", [x], [out], {"loop": (SCHEDULE["copy"], x.itemsize, 0), "params": (),
                                       "shape": x.shape, "grain": _CHEAP_GRAIN}, "copy")
+
+
+def all_views(xs: Sequence[Any]) -> bool:
+    return all(type(x) is View for x in xs)
 
 
 def _check_views(xs: Sequence[Any]) -> None:
@@ -324,6 +330,8 @@ class Lowering:
         if all(x.buf.kind == "const" for x in ins) and \
                 sum(a.size * a.dtype.itemsize for a in out_avals) <= _FOLD_LIMIT:
             return self.fold(prim, ins, params, out_avals)
+        if prim.name in dynamic.LOWER and all_views(ins):
+            return dynamic.LOWER[prim.name](self, ins, **params)
         cpu = prim.cpu
         if cpu and not getattr(cpu, "interpreted", False):
             mark = len(self.steps)
@@ -346,12 +354,58 @@ class Lowering:
         return [View.of_const(np.asarray(o._value if isinstance(o, Array) else o, a.dtype))
                 for o, a in zip(outs, out_avals)]
 
+    def kernel_call(self, name: str, fn: Callable, args: tuple) -> Any:
+        """A C entry point without a schedule thunk of its own, called by the executor on views
+        of its operands (a "call" step: no Python runs, but the GIL is held and the arguments
+        are ndarray objects). The results' avals come from calling it once now on zeros."""
+        template, slots, ins = [], [], []
+        for i, a in enumerate(args):
+            if type(a) is View:
+                slots.append((i,))
+                ins.append(a)
+                template.append(None)
+            elif isinstance(a, (tuple, list)) and _has_view(a):
+                if not all(type(x) is View for x in a):
+                    raise Unsupported(f"kernel '{name}': mixed sequence argument")
+                slots.extend((i, j) for j in range(len(a)))
+                ins.extend(a)
+                template.append(type(a)([None] * len(a)))
+            elif _has_view(a):
+                raise Unsupported(f"kernel '{name}': nested operand")
+            else:
+                template.append(a)
+        dummy = [np.zeros(v.shape, v.dtype) for v in ins]
+        trial = _fill(template, slots, dummy)
+        try:
+            res = fn(*trial)
+        except Exception as e:  # e.g. data-dependent validation: a callback step instead
+            raise Unsupported(f"kernel '{name}' on zeros: {e}") from None
+        single = isinstance(res, np.ndarray)
+        results = [res] if single else list(res) if isinstance(res, (tuple, list)) else None
+        if results is None or not results or \
+                not all(isinstance(r, np.ndarray) for r in results):
+            raise Unsupported(f"kernel '{name}' returned {type(res).__name__}")
+        outs = [View.fresh(r.shape, r.dtype) for r in results]
+        self.emit(Step("call", ins, outs, {"callable": fn, "template": tuple(template),
+                                            "slots": tuple(slots), "single": single}, name))
+        return outs[0] if single else type(res)(outs)
+
     def callback(self, prim: Any, ins: list[View], params: dict, out_avals: list) -> list[View]:
         outs = [View.fresh(a.shape, a.dtype) for a in out_avals]
         self.fallbacks.append(prim.name)
         self.emit(Step("py", ins, outs, {"callable": _callback(prim, params, out_avals)},
                        prim.name))
         return outs
+
+
+def _fill(template: list, slots: list, values: list) -> list:
+    args = [list(t) if isinstance(t, (tuple, list)) else t for t in template]
+    for pos, v in zip(slots, values):
+        if len(pos) == 1:
+            args[pos[0]] = v
+        else:
+            args[pos[0]][pos[1]] = v
+    return [type(t)(a) if isinstance(t, (tuple, list)) else a for t, a in zip(template, args)]
 
 
 def _callback(prim: Any, params: dict, out_avals: list) -> Callable:

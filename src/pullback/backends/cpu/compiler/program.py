@@ -144,7 +144,7 @@ def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
         e = s.info["epilogue"]
         return [f"{indent}{i}: dot_general ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
-    kind = "callback" if s.kind == "py" else s.kind
+    kind = {"py": "callback", "call": "call"}.get(s.kind, s.kind)
     return [f"{indent}{i}: {kind} {s.label} ({ins}) -> ({outs})"]
 
 
@@ -391,6 +391,13 @@ def _emit(s: Step, ref) -> tuple:
                 (a.strides, b.strides, c.strides),
                 _region_spec(epi, ref) if epi is not None else None,
                 epi is not None and _sliceable(epi, c, s.info["dims"]))
+    if s.kind == "dcopy":  # (side, shape, refs, strides, item, (start ref, its item, signed,
+        #                      limit, byte stride) per moving dimension)
+        src, dst = s.ins[0], s.outs[0]
+        starts = tuple((ref(s.ins[k]), s.ins[k].itemsize, int(s.ins[k].dtype.kind == "i"), lim,
+                        st) for k, lim, st in s.info["dyn"])
+        return ("dcopy", int(s.info["side"] == "dst"), src.shape, (ref(src), ref(dst)),
+                (src.strides, dst.strides), src.itemsize, starts)
     if s.kind == "reduce":
         x, out = s.ins[0], s.outs[0]
         acc = s.info["acc"]
@@ -399,4 +406,7 @@ def _emit(s: Step, ref) -> tuple:
                 tuple(int(d in axes) for d in range(x.ndim)), (ref(x), ref(acc), ref(out)),
                 x.strides, out.itemsize, acc.itemsize)
     ops = tuple((ref(v), v.dtype, v.shape, v.strides) for v in list(s.ins) + list(s.outs))
+    if s.kind == "call":  # the entry point itself, on views: (args template, operand slots)
+        return ("py", s.info["callable"], ops, len(s.ins), s.info["template"], s.info["slots"],
+                s.info["single"])
     return ("py", s.info["callable"], ops, len(s.ins))

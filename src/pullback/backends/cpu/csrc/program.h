@@ -6,7 +6,8 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
-enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY };
+
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
 #define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
@@ -25,6 +26,10 @@ typedef struct {
   int lvl[PB_MAXLOOP];
   npy_intp lstr[PB_MAXLOOP];
 } ref_t;
+
+/* A dcopy's moving dimension: its start index (a 0-d integer operand), clamped to [0, limit],
+ * moves the copy's source or destination by start * stride bytes. */
+typedef struct { ref_t ref; int item, is_signed; npy_intp limit, stride; } dstart_t;
 
 typedef struct {
   pb_loop_fn fn;
@@ -69,6 +74,9 @@ typedef struct thunk {
   int *ndims;                 /* nref */
   npy_intp **shapes, **pstrides;
   int npin;
+  PyObject *tmpl;             /* a kernel call: the argument tuple with operand places empty */
+  int *slot_pos, *slot_sub;   /* per input operand: its place (and index in a sequence, or -1) */
+  int single;                 /* the call returns one array (else a tuple) */
   /* scan (blocks[0] = body), while (cond, body), cond (one block per branch) */
   int nblock;
   int *block_n;
@@ -76,6 +84,10 @@ typedef struct thunk {
   npy_intp length;            /* scan: iterations */
   int level, reverse;         /* scan: the loop level its slices move with; backwards */
   ref_t sel;                  /* while: the bool predicate; cond: the int32 branch index */
+  /* dcopy: refs[0] source, refs[1] destination (strides: 2 x ndim), op = element size,
+   * reverse = 1 when the destination moves */
+  int nstart;
+  dstart_t *starts;
 } thunk_t;
 
 typedef struct {

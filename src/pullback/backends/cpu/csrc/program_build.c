@@ -322,10 +322,40 @@ static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin) */
+  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin[, template, slots, single]):
+   * without a template the callable gets the input views and returns a tuple of arrays; with
+   * one (a kernel entry point) it gets the template with input view k put at slots[k] =
+   * (position,) or (position, index in a sequence there) */
   const char *kind;
-  PyObject *fn, *ops;
-  if (!PyArg_ParseTuple(spec, "sOO!i", &kind, &fn, &PyTuple_Type, &ops, &t->npin)) return -1;
+  PyObject *fn, *ops, *tmpl = NULL, *slots = NULL;
+  if (!PyArg_ParseTuple(spec, "sOO!i|O!O!p", &kind, &fn, &PyTuple_Type, &ops, &t->npin,
+                        &PyTuple_Type, &tmpl, &PyTuple_Type, &slots, &t->single))
+    return -1;
+  if (tmpl) {
+    if (!slots || PyTuple_GET_SIZE(slots) != t->npin) {
+      PyErr_SetString(PyExc_ValueError, "Program: a kernel call needs a slot per input");
+      return -1;
+    }
+    t->slot_pos = PyMem_Calloc((size_t)t->npin + 1, sizeof(int));
+    t->slot_sub = PyMem_Calloc((size_t)t->npin + 1, sizeof(int));
+    if (!t->slot_pos || !t->slot_sub) { PyErr_NoMemory(); return -1; }
+    const Py_ssize_t nargs = PyTuple_GET_SIZE(tmpl);
+    for (int k = 0; k < t->npin; ++k) {
+      PyObject *sl = PyTuple_GET_ITEM(slots, k);
+      int pos = -1, sub = -1;
+      if (!PyArg_ParseTuple(sl, "i|i", &pos, &sub)) return -1;
+      PyObject *at = pos >= 0 && pos < nargs ? PyTuple_GET_ITEM(tmpl, pos) : NULL;
+      if (!at || (sub >= 0 && (!(PyTuple_Check(at) || PyList_Check(at)) ||
+                               sub >= PySequence_Size(at)))) {
+        PyErr_SetString(PyExc_ValueError, "Program: a kernel call slot is out of its template");
+        return -1;
+      }
+      t->slot_pos[k] = pos;
+      t->slot_sub[k] = sub;
+    }
+    Py_INCREF(tmpl);
+    t->tmpl = tmpl;
+  }
   t->kind = TH_PY;
   Py_INCREF(fn);
   t->callable = fn;
@@ -447,6 +477,68 @@ static int parse_cond(Program *p, thunk_t *t, PyObject *spec) {
   return 0;
 }
 
+static int parse_dcopy(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("dcopy", dst_moves, shape, (src ref, dst ref), (src strides, dst strides), item,
+   *  ((start ref, start item, signed, limit, stride), ...)) */
+  const char *kind;
+  PyObject *shape, *refs, *strides, *starts;
+  long long item;
+  if (!PyArg_ParseTuple(spec, "spO!O!O!LO!", &kind, &t->reverse, &PyTuple_Type, &shape,
+                        &PyTuple_Type, &refs, &PyTuple_Type, &strides, &item, &PyTuple_Type,
+                        &starts))
+    return -1;
+  t->kind = TH_DCOPY;
+  t->op = (int)item;
+  t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
+  t->strides = PyMem_Calloc(2 * PB_MAXDIMS, sizeof(npy_intp));
+  t->refs = PyMem_Calloc(2, sizeof(ref_t));
+  t->nstart = (int)PyTuple_GET_SIZE(starts);
+  t->starts = PyMem_Calloc((size_t)t->nstart + 1, sizeof(dstart_t));
+  if (!t->shape || !t->strides || !t->refs || !t->starts) { PyErr_NoMemory(); return -1; }
+  t->nref = 2;
+  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "dcopy shape")) < 0) return -1;
+  if (!pb_move_copy_loop(item) || PyTuple_GET_SIZE(refs) != 2 || PyTuple_GET_SIZE(strides) != 2) {
+    PyErr_SetString(PyExc_ValueError, "Program: bad dcopy step");
+    return -1;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0 ||
+        parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + i * t->ndim, PB_MAXDIMS,
+                   "dcopy strides") != t->ndim) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: dcopy strides != ndim");
+      return -1;
+    }
+  }
+  npy_intp lo = 0, hi = 0; /* the moving side's offsets over every clamped start */
+  for (int k = 0; k < t->nstart; ++k) {
+    dstart_t *d = &t->starts[k];
+    long long lim, st;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(starts, k), "OiiLL", &refs, &d->item, &d->is_signed,
+                          &lim, &st))
+      return -1;
+    if ((d->item != 1 && d->item != 2 && d->item != 4 && d->item != 8) || lim < 0 ||
+        parse_scalar_ref(p, refs, &d->ref, d->item) < 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dcopy start");
+      return -1;
+    }
+    d->limit = (npy_intp)lim;
+    d->stride = (npy_intp)st;
+    if (d->stride < 0) lo += d->limit * d->stride; else hi += d->limit * d->stride;
+  }
+  const int mv = t->reverse;
+  for (int i = 0; i < 2; ++i) {
+    ref_t r = t->refs[i];
+    if (check_extent(p, &r, t->ndim, t->shape, t->strides + i * t->ndim, item) < 0) return -1;
+    if (i == mv) { /* and at both ends of its range */
+      r.offset = t->refs[i].offset + lo;
+      if (check_extent(p, &r, t->ndim, t->shape, t->strides + i * t->ndim, item) < 0) return -1;
+      r.offset = t->refs[i].offset + hi;
+      if (check_extent(p, &r, t->ndim, t->shape, t->strides + i * t->ndim, item) < 0) return -1;
+    }
+  }
+  return 0;
+}
+
 static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
   if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
       !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
@@ -461,6 +553,7 @@ static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
            : !strcmp(k, "scan") ? parse_scan(p, t, spec)
            : !strcmp(k, "while") ? parse_while(p, t, spec)
            : !strcmp(k, "cond") ? parse_cond(p, t, spec)
+           : !strcmp(k, "dcopy") ? parse_dcopy(p, t, spec)
            : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
   if (rc < 0 && !PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
     return -1; /* out of memory */
@@ -490,6 +583,10 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->blocks);
   PyMem_Free(t->block_n);
   Py_XDECREF(t->callable);
+  Py_XDECREF(t->tmpl);
+  PyMem_Free(t->slot_pos);
+  PyMem_Free(t->starts);
+  PyMem_Free(t->slot_sub);
   for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
   for (int i = 0; t->shapes && i < t->nref; ++i) PyMem_Free(t->shapes[i]);
   for (int i = 0; t->pstrides && i < t->nref; ++i) PyMem_Free(t->pstrides[i]);

@@ -221,18 +221,66 @@ static int run_py(const thunk_t *t, run_ctx *c) {
   return rc;
 }
 
-static int run_py_locked(const thunk_t *t, run_ctx *c) {
-  int rc = -1;
-  PyObject *args = PyTuple_New(t->npin), *res = NULL;
-  if (!args) return -1;
+/* The call's arguments: the input views, or the template with them in their places. */
+static PyObject *py_args(const thunk_t *t, run_ctx *c) {
+  PyObject *views = PyTuple_New(t->npin);
+  if (!views) return NULL;
   for (int i = 0; i < t->npin; ++i) {
     PyObject *v = raw_view(t->descrs[i], t->ndims[i], t->shapes[i], t->pstrides[i],
                            resolve(c, &t->refs[i]));
-    if (!v) goto done;
-    PyTuple_SET_ITEM(args, i, v);
+    if (!v) { Py_DECREF(views); return NULL; }
+    PyTuple_SET_ITEM(views, i, v);
   }
+  if (!t->tmpl) return views;
+  const Py_ssize_t n = PyTuple_GET_SIZE(t->tmpl);
+  PyObject *args = PyTuple_New(n);
+  for (Py_ssize_t i = 0; args && i < n; ++i) { /* sequences with operands are rebuilt */
+    PyObject *it = PyTuple_GET_ITEM(t->tmpl, i);
+    PyObject *cp = PyList_Check(it) ? PyList_GetSlice(it, 0, PyList_GET_SIZE(it))
+                   : PyTuple_Check(it) ? PySequence_List(it) : (Py_INCREF(it), it);
+    if (!cp) { Py_CLEAR(args); break; }
+    PyTuple_SET_ITEM(args, i, cp);
+  }
+  for (int k = 0; args && k < t->npin; ++k) {
+    PyObject *v = PyTuple_GET_ITEM(views, k);
+    Py_INCREF(v);
+    if (t->slot_sub[k] < 0) {
+      PyObject *old = PyTuple_GET_ITEM(args, t->slot_pos[k]);
+      PyTuple_SET_ITEM(args, t->slot_pos[k], v);
+      Py_DECREF(old);
+    } else if (PyList_SetItem(PyTuple_GET_ITEM(args, t->slot_pos[k]), t->slot_sub[k], v) < 0) {
+      Py_CLEAR(args);
+    }
+  }
+  for (Py_ssize_t i = 0; args && i < n; ++i) { /* tuples in the template stay tuples */
+    PyObject *it = PyTuple_GET_ITEM(t->tmpl, i);
+    if (PyTuple_Check(it)) {
+      PyObject *tu = PyList_AsTuple(PyTuple_GET_ITEM(args, i));
+      if (!tu) { Py_CLEAR(args); break; }
+      PyObject *old = PyTuple_GET_ITEM(args, i);
+      PyTuple_SET_ITEM(args, i, tu);
+      Py_DECREF(old);
+    }
+  }
+  Py_DECREF(views);
+  return args;
+}
+
+static int run_py_locked(const thunk_t *t, run_ctx *c) {
+  int rc = -1;
+  PyObject *args = py_args(t, c), *res = NULL;
+  if (!args) return -1;
   res = PyObject_CallObject(t->callable, args);
   if (!res) goto done;
+  if (t->single) { /* one array: as a 1-tuple */
+    PyObject *tu = PyTuple_Pack(1, res);
+    Py_DECREF(res);
+    if (!(res = tu)) goto done;
+  } else if (PyList_Check(res)) {
+    PyObject *tu = PyList_AsTuple(res);
+    Py_DECREF(res);
+    if (!(res = tu)) goto done;
+  }
   const int nout = t->nref - t->npin;
   if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != nout) {
     PyErr_Format(PyExc_RuntimeError, "jit: a Python-callback step returned %R, expected a tuple of "
@@ -306,8 +354,33 @@ static int run_cond(const thunk_t *t, run_ctx *c) {
   return run_block(t->blocks[k], t->block_n[k], c);
 }
 
+/* A copy whose source or destination moves by clamped start indices read now. */
+static int run_dcopy(const thunk_t *t, run_ctx *c) {
+  npy_intp off = 0;
+  for (int k = 0; k < t->nstart; ++k) {
+    const dstart_t *d = &t->starts[k];
+    const char *p = resolve(c, &d->ref);
+    int64_t v;
+    if (d->is_signed) {
+      v = d->item == 1 ? *(const int8_t *)p : d->item == 2 ? *(const int16_t *)p
+          : d->item == 4 ? *(const int32_t *)p : *(const int64_t *)p;
+    } else {
+      const uint64_t u = d->item == 1 ? *(const uint8_t *)p : d->item == 2 ? *(const uint16_t *)p
+                         : d->item == 4 ? *(const uint32_t *)p : *(const uint64_t *)p;
+      v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
+    v = v < 0 ? 0 : v > d->limit ? d->limit : v;
+    off += (npy_intp)v * d->stride;
+  }
+  char *ptrs[2] = {resolve(c, &t->refs[0]), resolve(c, &t->refs[1])};
+  ptrs[t->reverse] += off;
+  pb_iterate(t->ndim, t->shape, 2, ptrs, t->strides, pb_move_copy_loop(t->op), NULL, 1);
+  return 0;
+}
+
 static int run_thunk(const thunk_t *t, run_ctx *c) {
   switch (t->kind) {
+    case TH_DCOPY: return run_dcopy(t, c);
     case TH_REGION: return run_region(t, c);
     case TH_DOT: return run_dot(t, c);
     case TH_REDUCE: return run_reduce(t, c);

@@ -1,6 +1,7 @@
 """A tanh RNN (hidden 128, input 32, T=1000, batch 16): loss + gradient through lax.scan, plain
 and checkpointed, under jit, pullback next to JAX (its lax.scan, and with jax.checkpoint on the
-body for the checkpointed rows: JAX has no K-checkpoint or binomial scan). The residual memory
+body for the checkpointed rows: JAX has no K-checkpoint or binomial scan) and PyTorch eager
+(a Python loop under autograd; plain scan only). Issue 6's target: plain scan <= 0.5x jax.jit. The residual memory
 of each variant is measured by ``benchmarks/scan_memory.py``."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 
 import numpy as np
 
-from case import Case
+from case import Case, Target
 from timing import Impl
 
 H, D, T, B = 128, 32, 1000, 16
@@ -75,6 +76,22 @@ def _jax(jax, remat: bool) -> Impl:
                 sync=lambda r: r[0].block_until_ready(), result=lambda r: np.asarray(r[1][0]))
 
 
+def _torch(torch) -> Impl:
+    """PyTorch eager: the loop in Python, autograd through it (plain scan only)."""
+    params, h0, xs = data()
+    ps = [torch.tensor(p, requires_grad=True) for p in params]
+    h0t, xst = torch.from_numpy(h0), torch.from_numpy(xs)
+
+    def vg():
+        wh, wx, b = ps
+        h = h0t
+        for x in xst:
+            h = torch.tanh(h @ wh + x @ wx + b)
+        loss = (h ** 2).mean()
+        return loss.detach(), torch.autograd.grad(loss, ps)
+    return Impl("vg()", {"vg": vg}, result=lambda r: r[1][0].numpy())
+
+
 def cases(fws) -> list[Case]:
     names = {f.name for f in fws}
     out = []
@@ -82,7 +99,10 @@ def cases(fws) -> list[Case]:
         impls = {"pullback": _pullback(ck)}
         if "jax" in names:
             impls["jax"] = _jax(importlib.import_module("jax"), ck is not None)
+        if "torch" in names and ck is None:
+            impls["torch"] = _torch(importlib.import_module("torch"))
         out.append(Case("scan", f"tanh RNN loss+grad, H=128 T=1000 B=16, jit: {label}"
                         + ("" if ck is None else " (JAX: jax.checkpoint on the body)"),
-                        impls, "us", rtol=1e-3))
+                        impls, "us", rtol=1e-3,
+                        targets=(Target("jax", 0.5),) if ck is None else ()))
     return out

@@ -105,19 +105,36 @@ def _row_major(v: View) -> bool:
     return (c < 2 or v.strides[2] == v.itemsize) and (r < 2 or v.strides[1] == c * v.itemsize)
 
 
+def _partial_broadcast(v: View) -> bool:
+    """Some dimensions broadcast (zero stride), others not: the element-wise loops then run
+    row by row instead of over the whole operand at once."""
+    return any(s == 0 for s, d in zip(v.strides, v.shape) if d > 1) and \
+        any(s != 0 for s, d in zip(v.strides, v.shape) if d > 1)
+
+
+_INVARIANT_COPY_MAX = 1 << 16  # elements: a bias broadcast over a batch, not a big expansion
+
+
 def _relayout_invariant_operands(low: Any, steps: list[Step]) -> list[View]:
-    """A matmul in a loop body reading a loop-invariant operand in a strided layout (``h @
-    W.T`` in a transposed scan) reads a row-major copy made once before the loop instead.
-    Returns the copies (operands of the loop step)."""
+    """Loop-invariant operands read in a layout that costs every iteration get a copy made once
+    before the loop: a matmul operand in a strided layout (``h @ W.T`` in a transposed scan)
+    becomes row-major; a small partial broadcast read element-wise (a bias added to a batch)
+    becomes contiguous, so the step's loop covers it in one run. Returns the copies (operands
+    of the loop step)."""
     from .lower import copy_step
     local = {o.buf.root()[0].id for s in steps for o in s.outs}
     copies: dict[tuple, View] = {}
     for s in steps:
-        if s.kind != "dot":
+        if s.kind == "dot":
+            which = [k for k in (0, 1) if not _row_major(s.ins[k]) and s.ins[k].size >= 64]
+        elif s.kind == "ewise":
+            which = [k for k, v in enumerate(s.ins)
+                     if _partial_broadcast(v) and v.size <= _INVARIANT_COPY_MAX]
+        else:
             continue
-        for k in (0, 1):
+        for k in which:
             v = s.ins[k]
-            if v.buf.kind == "slice" or v.buf.id in local or _row_major(v) or v.size < 64:
+            if v.buf.kind == "slice" or v.buf.id in local:
                 continue
             key = (v.buf.id, v.offset, v.shape, v.strides)
             t = copies.get(key)

@@ -149,7 +149,10 @@ def elide_tail_copies(steps: list[Step]) -> list[Step]:
     """Drop a block's closing copies where the copied value can be computed in its destination
     (the loop's carry buffer, or ``ys[i]``): the value's buffer then becomes an alias of the
     destination. Safe when one step writes the value, as a whole C-contiguous buffer of the
-    destination's size, and neither that step nor any later one reads the destination."""
+    destination's size, and no later step reads the destination -- nor that step, unless it
+    is a region that could write the value over the destination in place anyway (it reads the
+    destination element for element, before writing)."""
+    from .memory import _inplace_ok
     writers: dict[int, list[int]] = {}
     for i, s in enumerate(steps):
         for o in s.outs:
@@ -166,8 +169,12 @@ def elide_tail_copies(steps: list[Step]) -> list[Step]:
             continue
         p = writers[b.id][0]
         droot = d.buf.root()[0].id
-        if p >= i or any(x.buf.root()[0].id == droot for st in steps[p:] if id(st) not in dropped
-                         for x in _reads(st) if st is not s):
+        if p >= i or any(x.buf.root()[0].id == droot for st in steps[p + 1:]
+                         if id(st) not in dropped for x in _reads(st) if st is not s):
+            continue
+        own = [x for x in _reads(steps[p]) if x.buf.root()[0].id == droot]
+        if own and not (d.buf.kind != "slice" and all(x.buf is d.buf for x in own) and
+                        all(_inplace_ok(steps[p], x, v) for x in own) and d.is_whole()):
             continue
         b.kind, b.parent, b.base, b.loops = "slice", d.buf, d.offset, ()
         dropped.add(id(s))

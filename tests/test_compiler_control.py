@@ -224,3 +224,14 @@ def test_kernels_without_a_thunk_are_called_from_the_schedule():
               lambda x: lax.top_k(x, 2)[0]):
         text = check(f, x)
         assert ": call " in text and "callback" not in text, text
+
+
+def test_carry_updated_element_wise_is_written_in_place_unless_read_in_another_order():
+    f = lambda c: lax.scan(lambda c, _: (jnp.tanh(c) * 0.99, None), c, None, length=6)[0]  # noqa: E731
+    text = check(f, rand(8))
+    body = text.split("body:")[1].split("memory:")[0]
+    assert "copy" not in body  # the region writes the new carry over the old, tile by tile
+    # reading the carry reversed while writing it: every element needs the old values
+    g = lambda c: lax.scan(lambda c, _: (c[::-1] * 0.5 + c, None), c, None, length=5)[0]  # noqa: E731
+    text = check(g, rand(8))
+    assert "copy" in text.split("body:")[1]

@@ -106,10 +106,12 @@ GUARDED_F32(sin, pb_sinf, PB_TRIGF_SLOW, sinf)
 GUARDED_F32(cos, pb_cosf, PB_TRIGF_SLOW, cosf)
 PB_UNARY_GEN_GUARDED(sin_f64, double, double, double, PB_LD, PB_ST, pb_sin(a), PB_TRIG_SLOW, sin(a))
 PB_UNARY_GEN_GUARDED(cos_f64, double, double, double, PB_LD, PB_ST, pb_cos(a), PB_TRIG_SLOW, cos(a))
-/* float32 expm1/log1p through float64 (vecmath.h): no fix-up needed */
+/* expm1/log1p (vecmath.h): float32 through float64; branch-free, no fix-up needed */
 PB_FOR_HALVES(UN, expm1, pb_expm1f(a)) PB_FOR_HALVES(UN, log1p, pb_log1pf(a))
 UN(expm1_f32, float, float, float, PB_LD, PB_ST, pb_expm1f(a))
 UN(log1p_f32, float, float, float, PB_LD, PB_ST, pb_log1pf(a))
+UN(expm1_f64, double, double, double, PB_LD, PB_ST, pb_expm1(a))
+UN(log1p_f64, double, double, double, PB_LD, PB_ST, pb_log1p(a))
 #pragma GCC pop_options
 #undef PB_STRIDED_ATTR
 #define PB_STRIDED_ATTR
@@ -147,10 +149,8 @@ PB_FOR_FLOATS(UN, cbrt, cbrt(a))
 
 /* transcendental */
 INEXACT(UN, exp2, exp2(a), PB_CFN(pb_cexp2, a))
-UN(expm1_f64, double, double, double, PB_LD, PB_ST, expm1(a))
 PB_FOR_COMPLEXES(UN, expm1, PB_CFN(pb_cexpm1, a))
 PB_FOR_COMPLEXES(UN, log, log(a))
-UN(log1p_f64, double, double, double, PB_LD, PB_ST, log1p(a))
 PB_FOR_COMPLEXES(UN, log1p, PB_CFN(pb_clog1p, a))
 PB_FOR_COMPLEXES(UN, sin, sin(a))
 PB_FOR_COMPLEXES(UN, cos, cos(a))

@@ -111,4 +111,55 @@ static inline float pb_log1pf(float x) {
   return fabsf(x) < 0x1p-25f ? x : r;
 }
 
+/* ---- log1p of float64: log(u) + (x - (u - 1)) / u with u = 1 + x rounded ----
+ * The quotient restores what the rounding of 1 + x dropped (first order in it, which is ample:
+ * it is below an ulp of u). Tiny x returns x (keeps -0.0); inf, -1 and < -1 are selected. */
+static inline double pb_log1p(double x) {
+  const double u = 1.0 + x;
+  double r = pb_log(u) + (x - (u - 1.0)) / u;
+  r = fabs(x) < 0x1p-54 ? x : r;
+  r = x == INFINITY ? x : r;
+  return x == -1.0 ? -INFINITY : r; /* (x < -1: pb_log gives NaN; NaN propagates) */
+}
+
+/* ---- expm1 of float64: x = k ln2 + r (+ c, the reduction's rounding error), |r| <= ln2/2;
+ * e^r - 1 = r + r^2 q(r) with pb_exp's polynomial, and expm1(x) = 2^k (e^r - 1) + (2^k - 1);
+ * beyond |k| = 52, 2^k e^r - 1 (the -1 then only rounds).
+ * 2^k is applied as two factors so that overflow gives inf. x is clamped to [-746, 710] first
+ * (results -1 and inf there; k in [-1077, 1025], as in pb_exp); NaN passes the clamps. */
+static inline double pb_expm1(double x) {
+  double xc = x < -746.0 ? -746.0 : x;
+  xc = xc > 710.0 ? 710.0 : xc;
+  const double shift = 0x1.8p52;
+  const double t = xc * 0x1.71547652b82fep+0 + shift;
+  const double n = t - shift;
+  const double hi = xc - n * 0x1.62e42fee00000p-1; /* exact: ln2's high part has 32 bits */
+  const double lo = n * 0x1.a39ef35793c76p-33;
+  const double r = hi - lo, c = (hi - r) - lo;
+  double q = 0x1.af631d0059becp-26;
+  q = q * r + 0x1.28b4057f44145p-22;
+  q = q * r + 0x1.71ddf5749d126p-19;
+  q = q * r + 0x1.a01991ac8730ap-16;
+  q = q * r + 0x1.a01a01b14378fp-13;
+  q = q * r + 0x1.6c16c187fbe02p-10;
+  q = q * r + 0x1.111111110f225p-7;
+  q = q * r + 0x1.555555554f0cfp-5;
+  q = q * r + 0x1.555555555555ap-3;
+  q = q * r + 0x1.0000000000011p-1;
+  /* e^(r + c) - 1 = r + (r^2 q + c (1 + r)) to first order in c */
+  const double tail = r * r * q + c * (1.0 + r);
+  const uint64_t kb = pb_f64_bits(t) - pb_f64_bits(shift) + 1100u;
+  const int64_t k = (int64_t)kb - 1100, k1 = (int64_t)(kb >> 1) - 550, k2 = k - k1;
+  const double s1 = pb_bits_f64((uint64_t)(k1 + 1023) << 52);
+  const double s2 = pb_bits_f64((uint64_t)(k2 + 1023) << 52);
+  /* |k| <= 52: 2^k ((1 - 2^-k) + r + tail), where 1 - 2^-k is exact and adding r first is
+   * exact where it cancels (k = 1, r < 0: Sterbenz), so a result near 0.4 does not carry
+   * twice the rounding error of e^r - 1 */
+  const double m = 1.0 - pb_bits_f64((uint64_t)(1023 - k) << 52); /* (garbage if |k| > 52) */
+  const double near = (((m + r) + tail) * s1) * s2;
+  const double far = (((1.0 + r) + tail) * s1) * s2 - 1.0;
+  const double res = fabs(n) <= 52.0 ? near : far;
+  return fabs(x) < 0x1p-54 ? x : res;
+}
+
 #endif

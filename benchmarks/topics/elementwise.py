@@ -1,4 +1,5 @@
-"""Memory-bound throughput: element-wise ops and a reduction on 1M float32."""
+"""Throughput: element-wise ops (memory-bound add/exp, the transcendentals sin/tanh) and a
+reduction on 1M float32."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +16,8 @@ def cases(fws) -> list[Case]:
     arrays = {f.name: (f.array(x), f.array(y)) for f in fws}
     nbytes = x.nbytes
     spec = [("add", "x + y", 3 * nbytes, 1e-6), ("exp", "ns.exp(x)", 2 * nbytes, 1e-6),
+            # the vectorized transcendentals (csrc/vecmath.h): compute- rather than memory-bound
+            ("sin", "ns.sin(x)", 2 * nbytes, 1e-6), ("tanh", "ns.tanh(x)", 2 * nbytes, 1e-6),
             ("sum", "ns.sum(x)", nbytes, 1e-3)]
     return [Case("elementwise", f"{name}, 1M float32", {
                 f.name: f.impl(stmt, x=arrays[f.name][0], y=arrays[f.name][1]) for f in fws},

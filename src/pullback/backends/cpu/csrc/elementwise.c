@@ -3,7 +3,7 @@
  * call raises instead of reading out of bounds. float16/bfloat16 compute in float32 and round
  * once on store. select_n has its own entry point (its operands differ in dtype and number).
  */
-#include "ewise_math.h"
+#include "vecmath.h"
 #include "schedule.h"
 #include <tgmath.h> /* sin/log/... pick the float, double or complex version from the type */
 
@@ -95,14 +95,23 @@ UN(log_f32, float, float, float, PB_LD, PB_ST, pb_logf(a))
 UN(tanh_f32, float, float, float, PB_LD, PB_ST, pb_tanhf(a))
 UN(log_f64, double, double, double, PB_LD, PB_ST, pb_log(a))
 UN(tanh_f64, double, double, double, PB_LD, PB_ST, pb_tanh(a))
-#define TRIG_FIXUP(N, FAST, SLOW)                                                                  \
-  PB_UNARY_GEN_FIXUP(N##_f16, pb_f16, float, pb_f16, PB_LD_F16, PB_ST_F16, FAST(a),                \
-                     PB_TRIGF_SLOW, SLOW(a))                                                       \
-  PB_UNARY_GEN_FIXUP(N##_bf16, pb_bf16, float, pb_bf16, PB_LD_BF16, PB_ST_BF16, FAST(a),           \
-                     PB_TRIGF_SLOW, SLOW(a))                                                       \
-  PB_UNARY_GEN_FIXUP(N##_f32, float, float, float, PB_LD, PB_ST, FAST(a), PB_TRIGF_SLOW, SLOW(a))
-TRIG_FIXUP(sin, pb_sinf, sinf)
-TRIG_FIXUP(cos, pb_cosf, cosf)
+/* guarded loops (vecmath.h): sin/cos beyond their reduction's range (and inf, NaN) via libm */
+#define GUARDED_F32(N, FAST, SLOW, SLOWFN)                                                         \
+  PB_UNARY_GEN_GUARDED(N##_f16, pb_f16, float, pb_f16, PB_LD_F16, PB_ST_F16, FAST(a), SLOW,       \
+                       SLOWFN(a))                                                                  \
+  PB_UNARY_GEN_GUARDED(N##_bf16, pb_bf16, float, pb_bf16, PB_LD_BF16, PB_ST_BF16, FAST(a), SLOW,  \
+                       SLOWFN(a))                                                                  \
+  PB_UNARY_GEN_GUARDED(N##_f32, float, float, float, PB_LD, PB_ST, FAST(a), SLOW, SLOWFN(a))
+GUARDED_F32(sin, pb_sinf, PB_TRIGF_SLOW, sinf)
+GUARDED_F32(cos, pb_cosf, PB_TRIGF_SLOW, cosf)
+PB_UNARY_GEN_GUARDED(sin_f64, double, double, double, PB_LD, PB_ST, pb_sin(a), PB_TRIG_SLOW, sin(a))
+PB_UNARY_GEN_GUARDED(cos_f64, double, double, double, PB_LD, PB_ST, pb_cos(a), PB_TRIG_SLOW, cos(a))
+/* expm1/log1p (vecmath.h): float32 through float64; branch-free, no fix-up needed */
+PB_FOR_HALVES(UN, expm1, pb_expm1f(a)) PB_FOR_HALVES(UN, log1p, pb_log1pf(a))
+UN(expm1_f32, float, float, float, PB_LD, PB_ST, pb_expm1f(a))
+UN(log1p_f32, float, float, float, PB_LD, PB_ST, pb_log1pf(a))
+UN(expm1_f64, double, double, double, PB_LD, PB_ST, pb_expm1(a))
+UN(log1p_f64, double, double, double, PB_LD, PB_ST, pb_log1p(a))
 #pragma GCC pop_options
 #undef PB_STRIDED_ATTR
 #define PB_STRIDED_ATTR
@@ -140,11 +149,11 @@ PB_FOR_FLOATS(UN, cbrt, cbrt(a))
 
 /* transcendental */
 INEXACT(UN, exp2, exp2(a), PB_CFN(pb_cexp2, a))
-INEXACT(UN, expm1, expm1(a), PB_CFN(pb_cexpm1, a))
+PB_FOR_COMPLEXES(UN, expm1, PB_CFN(pb_cexpm1, a))
 PB_FOR_COMPLEXES(UN, log, log(a))
-INEXACT(UN, log1p, log1p(a), PB_CFN(pb_clog1p, a))
-UN(sin_f64, double, double, double, PB_LD, PB_ST, sin(a)) PB_FOR_COMPLEXES(UN, sin, sin(a))
-UN(cos_f64, double, double, double, PB_LD, PB_ST, cos(a)) PB_FOR_COMPLEXES(UN, cos, cos(a))
+PB_FOR_COMPLEXES(UN, log1p, PB_CFN(pb_clog1p, a))
+PB_FOR_COMPLEXES(UN, sin, sin(a))
+PB_FOR_COMPLEXES(UN, cos, cos(a))
 INEXACT(UN, tan, tan(a), tan(a))
 INEXACT(UN, asin, asin(a), asin(a))
 INEXACT(UN, acos, acos(a), acos(a))

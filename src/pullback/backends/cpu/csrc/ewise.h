@@ -80,30 +80,6 @@ typedef struct {
     }                                                                                              \
   }
 
-/* y = EXPR(a) on a fast branch-free path, with the elements where SLOW(a) holds recomputed by
- * SLOWEXPR(a) in a second, scalar pass (the fast path then never needs a branch; the pass only
- * reads what the first one did). */
-#define PB_UNARY_GEN_FIXUP(NAME, T, C, TO, LD, ST, EXPR, SLOW, SLOWEXPR)                           \
-  static PB_LOOP_ATTR void NAME##_contig(const T *restrict x, TO *restrict y, npy_intp n,          \
-                                         const void *prm) {                                        \
-    for (npy_intp i = 0; i < n; ++i) { const C a = LD(x[i]); y[i] = ST(TO, EXPR); }                \
-    for (npy_intp i = 0; i < n; ++i) {                                                             \
-      const C a = LD(x[i]);                                                                        \
-      if (SLOW(a)) y[i] = ST(TO, SLOWEXPR);                                                        \
-    }                                                                                              \
-  }                                                                                                \
-  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,                        \
-                                    const void *prm) {                                             \
-    if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TO)) {                             \
-      NAME##_contig((const T *)p[0], (TO *)p[1], n, prm);                                          \
-      return;                                                                                      \
-    }                                                                                              \
-    char *px = p[0], *py = p[1];                                                                   \
-    for (npy_intp i = 0; i < n; ++i, px += s[0], py += s[1]) {                                     \
-      const C a = LD(*(const T *)px); *(TO *)py = ST(TO, SLOW(a) ? SLOWEXPR : EXPR);               \
-    }                                                                                              \
-  }
-
 /* y = EXPR(a, b), with fast paths for both contiguous and for either side a broadcast scalar */
 #define PB_BINARY_GEN(NAME, T, C, TO, LD, ST, EXPR)                                                \
   static PB_LOOP_ATTR void NAME##_vv(const T *restrict x, const T *restrict z, TO *restrict y,     \

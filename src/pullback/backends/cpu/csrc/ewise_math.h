@@ -37,7 +37,8 @@ static inline float pb_expf(float x) {
   return p * pb_bits_f32((uint32_t)(k1 + 127) << 23) * pb_bits_f32((uint32_t)(k2 + 127) << 23);
 }
 
-static inline double pb_exp(double x) {
+/* e^x as hi + *lo (the rounding error of 1 + (r + r^2 q), taken by Fast2Sum, scaled): */
+static inline double pb_exp_dd(double x, double *lo) {
   /* No clamp up front: GCC would specialise the clamped paths. Out-of-range x computes garbage
    * (every integer step wraps harmlessly) that the final select replaces; NaN propagates. */
   const double shift = 0x1.8p52;
@@ -57,14 +58,20 @@ static inline double pb_exp(double x) {
   q = q * r + 0x1.555555554f0cfp-5;
   q = q * r + 0x1.555555555555ap-3;
   q = q * r + 0x1.0000000000011p-1;
-  const double p = 1.0 + (r + r * r * q);
+  const double s = r + r * r * q, p = 1.0 + s;
   /* k + 1100 >= 0 for x in [-746, 710] (k in [-1077, 1025]), so it splits in halves unsigned
    * (AVX2 has no 64-bit arithmetic shift) */
   const uint64_t kb = pb_f64_bits(t) - pb_f64_bits(shift) + 1100u;
   const int64_t k = (int64_t)kb - 1100, k1 = (int64_t)(kb >> 1) - 550, k2 = k - k1;
-  const double res = p * pb_bits_f64((uint64_t)(k1 + 1023) << 52) *
-                     pb_bits_f64((uint64_t)(k2 + 1023) << 52);
+  const double s1 = pb_bits_f64((uint64_t)(k1 + 1023) << 52);
+  const double s2 = pb_bits_f64((uint64_t)(k2 + 1023) << 52);
+  const double res = p * s1 * s2, res_lo = ((1.0 - p) + s) * s1 * s2;
+  *lo = x > 710.0 || x < -746.0 ? 0.0 : res_lo;
   return x > 710.0 ? INFINITY : x < -746.0 ? 0.0 : res;
+}
+static inline double pb_exp(double x) {
+  double lo;
+  return pb_exp_dd(x, &lo);
 }
 
 /* ---- log: x = 2^k m with m in [sqrt(1/2), sqrt(2)), log x = k ln2 + log1p(m - 1) ----
@@ -275,16 +282,18 @@ static inline pb_bf16 pb_nextafter_bf16(pb_bf16 a, pb_bf16 b) {
 static inline pb_c128 pb_csign_c128(pb_c128 z) { return z == 0 ? 0 : z / cabs(z); }
 static inline pb_c64 pb_csign_c64(pb_c64 z) { return (pb_c64)pb_csign_c128(z); }
 
-/* ---- logistic 1 / (1 + e^-x), accurate in both tails: e = e^-|x| never overflows ---- */
-static inline float pb_logisticf(float x) {
-  const float e = pb_expf(-fabsf(x));
-  const float r = 1.0f / (1.0f + e);
-  return x >= 0 ? r : e * r;
-}
+/* ---- logistic 1 / (1 + e^-x) ----
+ * float32 computes in double (e^-x to 2^-52, far below a float ulp; e^-x = inf gives 0).
+ * float64: e = e^-|x| (never overflows) as a double-double e + el; 1 / (1 + e) for x >= 0,
+ * e / (1 + e) below, with the rounding error c of d = 1 + e (Fast2Sum, 1 >= e) and el taken
+ * back: num / (d + c) = (num - (num / d) c) / d to first order; two divisions' errors remain. */
+static inline float pb_logisticf(float x) { return (float)(1.0 / (1.0 + pb_exp(-(double)x))); }
 static inline double pb_logistic(double x) {
-  const double e = pb_exp(-fabs(x));
-  const double r = 1.0 / (1.0 + e);
-  return x >= 0 ? r : e * r;
+  double el;
+  const double e = pb_exp_dd(-fabs(x), &el);
+  const double d = 1.0 + e, c = ((1.0 - d) + e) + el;
+  const double num = x >= 0 ? 1.0 : e, num_lo = x >= 0 ? 0.0 : el;
+  return (num + (num_lo - (num / d) * c)) / d;
 }
 
 /* ---- complex functions C lacks (complex64 computes in complex128 and rounds once) ---- */

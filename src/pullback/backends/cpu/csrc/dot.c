@@ -465,6 +465,13 @@ typedef float vf32u __attribute__((vector_size(64), aligned(4)));
   }
 TINY(tiny_f32, float, vf32, vf32u)
 
+/* float32 products the direct loops take, eager and in programs alike (same bits either way):
+ * tiny ones, and up to SMALL_M rows with a row-major B (they beat single-threaded BLAS there:
+ * 4.5 us vs ~7 us at 16x128x128) */
+static bool direct_f32(npy_intp M, double macs, npy_intp b_col_stride) {
+  return macs <= TINY_MACS || (M <= SMALL_M && macs < SMALL_F32_MACS && b_col_stride == 4);
+}
+
 /* OpenBLAS's per-thread thread count (openblas_set_num_threads_local), when the library has it:
  * the executor runs BLAS single-threaded inside its own OpenMP chunks. */
 typedef int (*set_local_fn)(int);
@@ -575,8 +582,7 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
   const double macs = (double)Bt * (double)M * (double)K * (double)N;
   /* float32 only: its eager products of these sizes take the blocked kernel, whose sums run in
    * the same order (float64 ones take BLAS, whose order differs in the last bit) */
-  if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces &&
-      (macs <= TINY_MACS || (M <= SMALL_M && macs < SMALL_F32_MACS && bs[2] == ces))) {
+  if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces && direct_f32(M, macs, bs[2])) {
     for (npy_intp i = 0; i < Bt; ++i)
       tiny_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs);
     return 0;
@@ -639,12 +645,12 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   bool wide = ints && PyDataType_ELSIZE(ocanon) == 8;
   /* Small float32 products stay on this thread: OpenBLAS splits even a 64x128x128 product over
    * its threads, and when the other core is busy that costs ~1 ms instead of ~20 us (measured
-   * on 2 cores). Single-threaded BLAS where OpenBLAS allows it, else the own kernel; tiny ones
-   * take the executor's direct loops (so jit and eager agree bit for bit). */
+   * on 2 cores). Single-threaded BLAS where OpenBLAS allows it, else the own kernel; tiny and
+   * few-row ones take the executor's direct loops (so jit and eager agree bit for bit). */
   const double macs = (double)as[0] * (double)as[1] * (double)as[2] * (double)bs[2];
   bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
   int rc = 0;
-  if (small_f32 && macs <= TINY_MACS) {
+  if (small_f32 && direct_f32(as[1], macs, PyArray_STRIDES(b)[2])) {
     Py_BEGIN_ALLOW_THREADS
     for (npy_intp i = 0; i < as[0]; ++i)
       tiny_f32(as[1], bs[2], as[2], PyArray_BYTES(a) + i * PyArray_STRIDES(a)[0], PyArray_STRIDES(a),

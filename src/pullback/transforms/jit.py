@@ -75,7 +75,9 @@ _jit_run.interpreted = True  # takes Arrays (it is a call primitive), not ndarra
 
 
 def _to_ndarray(x: Any, aval) -> Any:
-    from ..backends import to_ndarray
+    global _to_ndarray
+    from ..backends import to_ndarray  # (backends imports this module: bound on first use)
+    _to_ndarray = to_ndarray
     return to_ndarray(x, aval)
 
 

@@ -157,7 +157,7 @@ def elide_tail_copies(steps: list[Step]) -> list[Step]:
     for i, s in enumerate(steps):
         for o in s.outs:
             writers.setdefault(o.buf.id, []).append(i)
-    out, dropped = list(steps), set()
+    dropped: set[int] = set()
     for i, s in enumerate(steps):
         if not (s.kind == "ewise" and s.label == "copy" and len(s.ins) == 1):
             continue
@@ -178,7 +178,7 @@ def elide_tail_copies(steps: list[Step]) -> list[Step]:
             continue
         b.kind, b.parent, b.base, b.loops = "slice", d.buf, d.offset, ()
         dropped.add(id(s))
-    return [s for s in out if id(s) not in dropped]
+    return [s for s in steps if id(s) not in dropped]
 
 
 def _reads(s: Step):

@@ -37,17 +37,9 @@ static inline float pb_expf(float x) {
   return p * pb_bits_f32((uint32_t)(k1 + 127) << 23) * pb_bits_f32((uint32_t)(k2 + 127) << 23);
 }
 
-/* e^x as hi + *lo (the rounding error of 1 + (r + r^2 q), taken by Fast2Sum, scaled): */
-static inline double pb_exp_dd(double x, double *lo) {
-  /* No clamp up front: GCC would specialise the clamped paths. Out-of-range x computes garbage
-   * (every integer step wraps harmlessly) that the final select replaces; NaN propagates. */
-  const double shift = 0x1.8p52;
-  const double t = x * 0x1.71547652b82fep+0 + shift;
-  const double n = t - shift;
-  double r = x - n * 0x1.62e42fee00000p-1;
-  r = r - n * 0x1.a39ef35793c76p-33;
-  /* e^r = 1 + r + r^2 q(r), degree 11: Chebyshev interpolation (near-minimax), relative
-   * error 1.7e-17 on |r| <= ln2/2 */
+/* q(r) with e^r = 1 + r + r^2 q(r), degree 11: Chebyshev interpolation (near-minimax),
+ * relative error 1.7e-17 on |r| <= ln2/2 (float64 exp and expm1) */
+static inline double pb_exp_q(double r) {
   double q = 0x1.af631d0059becp-26;
   q = q * r + 0x1.28b4057f44145p-22;
   q = q * r + 0x1.71ddf5749d126p-19;
@@ -57,7 +49,19 @@ static inline double pb_exp_dd(double x, double *lo) {
   q = q * r + 0x1.111111110f225p-7;
   q = q * r + 0x1.555555554f0cfp-5;
   q = q * r + 0x1.555555555555ap-3;
-  q = q * r + 0x1.0000000000011p-1;
+  return q * r + 0x1.0000000000011p-1;
+}
+
+/* e^x as hi + *lo (the rounding error of 1 + (r + r^2 q), taken by Fast2Sum, scaled): */
+static inline double pb_exp_dd(double x, double *lo) {
+  /* No clamp up front: GCC would specialise the clamped paths. Out-of-range x computes garbage
+   * (every integer step wraps harmlessly) that the final select replaces; NaN propagates. */
+  const double shift = 0x1.8p52;
+  const double t = x * 0x1.71547652b82fep+0 + shift;
+  const double n = t - shift;
+  double r = x - n * 0x1.62e42fee00000p-1;
+  r = r - n * 0x1.a39ef35793c76p-33;
+  const double q = pb_exp_q(r);
   const double s = r + r * r * q, p = 1.0 + s;
   /* k + 1100 >= 0 for x in [-746, 710] (k in [-1077, 1025]), so it splits in halves unsigned
    * (AVX2 has no 64-bit arithmetic shift) */

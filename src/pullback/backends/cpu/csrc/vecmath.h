@@ -136,16 +136,7 @@ static inline double pb_expm1(double x) {
   const double hi = xc - n * 0x1.62e42fee00000p-1; /* exact: ln2's high part has 32 bits */
   const double lo = n * 0x1.a39ef35793c76p-33;
   const double r = hi - lo, c = (hi - r) - lo;
-  double q = 0x1.af631d0059becp-26;
-  q = q * r + 0x1.28b4057f44145p-22;
-  q = q * r + 0x1.71ddf5749d126p-19;
-  q = q * r + 0x1.a01991ac8730ap-16;
-  q = q * r + 0x1.a01a01b14378fp-13;
-  q = q * r + 0x1.6c16c187fbe02p-10;
-  q = q * r + 0x1.111111110f225p-7;
-  q = q * r + 0x1.555555554f0cfp-5;
-  q = q * r + 0x1.555555555555ap-3;
-  q = q * r + 0x1.0000000000011p-1;
+  const double q = pb_exp_q(r);
   /* e^(r + c) - 1 = r + (r^2 q + c (1 + r)) to first order in c */
   const double tail = r * r * q + c * (1.0 + r);
   const uint64_t kb = pb_f64_bits(t) - pb_f64_bits(shift) + 1100u;

@@ -76,6 +76,7 @@ int pb_threads_for(npy_intp n, npy_intp grain);
 /* Argument checking shared by the entry points: raise TypeError/ValueError naming the kernel
  * and the argument, return NULL/-1. */
 PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg);
+/* alloc.c: a new C-contiguous array (steals descr); large ones reuse freed blocks */
 PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *descr);
 /* A view of x's buffer starting at `data` (steals descr; keeps x alive as the view's base; the
  * caller has checked the view stays inside x). */
@@ -101,5 +102,6 @@ int pb_register_gather(PyObject *m);
 int pb_register_unfold(PyObject *m);
 int pb_register_random(PyObject *m);
 int pb_register_movement(PyObject *m);
+int pb_register_alloc(PyObject *m);
 
 #endif

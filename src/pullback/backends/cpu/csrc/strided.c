@@ -60,12 +60,6 @@ PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg) 
   return a;
 }
 
-PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *descr) {
-  /* steals descr */
-  return (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, (npy_intp *)shape,
-                                               NULL, NULL, 0, NULL);
-}
-
 PyObject *pb_new_view(PyArrayObject *x, PyArray_Descr *descr, int nd, const npy_intp *shape,
                       const npy_intp *strides, char *data) {
   PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, (npy_intp *)shape,

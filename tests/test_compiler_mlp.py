@@ -119,15 +119,21 @@ def test_mlp_step_against_eager_and_numpy(sizes, batch):
 def test_mlp_step_schedule_fuses_into_the_products():
     """Every element-wise op of the forward, the relu masks and the SGD updates of the weights
     run as epilogues of the 8 products (the benchmark's schedule: see the profile in issue 6);
-    the weight gradients are computed already transposed, reading operands in place."""
+    the weight gradients are computed already transposed, reading operands in place; the second
+    layer's weight and input gradients run side by side (a par step)."""
     ws, bs, x, y = _mlp_data([784, 512, 512, 10], 128)
     params = [(pb.Array(w), pb.Array(b)) for w, b in zip(ws, bs)]
     text = pb.jit(_step_fn(pb, nn, jnp)).lower(params, pb.Array(x), pb.Array(y)).compile() \
         .as_text()
     lines = text.splitlines()
-    assert lines[0] == "program step: 17 steps, GIL released"
-    dots = [ln for ln in lines if ": dot_general" in ln]
+    assert lines[0] == "program step: 16 steps, GIL released"
+    dots = [ln for ln in lines if "dot_general (" in ln]
     assert len(dots) == 8
+    par = lines.index(next(ln for ln in lines if ": par " in ln))
+    pair = [ln for ln in lines[par + 1:par + 5] if "dot_general (" in ln]
+    assert len(pair) == 2
+    assert "f32[1,512,128]" in pair[0] and "-> (arena@" in pair[0]  # h1^T @ g: the weight's
+    assert "input2:f32[1,512,512] strides=(2048, 4, 2048)" in pair[1]  # g @ W2^T: the input's
     epilogues = [ln.split("epilogue: ")[1] for ln in lines if "epilogue: " in ln]
     assert epilogues.count("add ; max ; eq ; select_n ; eq ; select_n") == 2  # bias + relu
     assert epilogues.count("mul ; sub") == 3                                  # SGD of weights
@@ -135,4 +141,5 @@ def test_mlp_step_schedule_fuses_into_the_products():
     assert not [ln for ln in lines if ": region" in ln and "[1,784" in ln]  # no copies of x
     assert "copy" not in text
     arena = int(text.split("memory: arena ")[1].split()[0])
-    assert arena <= 2654208  # buffers share bytes: under half of the intermediates
+    assert arena <= 2916352  # buffers share bytes: under 55% of the intermediates (the par
+    # step's products each keep their operands and results apart)

@@ -14,7 +14,7 @@ import numpy as np
 from ....config import config
 from ....tracer.ir import Jaxpr
 from .. import kernels
-from . import control, fusion, layout, memory
+from . import control, fusion, layout, memory, parallel
 from .lower import SCHEDULE, copy_step, lower_program
 from .values import Step, View
 
@@ -125,6 +125,12 @@ def _short(dt: np.dtype) -> str:
 
 
 def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
+    if s.kind == "par":
+        lines = [f"{indent}{i}: par (each product whole on its own thread):"]
+        for x in s.info["members"]:
+            lines.extend(_step_text(0, x, indent + "     ")[:])
+        return [lines[0]] + [ln.replace(f"{indent}     0: ", f"{indent}     ", 1)
+                             for ln in lines[1:]]
     if s.kind in control.LOOPS:
         outs = ", ".join(_opnd(v) for v in s.outs)
         lines = [f"{indent}{i}: {s.label} -> ({outs})"]
@@ -149,6 +155,9 @@ def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
 
 
 def _cost(s: Step) -> tuple[float, float]:
+    if s.kind == "par":
+        costs = [_cost(x) for x in s.info["members"]]
+        return sum(f for f, _ in costs), sum(b for _, b in costs)
     if s.kind in control.LOOPS:  # a loop body counts once per iteration (a while body once)
         per = [[_cost(x) for x in b.steps] for b in s.info["blocks"]]
         sums = [(sum(f for f, _ in p), sum(b for _, b in p)) for p in per]
@@ -215,7 +224,7 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
     low, outs, input_of = lower_program(jaxpr, consts, in_strides)
     layout.orient_products(low.steps, outs)
     outs, alias = _materialize_outputs(low, outs)
-    steps = finish_steps(low.steps, {v.buf.id for v in outs})
+    steps = parallel.group_products(finish_steps(low.steps, {v.buf.id for v in outs}))
     mem = memory.plan(steps)
     in_avals = [jaxpr.invars[i].aval for i in input_of]
     don: dict = {}
@@ -276,6 +285,8 @@ def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
 
 
 def _work(s: Step) -> int:
+    if s.kind == "par":
+        return sum(_work(x) for x in s.info["members"])
     if s.kind == "scan":
         return s.info["length"] * sum(_work(x) for x in s.info["blocks"][0].steps)
     if s.kind == "while":
@@ -371,6 +382,8 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
 
 
 def _emit(s: Step, ref) -> tuple:
+    if s.kind == "par":
+        return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
     if s.kind in control.LOOPS:
         blocks = tuple(tuple(_emit(x, ref) for x in b.steps) for b in s.info["blocks"])
         if s.kind == "scan":

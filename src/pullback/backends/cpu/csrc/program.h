@@ -6,7 +6,7 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
-enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR };
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
@@ -77,7 +77,8 @@ typedef struct thunk {
   PyObject *tmpl;             /* a kernel call: the argument tuple with operand places empty */
   int *slot_pos, *slot_sub;   /* per input operand: its place (and index in a sequence, or -1) */
   int single;                 /* the call returns one array (else a tuple) */
-  /* scan (blocks[0] = body), while (cond, body), cond (one block per branch) */
+  /* scan (blocks[0] = body), while (cond, body), cond (one block per branch), par (blocks[0]:
+   * independent steps run at once, one per thread) */
   int nblock;
   int *block_n;
   struct thunk **blocks;
@@ -129,6 +130,7 @@ typedef struct {
 typedef struct {
   char **base[NBUF];
   int threads;                /* pool threads this run may use (1: none) */
+  int tid;                    /* this thread's pool index (its slice of the region scratch) */
   PyThreadState *ts;          /* non-NULL while the GIL is released */
   const char *error;          /* a failure without the GIL: raised after reacquiring it */
   char *scratch;

@@ -446,6 +446,22 @@ static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
   return rc;
 }
 
+static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
+  /* ("par", block): steps that touch disjoint memory (the compiler checked), run concurrently */
+  const char *kind;
+  PyObject *block;
+  if (!PyArg_ParseTuple(spec, "sO", &kind, &block)) return -1;
+  t->kind = TH_PAR;
+  if (alloc_blocks(t, 1) < 0 || parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
+    return -1;
+  for (int i = 0; i < t->block_n[0]; ++i)
+    if (t->blocks[0][i].kind != TH_DOT) {
+      PyErr_SetString(PyExc_ValueError, "Program: a par step holds dot steps only");
+      return -1;
+    }
+  return 0;
+}
+
 static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
   /* ("while", predicate ref (bool), cond block, body block) */
   const char *kind;
@@ -554,6 +570,7 @@ static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
            : !strcmp(k, "while") ? parse_while(p, t, spec)
            : !strcmp(k, "cond") ? parse_cond(p, t, spec)
            : !strcmp(k, "dcopy") ? parse_dcopy(p, t, spec)
+           : !strcmp(k, "par") ? parse_par(p, t, spec)
            : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
   if (rc < 0 && !PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
     return -1; /* out of memory */

@@ -96,3 +96,48 @@ def test_grad_of_a_two_layer_net_under_jit_matches_eager():
     assert ": par " in g.lower(w1, w2, x).compile().as_text()
     for got, want in zip(g(w1, w2, x), pb.grad(loss, argnums=(0, 1))(w1, w2, x)):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+# ---- products cut along K (dot.c): a gradient summed over a long batch ----
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("k", [16000, 4099])
+def test_products_cut_along_k_sum_their_parts(dtype, k):
+    """K >= 16x the output side: each pool thread sums its part of K; the parts are added
+    after, and the epilogue (here a bias add) runs on the total."""
+    a = _arr(k, 64).astype(dtype) + (1j * _arr(k, 64) if np.iscomplexobj(dtype(0)) else 0)
+    g = _arr(k, 96).astype(dtype)
+    bias = _arr(96).astype(dtype)
+    f = pb.jit(lambda a, g, bias: a.T @ g + bias)
+    got = np.asarray(f(a, g, bias))
+    want = a.astype(np.complex128 if np.iscomplexobj(a) else np.float64).T @ g + bias
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(k))
+
+
+def test_products_cut_along_k_stay_out_of_pairs():
+    """The two gradient products of a linear layer over a long batch: each is cut along K on
+    all threads (near the ideal), so they run in turn rather than as a par pair."""
+    x, g = _arr(8192, 128), _arr(8192, 128)
+    text = pb.jit(lambda x, g: (x.T @ g, g.T @ x)).lower(x, g).compile().as_text()
+    assert "par" not in text and text.count("dot_general") == 2
+
+
+def test_rnn_gradient_under_jit_matches_eager():
+    """The weight gradients of a scan (hoisted out of the loop as products over time) against
+    eager evaluation."""
+    from pullback import lax
+    rng = np.random.default_rng(3)
+    wh = (rng.standard_normal((32, 32)) / 6).astype(np.float32)
+    wx = (rng.standard_normal((8, 32)) / 3).astype(np.float32)
+    xs = rng.standard_normal((1200, 4, 8)).astype(np.float32)
+
+    def loss(wh, wx, xs):
+        def step(h, x):
+            return pnp.tanh(h @ wh + x @ wx), None
+        h, _ = lax.scan(step, pnp.zeros((4, 32), np.float32), xs)
+        return pnp.sum(h ** 2)
+
+    g = pb.grad(loss, argnums=(0, 1))
+    for got, want in zip(pb.jit(g)(wh, wx, xs), g(wh, wx, xs)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)

@@ -13,10 +13,15 @@ result placed where the other member's operand dies would race with it).
 """
 from __future__ import annotations
 
+from ..kernels import SPLIT_K_RATIO  # a product with K this many times its longer output
+#   side runs cut along K on all threads, near the ideal: it stays out of groups
 from .values import Step, View
 
 # a product worth a thread of its own (smaller ones cost less than the pool's hand-off)
 PAR_MIN_MACS = 1 << 20
+# side by side, the pair takes as long as its larger member on one thread: against the two in
+# turn on both threads (~1.3x the ideal), that pays while the larger is under ~1.7x the smaller
+PAR_MAX_RATIO = 1.6
 
 
 def _span(v: View) -> tuple | None:
@@ -56,11 +61,16 @@ def _overlap(a: list, b: list) -> bool:
     return any(x[0] == y[0] and x[1] < y[2] and y[1] < x[2] for x in a for y in b)
 
 
-def _big_dot(s: Step) -> bool:
+def _macs(s: Step) -> int:
+    bt, m, n, k = s.info["dims"]
+    return bt * m * n * k
+
+
+def _candidate(s: Step) -> bool:
     if s.kind != "dot":
         return False
     bt, m, n, k = s.info["dims"]
-    return bt * m * n * k >= PAR_MIN_MACS
+    return _macs(s) >= PAR_MIN_MACS and not (bt == 1 and k >= SPLIT_K_RATIO * max(m, n))
 
 
 def group_products(steps: list[Step]) -> list[Step]:
@@ -80,13 +90,15 @@ def group_products(steps: list[Step]) -> list[Step]:
         group.clear()
 
     for s in steps:
-        t = _touches(s) if _big_dot(s) else None
+        t = _touches(s) if _candidate(s) else None
         if t is None:
             flush()
             out.append(s)
             continue
         r, w = t
-        if any(_overlap(w, gr + gw) or _overlap(gw, r) for _, (gr, gw) in group):
+        sizes = [_macs(g) for g, _ in group] + [_macs(s)]
+        if (any(_overlap(w, gr + gw) or _overlap(gw, r) for _, (gr, gw) in group)
+                or max(sizes) > PAR_MAX_RATIO * min(sizes)):
             flush()
         group.append((s, t))
     flush()

@@ -170,9 +170,14 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
                          t->dims[3], a, t->strides, b, t->strides + 3, o, t->strides + 6,
                          c->threads)
       : 0;
+  if (n < 0) {
+    c->error = "dot_general: out of memory for the partial products";
+    return -1;
+  }
   const thunk_t *e = t->epilogue;
-  /* an epilogue over the (M, N) product slices along with it */
-  if (n > 0 && e && t->op && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
+  /* an epilogue over the (M, N) product slices along with it (not when the chunks are parts
+   * of one sum: it runs after them) */
+  if (n > 0 && e && t->op && !e->ninit && !j.mm.by_k && t->dims[0] == 1 && e->ndim == 2 &&
       e->shape[0] == t->dims[1] &&
       e->shape[1] == t->dims[2]) {
     j.epi = e;
@@ -182,6 +187,7 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
   int rc = 0;
   if (n > 0) {
     pb_pool_run(dot_chunk, &j, n);
+    pb_matmul_done(&j.mm);
     rc = atomic_load(&j.failed) ? -1 : 0;
   } else {
     rc = pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,

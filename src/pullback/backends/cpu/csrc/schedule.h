@@ -31,12 +31,16 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
 
 /* dot.c: a large BLAS product cut into independent chunks for the executor's thread pool:
  * pb_matmul_chunks fills the job and returns the number of chunks (0: run pb_matmul_raw
- * instead); pb_matmul_chunk runs one (BLAS single-threaded on the calling thread). */
+ * instead, or -1: out of memory); pb_matmul_chunk runs one (BLAS single-threaded on the calling
+ * thread); pb_matmul_done finishes the job after all chunks ran. A product whose shared
+ * dimension K dwarfs the output (a gradient summed over a batch or a sequence) is cut along K
+ * (by_k): chunk 0 sums into c, the others into partial buffers that pb_matmul_done adds. */
 typedef struct {
-  int slot, by_rows;
+  int slot, by_rows, by_k;
   npy_intp Bt, M, N, K, chunks;
   const char *a, *b;
   char *c;
+  char *partial;              /* by_k: chunks - 1 contiguous (M, N) partial products */
   npy_intp as[3], bs[3], cs[3];
 } pb_matmul_job;
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
@@ -44,6 +48,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
                           int threads);
 int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t);
+void pb_matmul_done(pb_matmul_job *j);
 /* the batch element and the [lo, hi) rows (by_rows) or columns chunk t covers */
 void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy_intp *lo,
                            npy_intp *hi);

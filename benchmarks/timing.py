@@ -5,7 +5,12 @@ sample costs no function call per iteration), followed by a synchronization on t
 (JAX dispatches asynchronously). Every implementation first gets an iteration count that makes
 one sample last about ``min_sample_s``; then the repetitions run round-robin, in a rotating
 order, so that slow drifts of the machine (frequency, other load) hit every implementation
-alike. Results are seconds per iteration; reports use medians.
+alike. Optionally the machine idles for ``settle_s`` before each sample: the thread pools of
+NumPy's OpenBLAS, PyTorch's OpenMP and XLA keep spinning for a while after their work (OpenBLAS
+up to ~0.1 s), so a sample run right after another framework's also measures those leftovers;
+an idle machine, on the other hand, starts every sample cold (measured: a pullback MLP step's
+first iteration after 0.2 s idle is 1.3x the steady one, and JAX's likewise). Results are
+seconds per iteration; reports use medians.
 """
 from __future__ import annotations
 
@@ -75,8 +80,9 @@ def calibrate(timer: Callable[[int], float], min_sample_s: float) -> int:
 
 
 def measure(impls: dict[str, Impl], *, reps: int = 15, min_sample_s: float = 0.02,
-            warmup: int = 2) -> dict[str, Samples]:
-    """Interleaved repetitions of every implementation; returns their samples by name."""
+            warmup: int = 2, settle_s: float = 0.0) -> dict[str, Samples]:
+    """Interleaved repetitions of every implementation; returns their samples by name.
+    ``settle_s``: idle seconds before each sample that follows another implementation's."""
     timers = {name: impl.compile() for name, impl in impls.items()}
     for timer in timers.values():
         for _ in range(warmup):
@@ -89,6 +95,8 @@ def measure(impls: dict[str, Impl], *, reps: int = 15, min_sample_s: float = 0.0
         for r in range(reps):
             k = r % len(order)
             for name in order[k:] + order[:k]:
+                if settle_s > 0 and len(order) > 1:
+                    time.sleep(settle_s)
                 s = out[name]
                 s.seconds.append(timers[name](s.inner) / s.inner)
     finally:

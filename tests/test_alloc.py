@@ -80,3 +80,18 @@ def test_small_arrays_take_the_default_allocator(n):
     gc.collect()
     assert _cpu.big_cache_info() == before
     np.testing.assert_array_equal(np.asarray(pnp.exp(pnp.zeros(n, np.float32))), np.ones(n))
+
+
+def test_a_forked_child_allocates_from_its_copy_of_the_cache():
+    import os
+    x = pnp.asarray(np.ones(BIG, np.float32))
+    f = pb.jit(lambda v: v * 2.0)  # compiled programs run on pullback's own pool, which a
+    y = f(x)                       # child restarts (OpenMP's does not survive a fork)
+    del y
+    gc.collect()
+    pid = os.fork()
+    if pid == 0:  # the child: reuse, compute, exit without running the parent's atexit
+        ok = np.array_equal(np.asarray(f(x)), np.full(BIG, 2.0, np.float32))
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

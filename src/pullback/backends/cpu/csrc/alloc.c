@@ -123,4 +123,11 @@ static PyMethodDef methods[] = {
    "big_cache_info() -> (blocks, bytes): the freed large-array blocks kept for reuse."},
   {NULL, NULL, 0, NULL}};
 
-int pb_register_alloc(PyObject *m) { return PyModule_AddFunctions(m, methods); }
+/* A child forked while another thread held the lock would find it locked forever: the child
+ * starts with a fresh lock (the blocks stay valid copies). */
+static void cache_after_fork(void) { pthread_mutex_init(&cache.m, NULL); }
+
+int pb_register_alloc(PyObject *m) {
+  pthread_atfork(NULL, NULL, cache_after_fork);
+  return PyModule_AddFunctions(m, methods);
+}

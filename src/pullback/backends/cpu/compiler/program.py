@@ -60,6 +60,9 @@ class CompiledProgram:
                      f"{self.mem['naive_bytes']}), region scratch {self.program.scratch_bytes} "
                      f"bytes, arguments {m.argument_size_in_bytes}, outputs "
                      f"{m.output_size_in_bytes}")
+        if self.program.streamed_outputs:
+            lines.append(f"  streamed: {self.program.streamed_outputs} outputs written past the "
+                         "caches (non-temporal stores)")
         for s, src, dst in self.mem["inplace"]:
             lines.append(f"  in place: {s.label} writes {_buf(dst)} over {_buf(src)}")
         for k, j in enumerate(self.donate):

@@ -13,6 +13,7 @@ enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 #define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
 #define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */
 #define RG_SLOT_BYTES (RG_TILE * 16)
+#define PB_NT_MIN_BYTES ((npy_intp)4 << 20) /* outputs this large are streamed (region_loop) */
 #define RG_MAXSTEPIN 7
 
 #define PB_MAXLOOP 4        /* nested scans (compiler/control.py's MAX_LEVELS) */
@@ -37,10 +38,11 @@ typedef struct {
   int opnd[RG_MAXSTEPIN + 1]; /* inputs then output: >= 0 an external; < 0 scratch slot -(id+1) */
   npy_intp item[RG_MAXSTEPIN + 1];
   int64_t prm[4];             /* the loop's parameter block */
+  int nt;                     /* the output streams to memory past the caches (see region_loop) */
 } rg_step;
 
 typedef struct {
-  int nsteps, nslots;
+  int nsteps, nslots, ntslot; /* ntslot: the scratch slot streamed outputs are staged in */
   rg_step *steps;
   char *scratch;              /* per-thread scratch, set at run time */
 } rg_params;
@@ -109,6 +111,7 @@ typedef struct {
   PyObject_HEAD
   PyObject *name;
   npy_intp arena_bytes, scratch_bytes;
+  int nstream;                /* region outputs written with streaming stores */
   char *arena;
   int busy;
   int nin, nout, nconst, nthunk;

@@ -197,6 +197,24 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
       st->item[i] = sz[i];
     }
   }
+  /* A large program output is written with non-temporal stores: the caller gets it, no later
+   * step reads it while it is cached, and streaming stores skip reading each line before
+   * writing it (measured: x * y + z on 4M float32, 64 MB moved instead of 80 MB: 1.9 against
+   * 2.4 ms). */
+  npy_intp nel = 1;
+  for (int d = 0; d < t->ndim; ++d) nel *= t->shape[d];
+  t->rg.ntslot = -1;
+  for (int k = 0; k < t->rg.nsteps; ++k) {
+    rg_step *st = &t->rg.steps[k];
+    const int o = st->opnd[st->nin];
+    if (o >= 0 && t->refs[o].kind == BUF_OUTPUT && p->depth == 0 &&
+        nel * st->item[st->nin] >= PB_NT_MIN_BYTES && !inits) {
+      st->nt = 1;
+      t->rg.ntslot = t->rg.nslots;
+      p->nstream++;
+    }
+  }
+  if (t->rg.ntslot >= 0) t->rg.nslots++;
   npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
   if (need > p->scratch_bytes) p->scratch_bytes = need;
   t->ninit = inits ? (int)PyTuple_GET_SIZE(inits) : 0;

@@ -36,6 +36,9 @@
 #include <string.h>
 #include <structmember.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -48,6 +51,26 @@ static inline char *resolve(const run_ctx *c, const ref_t *r) {
   char *p = c->base[r->kind][r->index] + r->offset;
   for (int l = 0; l < r->nloop; ++l) p += c->iter[r->lvl[l]] * r->lstr[l];
   return p;
+}
+
+/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the caller
+ * fences before the data is shared) */
+static void stream_copy(char *dst, const char *src, npy_intp n) {
+#if defined(__x86_64__) || defined(__i386__)
+  npy_intp head = (npy_intp)((16 - ((uintptr_t)dst & 15)) & 15);
+  if (head > n) head = n;
+  memcpy(dst, src, (size_t)head);
+  npy_intp i = head;
+  for (; i + 64 <= n; i += 64) {
+    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
+    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
+    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
+    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
+  }
+  memcpy(dst + i, src + i, (size_t)(n - i));
+#else
+  memcpy(dst, src, (size_t)n);
+#endif
 }
 
 static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *params) {
@@ -69,7 +92,14 @@ static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *par
           str[i] = st->item[i];
         }
       }
-      st->fn(ptrs, str, len, st->prm);
+      const int o = st->opnd[st->nin];
+      if (st->nt && str[st->nin] == st->item[st->nin]) { /* staged in scratch, then streamed */
+        ptrs[st->nin] = scr + (size_t)r->ntslot * RG_SLOT_BYTES;
+        st->fn(ptrs, str, len, st->prm);
+        stream_copy(p[o] + t0 * s[o], ptrs[st->nin], len * s[o]);
+      } else {
+        st->fn(ptrs, str, len, st->prm);
+      }
     }
   }
 }
@@ -90,6 +120,9 @@ static void region_slice(const thunk_t *t, char *const *base0, char *scratch, in
   rg.scratch = scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
   if (dim < 0) { /* the whole space (0-d included) */
     pb_iterate(t->ndim, t->shape, t->nref, base0, t->strides, region_loop, &rg, 1);
+#if defined(__x86_64__) || defined(__i386__)
+    if (t->rg.ntslot >= 0) _mm_sfence();
+#endif
     return;
   }
   npy_intp shape[PB_MAXDIMS];
@@ -98,6 +131,9 @@ static void region_slice(const thunk_t *t, char *const *base0, char *scratch, in
   shape[dim] = hi - lo;
   for (int i = 0; i < t->nref; ++i) base[i] = base0[i] + lo * t->strides[i * t->ndim + dim];
   if (hi > lo) pb_iterate(t->ndim, shape, t->nref, base, t->strides, region_loop, &rg, 1);
+#if defined(__x86_64__) || defined(__i386__)
+  if (t->rg.ntslot >= 0) _mm_sfence(); /* streamed stores reach memory before others read */
+#endif
 }
 
 static void region_chunk(void *ctx, npy_intp ci, int tid) {
@@ -603,6 +639,9 @@ static PyObject *program_get_arena(Program *self, void *unused) {
 static PyObject *program_get_scratch(Program *self, void *unused) {
   return PyLong_FromSsize_t(self->scratch_bytes);
 }
+static PyObject *program_get_nstream(Program *self, void *unused) {
+  return PyLong_FromLong(self->nstream);
+}
 static PyObject *program_get_nsteps(Program *self, void *unused) {
   return PyLong_FromLong(self->nthunk);
 }
@@ -614,6 +653,8 @@ static PyGetSetDef program_getset[] = {
   {"arena_bytes", (getter)program_get_arena, NULL, "bytes of the arena (reused across calls)", NULL},
   {"scratch_bytes", (getter)program_get_scratch, NULL, "bytes of per-thread region scratch", NULL},
   {"num_steps", (getter)program_get_nsteps, NULL, "number of thunks", NULL},
+  {"streamed_outputs", (getter)program_get_nstream, NULL,
+   "region outputs written with streaming (non-temporal) stores", NULL},
   {"nogil", (getter)program_get_nogil, NULL, "whether run() releases the GIL", NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 

@@ -4,13 +4,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define pool_pause() _mm_pause()
-#else
-#define pool_pause() ((void)0)
-#endif
 
 /* ---------------------------------------------------------------- the thread pool
  *
@@ -20,21 +13,7 @@
  * no chunk left when it wakes, so a busy machine costs parallelism, never a wait for a
  * descheduled thread (an OpenMP region's barrier waits for every thread: measured on 2 busy
  * cores, an MLP step took 13 ms with two OpenMP threads and 5.6 ms with one). Kernels called
- * inside a program run with one OpenMP thread (omp_set_num_threads(1) around the run).
- *
- * While a program runs (pb_pool_hot), a worker that finishes a job stays awake for the next one,
- * polling for up to PB_POOL_SPIN_NS and yielding the core as it goes, instead of sleeping at
- * once: waking a sleeping thread took 30-60 us here, paid by every parallel step (an MLP
- * training step has eight). After a run ends the workers go on polling for PB_POOL_LINGER_NS,
- * so that calls in a loop find them awake: on this VM a worker asleep between calls left its
- * core idle, and the next call ran on a cold core (measured after 0.2 s idle: an MLP step 5.4 ms
- * without lingering, 4.0 ms with; a fused 4M-element expression 7.3 against 5.4 ms). */
-#ifndef PB_POOL_LINGER_NS
-#define PB_POOL_LINGER_NS 1000000
-#endif
-#ifndef PB_POOL_SPIN_NS
-#define PB_POOL_SPIN_NS 200000
-#endif
+ * inside a program run with one OpenMP thread (omp_set_num_threads(1) around the run). */
 
 
 static struct {
@@ -48,8 +27,6 @@ static struct {
   _Atomic(void *) ctx;
   _Atomic npy_intp n;
   _Atomic unsigned csr;       /* the caller's floating-point mode (MXCSR), for the workers */
-  _Atomic int hot;            /* program runs in progress: workers keep polling between jobs */
-  _Atomic int64_t cool_at;    /* and until then after the last run ended (back-to-back calls) */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
 static void pool_work(uint32_t gen, int tid) {
@@ -66,37 +43,6 @@ static void pool_work(uint32_t gen, int tid) {
   }
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* After a job: poll for the next one while a program runs, for at most PB_POOL_SPIN_NS since
- * the last job; returns the last generation seen. */
-static uint32_t pool_poll(uint32_t seen, int tid) {
-  int64_t since = now_ns();
-  for (unsigned spin = 1;; ++spin) {
-    const uint32_t g =
-        (uint32_t)(atomic_load_explicit(&pool.next, memory_order_acquire) >> 32);
-    if (g != seen) {
-      seen = g;
-      pool_work(g, tid);
-      since = now_ns();
-      continue;
-    }
-    pool_pause();
-    if (spin % 64 == 0) {
-      const int64_t t = now_ns();
-      const int running = atomic_load_explicit(&pool.hot, memory_order_relaxed) > 0 &&
-                          t - since <= PB_POOL_SPIN_NS;
-      if (!running && t >= atomic_load_explicit(&pool.cool_at, memory_order_relaxed)) break;
-      sched_yield(); /* another runnable thread gets the core */
-    }
-  }
-  return seen;
-}
-
 static void *pool_worker(void *arg) {
   const int tid = (int)(intptr_t)arg;
   uint32_t seen = 0;
@@ -107,15 +53,9 @@ static void *pool_worker(void *arg) {
     seen = pool.gen;
     pthread_mutex_unlock(&pool.m);
     pool_work(seen, tid);
-    seen = pool_poll(seen, tid);
     pthread_mutex_lock(&pool.m);
   }
   return NULL;
-}
-
-void pb_pool_hot(int on) {
-  if (!on) atomic_store_explicit(&pool.cool_at, now_ns() + PB_POOL_LINGER_NS, memory_order_relaxed);
-  atomic_fetch_add(&pool.hot, on ? 1 : -1);
 }
 
 static void pool_after_fork(void) { /* the child has no workers: start them again on demand */
@@ -124,7 +64,6 @@ static void pool_after_fork(void) { /* the child has no workers: start them agai
   pthread_cond_init(&pool.cv, NULL);
   pool.started = 0;
   pool.nworkers = 0;
-  atomic_store(&pool.hot, 0);
 }
 
 /* Threads a program may use (the pool's workers plus the caller), starting the workers on

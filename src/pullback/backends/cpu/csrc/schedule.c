@@ -582,7 +582,6 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     omp_set_num_threads(1); /* kernels inside stay on their thread: the pool parallelizes */
 #endif
     c.ts = PyEval_SaveThread();
-    if (c.threads > 1) pb_pool_hot(1);
   }
   if (self->prof) {
     for (int i = 0; i < self->nthunk && rc == 0; ++i) {
@@ -596,7 +595,6 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
   } else {
     for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
   }
-  if (c.threads > 1) pb_pool_hot(0);
   if (c.ts) PyEval_RestoreThread(c.ts);
   pb_set_fpmode(fpmode);
 #ifdef _OPENMP

@@ -73,9 +73,6 @@ npy_intp pb_reduce_identity(int op, int slot, char *dst);
 typedef void (*pb_pool_fn)(void *ctx, npy_intp chunk, int tid);
 int pb_pool_threads(int want);
 void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n);
-/* pb_pool_hot(1) as a program run starts, pb_pool_hot(0) as it ends: between the jobs of a run,
- * and for a millisecond after it, workers poll instead of sleeping (see pool.c) */
-void pb_pool_hot(int on);
 
 /* The calling thread's floating-point mode (MXCSR on x86: rounding, flush-to-zero,
  * denormals-are-zero); pool workers adopt the caller's for each job. */

@@ -127,16 +127,17 @@ def _short(dt: np.dtype) -> str:
     return short_name(dt)
 
 
-def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
+def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
+    """A step's lines in the schedule text, numbered i (a par step's members are not)."""
+    n = "" if i is None else f"{i}: "
     if s.kind == "par":
-        lines = [f"{indent}{i}: par (each product whole on its own thread):"]
+        lines = [f"{indent}{n}par (each product whole on its own thread):"]
         for x in s.info["members"]:
-            lines.extend(_step_text(0, x, indent + "     ")[:])
-        return [lines[0]] + [ln.replace(f"{indent}     0: ", f"{indent}     ", 1)
-                             for ln in lines[1:]]
+            lines.extend(_step_text(None, x, indent + "     "))
+        return lines
     if s.kind in control.LOOPS:
         outs = ", ".join(_opnd(v) for v in s.outs)
-        lines = [f"{indent}{i}: {s.label} -> ({outs})"]
+        lines = [f"{indent}{n}{s.label} -> ({outs})"]
         names = {"scan": ["body"], "while": ["cond", "body"]}.get(
             s.kind, [f"branch {k}" for k in range(len(s.info["blocks"]))])
         for name, b in zip(names, s.info["blocks"]):
@@ -147,14 +148,14 @@ def _step_text(i: int, s: Step, indent: str = "  ") -> list[str]:
     ins = ", ".join(_opnd(v) for v in s.ins)
     outs = ", ".join(_opnd(v) for v in s.outs)
     if s.kind == "region":
-        head = f"{indent}{i}: region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
+        head = f"{indent}{n}region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
         return [head, f"{indent}     fused: " + " ; ".join(m.label for m in s.info["members"])]
     if s.kind == "dot" and "epilogue" in s.info:
         e = s.info["epilogue"]
-        return [f"{indent}{i}: dot_general ({ins}) -> ({outs})",
+        return [f"{indent}{n}dot_general ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
     kind = {"py": "callback", "call": "call"}.get(s.kind, s.kind)
-    return [f"{indent}{i}: {kind} {s.label} ({ins}) -> ({outs})"]
+    return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs})"]
 
 
 def _cost(s: Step) -> tuple[float, float]:

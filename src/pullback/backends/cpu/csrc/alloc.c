@@ -1,14 +1,15 @@
 /* New arrays, and the cache that large ones are allocated from.
  *
  * A fresh large allocation is memory the kernel maps on first touch: every page faults in and is
- * zeroed, which costs about as much as writing the array once more (measured: a jitted
- * exp(x) * y + sin(z) on 4M float32 spent a third of its time zeroing its new output's pages,
- * and x * y + z took twice as long as with the pages kept). So arrays of at least PB_BIG_BYTES
- * are allocated through NumPy's memory-handler hooks (PyDataMem_SetHandler, around that one
- * allocation): when such an array is freed, its block goes to a small cache instead of back to
- * the system, and the next array of the same size (rounded up to pages) takes it. The arrays stay
- * ordinary ndarrays that own their data. The cache holds at most PB_CACHE_BLOCKS blocks and
- * PB_CACHE_BYTES in all; the block freed longest ago leaves first.
+ * zeroed, which costs about as much as writing the array once more (measured on 4M float32,
+ * against a copy of the same bytes in the same run: a jitted x * y + z took 0.94x the copy with
+ * fresh pages and 0.45x with the pages kept; exp(x) * y + sin(z) 1.32x and 1.19x). So arrays
+ * of at least PB_BIG_BYTES are allocated through NumPy's memory-handler hooks
+ * (PyDataMem_SetHandler, around that one allocation): when such an array is freed, its block
+ * goes to a small cache instead of back to the system, and the next array of the same size
+ * (rounded up to pages) takes it. The arrays stay ordinary ndarrays that own their data. The
+ * cache holds at most PB_CACHE_BLOCKS blocks and PB_CACHE_BYTES in all; the block freed longest
+ * ago leaves first.
  */
 #include "pb.h"
 #include <pthread.h>

@@ -511,6 +511,13 @@ static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_int
   return rc;
 }
 
+/* Cut along K when K is this many times the longer output side and the partial products stay
+ * small: each thread then streams its own part of both operands instead of all of one (measured
+ * on the tanh RNN benchmark's gradient, whose weight gradients are 128x16000 @ 16000x128 and
+ * 32x16000 @ 16000x128: 30.3 ms a step against 31.5 ms cut in output halves). */
+#define SPLIT_K_RATIO 16
+#define SPLIT_K_MAX_BYTES ((npy_intp)1 << 22)
+
 #ifndef PB_MM_CHUNKS_PER_THREAD
 #define PB_MM_CHUNKS_PER_THREAD 1
 #endif
@@ -519,13 +526,6 @@ static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_int
  * OpenBLAS's own threading splits statically and spin-waits: when another process holds one of
  * the cores the whole product waits for the descheduled part (measured on 2 busy cores:
  * 2 GFLOP/s instead of 76). */
-/* Cut along K when K is this many times the longer output side and the partial products stay
- * small: each thread then streams its own part of both operands (measured on the tanh RNN's
- * weight gradient, 128x16000 @ 16000x128: 4.2 ms in row halves, which each read all of the
- * 8 MB right operand, against 2.2 ms in K halves). */
-#define SPLIT_K_RATIO 16
-#define SPLIT_K_MAX_BYTES ((npy_intp)1 << 22)
-
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
@@ -535,7 +535,8 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
       macs < 4.0 * SMALL_F32_MACS || M > INT_MAX || N > INT_MAX || K > INT_MAX)
     return 0;
   const npy_intp es = sa == PB_F32 ? 4 : sa == PB_F64 || sa == PB_C64 ? 8 : 16;
-  *j = (pb_matmul_job){.slot = sa, .Bt = Bt, .M = M, .N = N, .K = K, .a = a, .b = b, .c = c};
+  *j = (pb_matmul_job){.slot = sa, .es = es, .Bt = Bt, .M = M, .N = N, .K = K, .a = a, .b = b,
+                       .c = c};
   for (int i = 0; i < 3; ++i) { j->as[i] = as[i]; j->bs[i] = bs[i]; j->cs[i] = cs[i]; }
   const npy_intp side = M > N ? M : N, grain = 64;
   if (Bt == 1 && K >= SPLIT_K_RATIO * side && K / threads >= grain && cs[2] == es &&
@@ -565,7 +566,7 @@ void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy
 
 int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
   const int slot = j->slot;
-  const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
+  const npy_intp es = j->es;
   npy_intp bi, lo, hi;
   pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
   if (j->by_k) { /* a K range of both operands, into c (chunk 0) or a partial */
@@ -593,8 +594,7 @@ void pb_matmul_done(pb_matmul_job *j) {
   if (!j->by_k) return;
   /* c += the partials, as reals (a complex sum is its parts' sums) */
   const int dbl = j->slot == PB_F64 || j->slot == PB_C128;
-  const npy_intp n = j->N * (j->slot == PB_C64 || j->slot == PB_C128 ? 2 : 1);
-  const npy_intp es = j->slot == PB_F32 ? 4 : j->slot == PB_F64 || j->slot == PB_C64 ? 8 : 16;
+  const npy_intp n = j->N * (j->slot == PB_C64 || j->slot == PB_C128 ? 2 : 1), es = j->es;
   for (npy_intp t = 1; t < j->chunks; ++t) {
     const char *p = j->partial + (t - 1) * j->M * j->N * es;
     for (npy_intp r = 0; r < j->M; ++r) {

@@ -68,6 +68,11 @@ typedef struct {
                                       const void *prm) {                                           \
     for (npy_intp i = 0; i < n; ++i) { const C a = LD(x[i]); y[i] = ST(TO, EXPR); }                \
   }                                                                                                \
+  PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, EXPR)
+
+/* The strided entry point NAME of a unary loop: NAME##_contig when both sides are contiguous,
+ * else y = EXPR(a) element by element */
+#define PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, EXPR)                                             \
   static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,                        \
                                     const void *prm) {                                             \
     if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TO)) {                             \

@@ -421,9 +421,7 @@ static int run_dcopy(const thunk_t *t, run_ctx *c) {
 }
 
 /* par: each step whole on one thread of the pool (a BLAS product runs single-threaded), rather
- * than each cut in chunks over all threads in turn: two 128x512x512 products took 520 us at once
- * against 2 x 330 us cut in halves (the halves each repack the shared operand and run at a
- * smaller, less efficient shape). */
+ * than each cut in chunks over all threads in turn (see compiler/parallel.py). */
 typedef struct {
   const thunk_t *t;
   const run_ctx *c;

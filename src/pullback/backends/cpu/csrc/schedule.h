@@ -37,7 +37,7 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
  * (by_k): chunk 0 sums into c, the others into partial buffers that pb_matmul_done adds. */
 typedef struct {
   int slot, by_rows, by_k;
-  npy_intp Bt, M, N, K, chunks;
+  npy_intp es, Bt, M, N, K, chunks; /* es: bytes per element */
   const char *a, *b;
   char *c;
   char *partial;              /* by_k: chunks - 1 contiguous (M, N) partial products */

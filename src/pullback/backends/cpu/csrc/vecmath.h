@@ -33,17 +33,7 @@
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
-  static PB_STRIDED_ATTR void NAME(char **p, const npy_intp *s, npy_intp n,                        \
-                                    const void *prm) {                                             \
-    if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TO)) {                             \
-      NAME##_contig((const T *)p[0], (TO *)p[1], n, prm);                                          \
-      return;                                                                                      \
-    }                                                                                              \
-    char *px = p[0], *py = p[1];                                                                   \
-    for (npy_intp i = 0; i < n; ++i, px += s[0], py += s[1]) {                                     \
-      const C a = LD(*(const T *)px); *(TO *)py = ST(TO, SLOW(a) ? SLOWEXPR : EXPR);               \
-    }                                                                                              \
-  }
+  PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, SLOW(a) ? SLOWEXPR : EXPR)
 
 /* ---- sin and cos of float64 ----
  * x = n pi/2 + r with |r| <= ~pi/4, for |x| < 2^20 (beyond: libm). pi/2 is split in three

@@ -155,6 +155,28 @@ def test_select_clamp_convert_integer_pow_round():
     assert "select_n" in text and "convert->int32" in text and "callback" not in text
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int8, np.float16])
+@pytest.mark.parametrize("cases", ["tile, scalar", "scalar, tile", "scalar, scalar"])
+def test_select_between_a_tile_and_a_broadcast_scalar(dtype, cases):
+    """select_n inside a region with one or both cases a broadcast scalar (a relu's mask and
+    derivative), over tiles of several lengths: the contiguous loops take stride-0 cases."""
+    x = (RNG.standard_normal((3, 1100)) * 4).astype(dtype)
+    y = (RNG.standard_normal((3, 1100)) * 4).astype(dtype)
+    one, zero = dtype(1), dtype(2)
+    pick = {"tile, scalar": lambda x, y: (x, zero), "scalar, tile": lambda x, y: (one, y),
+            "scalar, scalar": lambda x, y: (one, zero)}[cases]
+
+    def f(x, y):
+        a, b = pick(x + x, y)
+        return jnp.where(x > y, a, b), jnp.where(x == y, b, a)
+
+    assert "select_n" in compiled(f, x, y).as_text()
+    got = pb.jit(f)(x, y)
+    a, b = pick(x + x, y)
+    for g, w in zip(got, (np.where(x > y, a, b), np.where(x == y, b, a))):
+        np.testing.assert_array_equal(np.asarray(g), np.broadcast_to(w, x.shape))
+
+
 # ---- views and movement ----
 
 def test_views_cost_no_steps():

@@ -324,22 +324,9 @@ def _region_spec(s: Step, ref) -> tuple:
     nslots = 0
     steps = []
     for i, m in enumerate(members):
-        ids, items, fills = [], [], []
+        ids, items = [], []
         for v in m.ins:
             e = ext_ids.get((v.buf.id, v.offset, v.strides))
-            if e is not None and m.info["loop"][0] == SCHEDULE["select"] and v.size > 1 and \
-                    not any(v.strides):
-                # a broadcast scalar case: filled into a tile first, so select_n runs its
-                # contiguous loop instead of the per-element one
-                slot = free.pop() if free else nslots
-                nslots = max(nslots, slot + 1)
-                steps.append((SCHEDULE["copy"], v.itemsize, 0, (), (e, -(slot + 1)),
-                              (v.itemsize, v.itemsize)))
-                fills.append(slot)  # free again once this step has run (below)
-                e = -(slot + 1)
-                ids.append(e)
-                items.append(v.itemsize)
-                continue
             ids.append(e if e is not None else -(slot_of[v.buf.id] + 1))
             items.append(v.itemsize)
         o = m.outs[0]
@@ -357,7 +344,6 @@ def _region_spec(s: Step, ref) -> tuple:
                 free.append(slot_of.pop(v.buf.id))
         ids.append(e)
         items.append(o.itemsize)
-        free.extend(fills)
         lk, a, b = m.info["loop"]
         steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
     inits = tuple((ext_ids[(m.outs[0].buf.id, m.outs[0].offset, m.outs[0].strides)],

@@ -14,8 +14,14 @@ typedef struct { char b[16]; } pb_b16;
       return;                                                                                    \
     }                                                                                            \
     char *px = p[0], *py = p[1];                                                                 \
-    if (s[0] == 0) { /* a fill: one source element */                                           \
+    if (s[0] == 0) { /* a fill: one source element (a contiguous one vectorizes: regions fill \
+                        select_n's broadcast scalar cases this way, tile after tile) */          \
       const T v = *(const T *)px;                                                                \
+      if (s[1] == (npy_intp)sizeof(T)) {                                                         \
+        T *y = (T *)py;                                                                          \
+        for (npy_intp i = 0; i < n; ++i) y[i] = v;                                               \
+        return;                                                                                  \
+      }                                                                                          \
       for (npy_intp i = 0; i < n; ++i, py += s[1]) *(T *)py = v;                                 \
       return;                                                                                    \
     }                                                                                            \

@@ -375,18 +375,28 @@ typedef struct {
   int64_t last;     /* n - 1: indices clamp to [0, last] */
 } select_params;
 
+/* Two cases, each contiguous (i) or one broadcast element (0): the vectorizing loops (a relu's
+ * derivative selects between a tile and a scalar 0 or 1) */
+#define SELECT2(NAME, W, T, IA, IB)                                                                \
+  static PB_CLONES void NAME(const W *restrict w, const T *restrict a, const T *restrict b,        \
+                             T *restrict y, npy_intp n) {                                          \
+    for (npy_intp i = 0; i < n; ++i) { /* both read first: branch-free, so it vectorizes */     \
+      const T x0 = a[IA], x1 = b[IB];                                                              \
+      y[i] = w[i] > 0 ? x1 : x0;                                                                   \
+    }                                                                                              \
+  }
 #define SELECT_LOOP(NAME, W, T)                                                                    \
-  static PB_CLONES void NAME##_2(const W *restrict w, const T *restrict a, const T *restrict b,    \
-                                 T *restrict y, npy_intp n) {                                      \
-    for (npy_intp i = 0; i < n; ++i) y[i] = w[i] > 0 ? b[i] : a[i];                                \
-  }                                                                                                \
+  SELECT2(NAME##_vv, W, T, i, i) SELECT2(NAME##_vs, W, T, i, 0) SELECT2(NAME##_sv, W, T, 0, i)     \
+  SELECT2(NAME##_ss, W, T, 0, 0)                                                                   \
   static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                     \
     const select_params *sp = prm;                                                                 \
     const int m = sp->count;                                                                       \
     const npy_intp es = (npy_intp)sizeof(T);                                                       \
     if (m == 2 && sp->first == 0 && sp->last == 1 && s[0] == (npy_intp)sizeof(W) &&                \
-        s[1] == es && s[2] == es && s[3] == es) {                                                  \
-      NAME##_2((const W *)p[0], (const T *)p[1], (const T *)p[2], (T *)p[3], n);                   \
+        s[3] == es && (s[1] == es || s[1] == 0) && (s[2] == es || s[2] == 0)) {                    \
+      void (*f)(const W *, const T *, const T *, T *, npy_intp) =                                  \
+          s[1] ? (s[2] ? NAME##_vv : NAME##_vs) : (s[2] ? NAME##_sv : NAME##_ss);                  \
+      f((const W *)p[0], (const T *)p[1], (const T *)p[2], (T *)p[3], n);                          \
       return;                                                                                      \
     }                                                                                              \
     const char *pw = p[0];                                                                         \

@@ -220,7 +220,7 @@ def lower_scan(low: Any, ins: list[View], *, jaxpr, num_consts, num_carry, lengt
     kept, tail = _publish(outs, carry + y_slices, carry)
     low.emit(Step("scan", list(consts) + carry + list(xs) + relaid, carry + ys, {
         "blocks": [Block(steps, kept, tail)], "length": int(length), "reverse": bool(reverse),
-        "level": level}, f"scan[length={length}{', reverse' if reverse else ''}]"))
+        "level": level, "nys": len(ys)}, f"scan[length={length}{', reverse' if reverse else ''}]"))
     return carry + ys
 
 
@@ -266,6 +266,8 @@ LOWER = {"scan": lower_scan, "while": lower_while, "cond": lower_cond}
 
 
 def blocks_of(step: Step) -> list[Block]:
+    if step.kind == "pipe":  # a scan and its consumers (compiler/parallel.py)
+        return blocks_of(step.info["scan"])
     return step.info.get("blocks", []) if step.kind in LOOPS else []
 
 

@@ -1,5 +1,8 @@
-"""Independent products side by side: consecutive dot steps that touch disjoint memory become
-one "par" step, which runs each product whole on its own thread of the pool.
+"""Work side by side on the pool's threads: independent products (par) and a scan with the
+products that sum over its iterations (pipe).
+
+Consecutive dot steps that touch disjoint memory become one "par" step, which runs each
+product whole on its own thread of the pool.
 
 Two products at once, each single-threaded, beat the same two in turn, each cut in halves over
 both threads: the halves repack the shared operand and run at a smaller, less efficient shape
@@ -11,10 +14,18 @@ and nothing of each other.
 Runs before the memory plan, which then sees a par step as one step: everything its members
 read stays live until all of them are done, and their results get memory of their own (a
 result placed where the other member's operand dies would race with it).
+
+A scan followed by products that contract over its stacked outputs' leading axis (the weight
+gradients of a recurrent layer: ``hs^T @ gs`` with K running over (t, batch)) becomes one
+"pipe" step: the products sum chunk after chunk of iterations on the other thread while the
+scan is still writing the next (csrc/pipe.c), instead of starting when it ends.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels import SPLIT_K_RATIO
+from .lower import slots
 from .values import Step, View
 
 # a product worth a thread of its own (smaller ones cost less than the pool's hand-off)
@@ -100,4 +111,83 @@ def group_products(steps: list[Step]) -> list[Step]:
             flush()
         group.append((s, t))
     flush()
+    return out
+
+
+# a product worth overlapping with a scan; the iterations summed per chunk are chosen for about
+# PIPE_CHUNK_K of K (an efficient BLAS call, and small steps behind the scan)
+PIPE_MIN_MACS = 1 << 22
+PIPE_CHUNK_K = 512
+_F32_F64 = (slots(np.dtype(np.float32))[1], slots(np.dtype(np.float64))[1])
+
+
+def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> int | None:
+    """K per scan iteration when ``d`` is a product that can sum over ``scan``'s iterations as
+    they finish: it reads the scan's results only as its A or B operand, each a stacked output
+    ``ys`` walked along K in iteration order (K = (t, rest), so iterations [t0, t1) are K
+    [t0 * kper, t1 * kper)); it reads nothing of ``taken`` (earlier consumers' results)."""
+    if d.kind != "dot" or _macs(d) < PIPE_MIN_MACS:
+        return None
+    bt, m, n, k = d.info["dims"]
+    sa, sb, so = d.info["slots"]
+    length = scan.info["length"]
+    if bt != 1 or not (sa == sb == so and sa in _F32_F64) or k % length:
+        return None
+    kper = k // length
+    made = {o.buf.root()[0].id for o in scan.outs}
+    stacked = {y.buf.root()[0].id: y for y in ys}
+    reads = False
+    for pos, v in enumerate(d.ins):
+        root, off, loops = v.buf.root()
+        if root.id in taken or loops:
+            return None
+        if root.id not in made:
+            continue
+        y = stacked.get(root.id)
+        if y is None or pos > 1 or y.shape[0] != length or not y.is_whole():
+            return None  # a carry (final only at the end), or read by the epilogue
+        # v is (1, M, K) for A, (1, K, N) for B: its K stride walks ys in order
+        sk, other, size = (v.strides[2], v.strides[1], m) if pos == 0 else \
+            (v.strides[1], v.strides[2], n)
+        if off + v.offset != 0 or sk <= 0 or other < 0 or sk * kper != y.strides[0] or \
+                (size - 1) * other + (kper - 1) * sk + v.itemsize > y.strides[0]:
+            return None
+        reads = True
+    return kper if reads else None
+
+
+def pipeline_scans(steps: list[Step]) -> list[Step]:
+    """``steps`` with each top-level scan and the run of products right after it that sum
+    over its iterations as one "pipe" step (``info``: ``scan``, ``members`` (the products),
+    ``kper`` (K per iteration of each), ``parts`` (column blocks each is cut into, so that both
+    threads can share the work once the scan is done) and ``every`` (iterations per chunk))."""
+    out: list[Step] = []
+    i = 0
+    while i < len(steps):
+        s = steps[i]
+        out.append(s)
+        i += 1
+        if s.kind != "scan" or s.info["length"] < 2:
+            continue
+        ys = s.outs[len(s.outs) - s.info.get("nys", 0):]
+        members, kper, taken = [], [], set()
+        while i < len(steps):
+            kp = _k_per_iteration(steps[i], s, ys, taken)
+            if kp is None:
+                break
+            members.append(steps[i])
+            kper.append(kp)
+            taken.update(o.buf.root()[0].id for o in steps[i].outs)
+            i += 1
+        if not members:
+            continue
+        every = max(1, -(-PIPE_CHUNK_K // min(kper)))
+        if s.info["length"] < 4 * every:  # too few chunks to overlap anything
+            i -= len(members)
+            continue
+        parts = [2 if d.info["dims"][2] >= 64 else 1 for d in members]
+        out[-1] = Step("pipe", list(s.ins) + [v for d in members for v in d.ins],
+                       list(s.outs) + [v for d in members for v in d.outs],
+                       {"scan": s, "members": members, "kper": kper, "parts": parts,
+                        "every": every}, "pipe")
     return out

@@ -135,6 +135,13 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
         for x in s.info["members"]:
             lines.extend(_step_text(None, x, indent + "     "))
         return lines
+    if s.kind == "pipe":
+        lines = [f"{indent}{n}pipe (the products sum the scan's iterations {s.info['every']} "
+                 f"at a time, as it writes them):"]
+        lines.extend(_step_text(None, s.info["scan"], indent + "     "))
+        for x in s.info["members"]:
+            lines.extend(_step_text(None, x, indent + "     "))
+        return lines
     if s.kind in control.LOOPS:
         outs = ", ".join(_opnd(v) for v in s.outs)
         lines = [f"{indent}{n}{s.label} -> ({outs})"]
@@ -159,8 +166,8 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
 
 
 def _cost(s: Step) -> tuple[float, float]:
-    if s.kind == "par":
-        costs = [_cost(x) for x in s.info["members"]]
+    if s.kind in ("par", "pipe"):
+        costs = [_cost(x) for x in s.info["members"] + [s.info.get("scan")] if x is not None]
         return sum(f for f, _ in costs), sum(b for _, b in costs)
     if s.kind in control.LOOPS:  # a loop body counts once per iteration (a while body once)
         per = [[_cost(x) for x in b.steps] for b in s.info["blocks"]]
@@ -228,7 +235,8 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
     low, outs, input_of = lower_program(jaxpr, consts, in_strides)
     layout.orient_products(low.steps, outs)
     outs, alias = _materialize_outputs(low, outs)
-    steps = parallel.group_products(finish_steps(low.steps, {v.buf.id for v in outs}))
+    steps = parallel.group_products(parallel.pipeline_scans(
+        finish_steps(low.steps, {v.buf.id for v in outs})))
     mem = memory.plan(steps)
     in_avals = [jaxpr.invars[i].aval for i in input_of]
     don: dict = {}
@@ -289,8 +297,8 @@ def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
 
 
 def _work(s: Step) -> int:
-    if s.kind == "par":
-        return sum(_work(x) for x in s.info["members"])
+    if s.kind in ("par", "pipe"):
+        return sum(_work(x) for x in s.info["members"] + [s.info.get("scan")] if x is not None)
     if s.kind == "scan":
         return s.info["length"] * sum(_work(x) for x in s.info["blocks"][0].steps)
     if s.kind == "while":
@@ -374,6 +382,10 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
 def _emit(s: Step, ref) -> tuple:
     if s.kind == "par":
         return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
+    if s.kind == "pipe":
+        return ("pipe", (_emit(s.info["scan"], ref),),
+                tuple(_emit(x, ref) for x in s.info["members"]), tuple(s.info["kper"]),
+                tuple(s.info["parts"]), s.info["every"])
     if s.kind in control.LOOPS:
         blocks = tuple(tuple(_emit(x, ref) for x in b.steps) for b in s.info["blocks"])
         if s.kind == "scan":

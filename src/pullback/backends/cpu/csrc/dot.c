@@ -83,11 +83,12 @@ static char *contiguous_raw(const char *p, const npy_intp *st, npy_intp Bt, npy_
   return buf;
 }
 
-/* out (B, M, N) = a @ b through BLAS; a, b and out of dtype slot `slot`, out C-contiguous in
- * each batch element. No GIL needed; -1 when out of memory or a dimension exceeds int. */
+/* out (B, M, N) = a @ b (+= when acc) through BLAS; a, b and out of dtype slot `slot`, out
+ * C-contiguous in each batch element. No GIL needed; -1 when out of memory or a dimension
+ * exceeds int. */
 static int blas_matmul_raw(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
                            const char *pa, const npy_intp *as, const char *pb, const npy_intp *bs,
-                           char *pc, const npy_intp *cs) {
+                           char *pc, const npy_intp *cs, int acc) {
   if (M > INT_MAX || N > INT_MAX || K > INT_MAX) return -1;
   const npy_intp es = slot == PB_F32 ? 4 : slot == PB_F64 || slot == PB_C64 ? 8 : 16;
   char ta, tb;
@@ -106,7 +107,8 @@ static int blas_matmul_raw(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_in
   double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
   float onef[2] = {1.0f, 0.0f}, zerof[2] = {0.0f, 0.0f};
   bool single = slot == PB_F32 || slot == PB_C64;
-  void *alpha = single ? (void *)onef : (void *)one, *beta = single ? (void *)zerof : (void *)zero;
+  void *alpha = single ? (void *)onef : (void *)one,
+       *beta = acc ? alpha : single ? (void *)zerof : (void *)zero;
   /* row-major C = A B is column-major C^T = B^T A^T; one call per batch element, each threaded
    * by OpenBLAS itself */
   for (npy_intp i = 0; i < Bt; ++i)
@@ -119,7 +121,7 @@ static int blas_matmul_raw(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_in
 
 static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
                           const char *pa, const npy_intp *as, const char *pb, const npy_intp *bs,
-                          char *pc, const npy_intp *cs);
+                          char *pc, const npy_intp *cs, int acc);
 
 /* out (B, M, N) = a @ b through BLAS (on this thread alone when one_thread); a, b of the
  * output's dtype */
@@ -135,7 +137,7 @@ static int blas_matmul(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out, i
   Py_BEGIN_ALLOW_THREADS
   rc = (one_thread ? blas_matmul_1t : blas_matmul_raw)(
       slot, Bt, M, N, K, PyArray_BYTES(a), PyArray_STRIDES(a), PyArray_BYTES(b),
-      PyArray_STRIDES(b), PyArray_BYTES(out), PyArray_STRIDES(out));
+      PyArray_STRIDES(b), PyArray_BYTES(out), PyArray_STRIDES(out), 0);
   Py_END_ALLOW_THREADS
   if (rc < 0) PyErr_NoMemory();
   return rc;
@@ -427,7 +429,7 @@ typedef float vf32u __attribute__((vector_size(64), aligned(4)));
 #define TINY(NAME, T, V, VU)                                                                      \
   static PB_CLONES __attribute__((optimize("fp-contract=fast"))) void NAME(                       \
       npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,      \
-      const npy_intp *bs, char *c, const npy_intp *cs) {                                         \
+      const npy_intp *bs, char *c, const npy_intp *cs, int accumulate) {                         \
     enum { L = 64 / sizeof(T), JB = 2 * L };                                                     \
     for (npy_intp i0 = 0; i0 < M; i0 += TINY_IB) {                                               \
       const int ib = M - i0 < TINY_IB ? (int)(M - i0) : TINY_IB;                                 \
@@ -437,6 +439,12 @@ typedef float vf32u __attribute__((vector_size(64), aligned(4)));
         const int jb = N - j0 < JB ? (int)(N - j0) : JB;                                         \
         const bool full = jb == JB && bs[2] == (npy_intp)sizeof(T);                              \
         V acc0[TINY_IB] = {{0}}, acc1[TINY_IB] = {{0}};                                          \
+        for (int i = 0; accumulate && i < ib; ++i) { /* c += a @ b: go on from c's sums */         \
+          T part[JB] = {0};                                                                      \
+          memcpy(part, c + (i0 + i) * cs[1] + j0 * (npy_intp)sizeof(T), (size_t)jb * sizeof(T));  \
+          memcpy(&acc0[i], part, sizeof(V));                                                     \
+          memcpy(&acc1[i], part + L, sizeof(V));                                                 \
+        }                                                                                        \
         for (npy_intp k = 0; k < K; ++k) {                                                       \
           const char *br = b + k * bs[1] + j0 * bs[2];                                           \
           V b0 = {0}, b1 = {0};                                                                  \
@@ -504,9 +512,9 @@ static int set_local_threads(void) {
  * descheduled thread. */
 static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
                           const char *pa, const npy_intp *as, const char *pb, const npy_intp *bs,
-                          char *pc, const npy_intp *cs) {
+                          char *pc, const npy_intp *cs, int acc) {
   const int old = set_local(1);
-  int rc = blas_matmul_raw(slot, Bt, M, N, K, pa, as, pb, bs, pc, cs);
+  int rc = blas_matmul_raw(slot, Bt, M, N, K, pa, as, pb, bs, pc, cs, acc);
   set_local(old);
   return rc;
 }
@@ -578,16 +586,16 @@ int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
       return 0;
     }
     return blas_matmul_1t(slot, 1, j->M, j->N, hi - lo, j->a + lo * j->as[2], j->as,
-                          j->b + lo * j->bs[1], j->bs, pc, cs);
+                          j->b + lo * j->bs[1], j->bs, pc, cs, 0);
   }
   if (hi <= lo) return 0;
   const char *a = j->a + bi * j->as[0], *b = j->b + bi * j->bs[0];
   char *c = j->c + bi * j->cs[0];
   return j->by_rows
       ? blas_matmul_1t(slot, 1, hi - lo, j->N, j->K, a + lo * j->as[1], j->as, b, j->bs,
-                       c + lo * j->cs[1], j->cs)
+                       c + lo * j->cs[1], j->cs, 0)
       : blas_matmul_1t(slot, 1, j->M, hi - lo, j->K, a, j->as, b + lo * j->bs[2], j->bs,
-                       c + lo * es, j->cs);
+                       c + lo * es, j->cs, 0);
 }
 
 void pb_matmul_done(pb_matmul_job *j) {
@@ -633,16 +641,37 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
    * the same order (float64 ones take BLAS, whose order differs in the last bit) */
   if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces && direct_f32(M, macs, bs[2])) {
     for (npy_intp i = 0; i < Bt; ++i)
-      tiny_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs);
+      tiny_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, 0);
     return 0;
   }
   /* the executor parallelizes through its pool (pb_matmul_chunks): a product it runs whole
    * stays on this thread */
-  if (blas && set_local_threads()) return blas_matmul_1t(sa, Bt, M, N, K, a, as, b, bs, c, cs);
+  if (blas && set_local_threads())
+    return blas_matmul_1t(sa, Bt, M, N, K, a, as, b, bs, c, cs, 0);
   bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
-  if (blas && !small_f32) return blas_matmul_raw(sa, Bt, M, N, K, a, as, b, bs, c, cs);
+  if (blas && !small_f32) return blas_matmul_raw(sa, Bt, M, N, K, a, as, b, bs, c, cs, 0);
   return own_matmul_raw(Bt, M, N, K, a, as, b, bs, c, cs, ces, sa, sb, so,
                         ints && ces == 8);
+}
+
+/* c (M, N) += a (M, K) @ b (K, N) (c = a @ b when !acc) on the calling thread, float32 or
+ * float64 throughout (the executor's pipelined products, summed chunk by chunk along K): the
+ * direct loops where pb_matmul_raw takes them, else single-threaded BLAS. 0, or -1 for another
+ * dtype or when out of memory. */
+int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as,
+                  const char *b, const npy_intp *bs, char *c, const npy_intp *cs, int acc) {
+  if ((slot != PB_F32 && slot != PB_F64) || !gemm[slot] || !set_local_threads()) return -1;
+  if (M * N == 0) return 0;
+  if (K == 0) {
+    for (npy_intp r = 0; r < M && !acc; ++r) memset(c + r * cs[1], 0, (size_t)(N * cs[2]));
+    return 0;
+  }
+  const double macs = (double)M * (double)K * (double)N;
+  if (slot == PB_F32 && cs[2] == 4 && direct_f32(M, macs, bs[2])) {
+    tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
+    return 0;
+  }
+  return blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
 }
 
 /* matmul(a, b[, dtype]): a (B, M, K) @ b (B, K, N) -> (B, M, N) of `dtype` (default: a's),
@@ -704,7 +733,7 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (npy_intp i = 0; i < as[0]; ++i)
       tiny_f32(as[1], bs[2], as[2], PyArray_BYTES(a) + i * PyArray_STRIDES(a)[0], PyArray_STRIDES(a),
                PyArray_BYTES(b) + i * PyArray_STRIDES(b)[0], PyArray_STRIDES(b),
-               PyArray_BYTES(out) + i * PyArray_STRIDES(out)[0], PyArray_STRIDES(out));
+               PyArray_BYTES(out) + i * PyArray_STRIDES(out)[0], PyArray_STRIDES(out), 0);
     Py_END_ALLOW_THREADS
   } else if (blas && !small_f32) {
     rc = blas_matmul(a, b, out, sa, false);

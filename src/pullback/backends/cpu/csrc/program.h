@@ -3,10 +3,11 @@
 #ifndef PB_PROGRAM_H
 #define PB_PROGRAM_H
 #include "schedule.h"
+#include <stdatomic.h>
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
-enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE };
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
@@ -84,8 +85,14 @@ typedef struct thunk {
   int nblock;
   int *block_n;
   struct thunk **blocks;
-  npy_intp length;            /* scan: iterations */
+  npy_intp length;            /* scan: iterations; pipe: iterations per chunk */
   int level, reverse;         /* scan: the loop level its slices move with; backwards */
+  int npf;                    /* scan: its body's operands that move with it (prefetched) */
+  ref_t *pf;
+  /* pipe (blocks[0]: the scan, blocks[1]: products summing over its iterations): per product,
+   * its K per iteration and the column blocks it is cut into */
+  npy_intp *pipe_k;
+  int *pipe_parts;
   ref_t sel;                  /* while: the bool predicate; cond: the int32 branch index */
   /* dcopy: refs[0] source, refs[1] destination (strides: 2 x ndim), op = element size,
    * reverse = 1 when the destination moves */
@@ -138,7 +145,26 @@ typedef struct {
   const char *error;          /* a failure without the GIL: raised after reacquiring it */
   char *scratch;
   npy_intp iter[PB_MAXLOOP];  /* the running loops' iteration numbers, by level */
+  const struct thunk *watch;  /* a scan that publishes its finished iterations (pipe.c) */
+  _Atomic npy_intp *progress;
 } run_ctx;
+
+static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
+  char *p = c->base[r->kind][r->index] + r->offset;
+  for (int l = 0; l < r->nloop; ++l) p += c->iter[r->lvl[l]] * r->lstr[l];
+  return p;
+}
+
+/* schedule.c: one step; pipe.c: a pipe step */
+int pb_run_thunk(const thunk_t *t, run_ctx *c);
+int pb_run_pipe(const thunk_t *t, run_ctx *c);
+
+/* program_build.c: parsing helpers (an int tuple into out: its length, or -1; a block of
+ * steps; a thunk's nested blocks), and pipe.c's parser of a pipe step */
+int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what);
+int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out);
+int pb_alloc_blocks(thunk_t *t, int n);
+int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec);
 
 /* program_build.c */
 PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw);

@@ -13,7 +13,7 @@
 /* ---------------------------------------------------------------- construction */
 
 
-static int parse_ints(PyObject *t, npy_intp *out, int max, const char *what) {
+int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what) {
   if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
     PyErr_Format(PyExc_ValueError, "Program: %s must be a tuple of at most %d ints", what, max);
     return -1;
@@ -117,7 +117,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   t->grain = (npy_intp)(grain > 0 ? grain : 1);
   t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
   if (!t->shape) { PyErr_NoMemory(); return -1; }
-  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "a region shape")) < 0) return -1;
+  if ((t->ndim = pb_parse_ints(shape, t->shape, PB_MAXDIMS, "a region shape")) < 0) return -1;
   t->nref = (int)PyTuple_GET_SIZE(refs);
   if (t->nref < 1 || t->nref > RG_MAXOPND || PyTuple_GET_SIZE(strides) != t->nref ||
       PyTuple_GET_SIZE(items) != t->nref) {
@@ -131,7 +131,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   for (int i = 0; i < t->nref; ++i) {
     if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
     npy_intp st[PB_MAXDIMS];
-    if (parse_ints(PyTuple_GET_ITEM(strides, i), st, PB_MAXDIMS, "region strides") != t->ndim) {
+    if (pb_parse_ints(PyTuple_GET_ITEM(strides, i), st, PB_MAXDIMS, "region strides") != t->ndim) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: region strides != ndim");
       return -1;
     }
@@ -173,7 +173,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
     st->fn = fn;
     st->nin = nin;
     npy_intp pv[4] = {0, 0, 0, 0};
-    if (parse_ints(prm, pv, 4, "step params") < 0) return -1;
+    if (pb_parse_ints(prm, pv, 4, "step params") < 0) return -1;
     if (lk == LOOP_SELECT) {
       pb_select_params sp = {(int)pv[0], (int)pv[1], (int64_t)pv[2]};
       if (sp.count != nin - 1 || sp.count > PB_SELECT_MAX) {
@@ -185,8 +185,8 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
       for (int i = 0; i < 4; ++i) st->prm[i] = (int64_t)pv[i];
     }
     npy_intp ids[RG_MAXSTEPIN + 1], sz[RG_MAXSTEPIN + 1];
-    parse_ints(opnd, ids, RG_MAXSTEPIN + 1, "step operands");
-    if (parse_ints(its, sz, RG_MAXSTEPIN + 1, "step element sizes") < 0) return -1;
+    pb_parse_ints(opnd, ids, RG_MAXSTEPIN + 1, "step operands");
+    if (pb_parse_ints(its, sz, RG_MAXSTEPIN + 1, "step element sizes") < 0) return -1;
     for (int i = 0; i <= nin; ++i) {
       if (ids[i] >= t->nref || sz[i] <= 0 || sz[i] > 16) {
         PyErr_SetString(PyExc_ValueError, "Program: bad region step operand");
@@ -252,7 +252,7 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
     return -1;
   t->op = sliceable;
   t->kind = TH_DOT;
-  if (parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
+  if (pb_parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
       PyTuple_GET_SIZE(strides) != 3) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot step");
     return -1;
@@ -266,7 +266,7 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
   const int slots[3] = {t->sa, t->sb, t->so};
   for (int i = 0; i < 3; ++i) {
     if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
-    if (parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + 3 * i, 3, "dot strides") != 3) {
+    if (pb_parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + 3 * i, 3, "dot strides") != 3) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot strides");
       return -1;
     }
@@ -312,10 +312,10 @@ static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
   t->refs = PyMem_Calloc(3, sizeof(ref_t));
   if (!t->shape || !t->strides || !t->refs) { PyErr_NoMemory(); return -1; }
   t->nref = 3;
-  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "reduce shape")) < 0) return -1;
+  if ((t->ndim = pb_parse_ints(shape, t->shape, PB_MAXDIMS, "reduce shape")) < 0) return -1;
   npy_intp red[PB_MAXDIMS];
-  if (parse_ints(reduced, red, PB_MAXDIMS, "reduced") != t->ndim ||
-      parse_ints(xstrides, t->strides, PB_MAXDIMS, "reduce strides") != t->ndim ||
+  if (pb_parse_ints(reduced, red, PB_MAXDIMS, "reduced") != t->ndim ||
+      pb_parse_ints(xstrides, t->strides, PB_MAXDIMS, "reduce strides") != t->ndim ||
       PyTuple_GET_SIZE(refs) != 3) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad reduce step");
     return -1;
@@ -401,8 +401,8 @@ static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
     t->shapes[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
     t->pstrides[i] = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
     if (!t->shapes[i] || !t->pstrides[i]) { PyErr_NoMemory(); return -1; }
-    t->ndims[i] = parse_ints(shape, t->shapes[i], PB_MAXDIMS, "callback shape");
-    if (t->ndims[i] < 0 || parse_ints(strides, t->pstrides[i], PB_MAXDIMS, "callback strides")
+    t->ndims[i] = pb_parse_ints(shape, t->shapes[i], PB_MAXDIMS, "callback shape");
+    if (t->ndims[i] < 0 || pb_parse_ints(strides, t->pstrides[i], PB_MAXDIMS, "callback strides")
                                != t->ndims[i]) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad callback operand");
       return -1;
@@ -417,7 +417,7 @@ static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
 static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i);
 
 /* A nested block: a tuple of thunk specs. */
-static int parse_block(Program *p, PyObject *specs, int *n, thunk_t **out) {
+int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out) {
   if (!PyTuple_Check(specs)) {
     PyErr_SetString(PyExc_ValueError, "Program: a block must be a tuple of steps");
     return -1;
@@ -430,7 +430,7 @@ static int parse_block(Program *p, PyObject *specs, int *n, thunk_t **out) {
   return 0;
 }
 
-static int alloc_blocks(thunk_t *t, int n) {
+int pb_alloc_blocks(thunk_t *t, int n) {
   t->block_n = PyMem_Calloc((size_t)n + 1, sizeof(int));
   t->blocks = PyMem_Calloc((size_t)n + 1, sizeof(thunk_t *));
   if (!t->block_n || !t->blocks) { PyErr_NoMemory(); return -1; }
@@ -441,6 +441,40 @@ static int alloc_blocks(thunk_t *t, int n) {
 /* a 0-d operand of `item` bytes (a predicate or an index) */
 static int parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item) {
   return parse_ref(p, o, r) < 0 ? -1 : check_extent(p, r, 0, NULL, NULL, item);
+}
+
+/* Adds r to the scan's prefetch list when it moves with the scan's level (once per address). */
+static int add_moving(thunk_t *scan, const ref_t *r) {
+  int l = 0;
+  while (l < r->nloop && r->lvl[l] != scan->level) ++l;
+  if (l == r->nloop || r->lstr[l] == 0) return 0;
+  for (int i = 0; i < scan->npf; ++i) {
+    const ref_t *q = &scan->pf[i];
+    if (q->kind == r->kind && q->index == r->index && q->offset == r->offset &&
+        q->nloop == r->nloop && !memcmp(q->lvl, r->lvl, sizeof q->lvl) &&
+        !memcmp(q->lstr, r->lstr, sizeof q->lstr))
+      return 0;
+  }
+  ref_t *pf = PyMem_Realloc(scan->pf, sizeof(ref_t) * (size_t)(scan->npf + 1));
+  if (!pf) { PyErr_NoMemory(); return -1; }
+  scan->pf = pf;
+  pf[scan->npf++] = *r;
+  return 0;
+}
+
+/* The scan's prefetch list: the operands of its body's steps (and their epilogues) that move
+ * with it, xs[i] and ys[i]; nested loops' steps are left out. */
+static int collect_moving(thunk_t *scan) {
+  for (int i = 0; i < scan->block_n[0]; ++i) {
+    const thunk_t *b = &scan->blocks[0][i];
+    if (b->kind != TH_REGION && b->kind != TH_DOT && b->kind != TH_REDUCE) continue;
+    for (int k = 0; k < b->nref; ++k)
+      if (add_moving(scan, &b->refs[k]) < 0) return -1;
+    if (b->epilogue)
+      for (int k = 0; k < b->epilogue->nref; ++k)
+        if (add_moving(scan, &b->epilogue->refs[k]) < 0) return -1;
+  }
+  return 0;
 }
 
 static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
@@ -457,11 +491,11 @@ static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
     return -1;
   }
   t->length = (npy_intp)length;
-  if (alloc_blocks(t, 1) < 0) return -1;
+  if (pb_alloc_blocks(t, 1) < 0) return -1;
   p->loop_len[p->depth++] = t->length;
-  int rc = parse_block(p, body, &t->block_n[0], &t->blocks[0]);
+  int rc = pb_parse_block(p, body, &t->block_n[0], &t->blocks[0]);
   p->depth--;
-  return rc;
+  return rc < 0 ? -1 : collect_moving(t);
 }
 
 static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
@@ -470,7 +504,7 @@ static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
   PyObject *block;
   if (!PyArg_ParseTuple(spec, "sO", &kind, &block)) return -1;
   t->kind = TH_PAR;
-  if (alloc_blocks(t, 1) < 0 || parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
+  if (pb_alloc_blocks(t, 1) < 0 || pb_parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
     return -1;
   for (int i = 0; i < t->block_n[0]; ++i)
     if (t->blocks[0][i].kind != TH_DOT) {
@@ -486,9 +520,9 @@ static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
   PyObject *pred, *cond, *body;
   if (!PyArg_ParseTuple(spec, "sOOO", &kind, &pred, &cond, &body)) return -1;
   t->kind = TH_WHILE;
-  if (parse_scalar_ref(p, pred, &t->sel, 1) < 0 || alloc_blocks(t, 2) < 0 ||
-      parse_block(p, cond, &t->block_n[0], &t->blocks[0]) < 0 ||
-      parse_block(p, body, &t->block_n[1], &t->blocks[1]) < 0)
+  if (parse_scalar_ref(p, pred, &t->sel, 1) < 0 || pb_alloc_blocks(t, 2) < 0 ||
+      pb_parse_block(p, cond, &t->block_n[0], &t->blocks[0]) < 0 ||
+      pb_parse_block(p, body, &t->block_n[1], &t->blocks[1]) < 0)
     return -1;
   return 0;
 }
@@ -504,9 +538,9 @@ static int parse_cond(Program *p, thunk_t *t, PyObject *spec) {
     PyErr_SetString(PyExc_ValueError, "Program: a cond needs a branch");
     return -1;
   }
-  if (parse_scalar_ref(p, index, &t->sel, 4) < 0 || alloc_blocks(t, n) < 0) return -1;
+  if (parse_scalar_ref(p, index, &t->sel, 4) < 0 || pb_alloc_blocks(t, n) < 0) return -1;
   for (int k = 0; k < n; ++k)
-    if (parse_block(p, PyTuple_GET_ITEM(branches, k), &t->block_n[k], &t->blocks[k]) < 0)
+    if (pb_parse_block(p, PyTuple_GET_ITEM(branches, k), &t->block_n[k], &t->blocks[k]) < 0)
       return -1;
   return 0;
 }
@@ -530,14 +564,14 @@ static int parse_dcopy(Program *p, thunk_t *t, PyObject *spec) {
   t->starts = PyMem_Calloc((size_t)t->nstart + 1, sizeof(dstart_t));
   if (!t->shape || !t->strides || !t->refs || !t->starts) { PyErr_NoMemory(); return -1; }
   t->nref = 2;
-  if ((t->ndim = parse_ints(shape, t->shape, PB_MAXDIMS, "dcopy shape")) < 0) return -1;
+  if ((t->ndim = pb_parse_ints(shape, t->shape, PB_MAXDIMS, "dcopy shape")) < 0) return -1;
   if (!pb_move_copy_loop(item) || PyTuple_GET_SIZE(refs) != 2 || PyTuple_GET_SIZE(strides) != 2) {
     PyErr_SetString(PyExc_ValueError, "Program: bad dcopy step");
     return -1;
   }
   for (int i = 0; i < 2; ++i) {
     if (parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0 ||
-        parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + i * t->ndim, PB_MAXDIMS,
+        pb_parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + i * t->ndim, PB_MAXDIMS,
                    "dcopy strides") != t->ndim) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: dcopy strides != ndim");
       return -1;
@@ -589,6 +623,7 @@ static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
            : !strcmp(k, "cond") ? parse_cond(p, t, spec)
            : !strcmp(k, "dcopy") ? parse_dcopy(p, t, spec)
            : !strcmp(k, "par") ? parse_par(p, t, spec)
+           : !strcmp(k, "pipe") ? pb_parse_pipe(p, t, spec)
            : (PyErr_Format(PyExc_ValueError, "Program: unknown step kind '%s'", k), -1);
   if (rc < 0 && !PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
     return -1; /* out of memory */
@@ -610,6 +645,9 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->strides);
   PyMem_Free(t->rg.steps);
   PyMem_Free(t->inits);
+  PyMem_Free(t->pf);
+  PyMem_Free(t->pipe_k);
+  PyMem_Free(t->pipe_parts);
   if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }
   for (int b = 0; t->blocks && b < t->nblock; ++b) {
     for (int i = 0; t->blocks[b] && i < t->block_n[b]; ++i) thunk_clear(&t->blocks[b][i]);
@@ -678,7 +716,7 @@ static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
     }
     sp->align = (npy_intp)align;
     if (!PyArray_DescrConverter(dt, &sp->descr)) return -1;
-    if ((sp->ndim = parse_ints(shp, sp->shape, PB_MAXDIMS, "a shape")) < 0) return -1;
+    if ((sp->ndim = pb_parse_ints(shp, sp->shape, PB_MAXDIMS, "a shape")) < 0) return -1;
     npy_intp item = PyDataType_ELSIZE(sp->descr), acc = item;
     for (int d = sp->ndim - 1; d >= 0; --d) { /* C-contiguous by default */
       if (sp->shape[d] < 0) {
@@ -697,7 +735,7 @@ static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
       st = ast;
     }
     if (st != Py_None) {
-      if (!PyTuple_Check(st) || parse_ints(st, sp->strides, PB_MAXDIMS, "strides") != sp->ndim) {
+      if (!PyTuple_Check(st) || pb_parse_ints(st, sp->strides, PB_MAXDIMS, "strides") != sp->ndim) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: strides != ndim");
         return -1;
       }

@@ -29,6 +29,9 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
                   const char *a, const npy_intp *as, const char *b, const npy_intp *bs, char *c,
                   const npy_intp *cs);
 
+int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as,
+                  const char *b, const npy_intp *bs, char *c, const npy_intp *cs, int acc);
+
 /* dot.c: a large BLAS product cut into independent chunks for the executor's thread pool:
  * pb_matmul_chunks fills the job and returns the number of chunks (0: run pb_matmul_raw
  * instead, or -1: out of memory); pb_matmul_chunk runs one (BLAS single-threaded on the calling

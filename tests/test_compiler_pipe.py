@@ -1,0 +1,147 @@
+"""compiler/parallel.py's pipe: a scan and the products right after it that sum over its
+iterations (a recurrent layer's weight gradients) run overlapped, chunk after chunk of
+iterations, with the same result on every call and with or without the overlap."""
+import threading
+
+import numpy as np
+import pytest
+
+import pullback as pb
+import pullback.numpy as pnp
+from pullback import lax
+from pullback.backends.cpu.compiler import parallel
+
+RNG = np.random.default_rng(11)
+H, B, T, D = 64, 8, 256, 32  # K per iteration 8: chunks of 64 iterations, 4 of them
+
+
+def _arr(*shape, dtype=np.float32, scale=1.0):
+    return (scale * RNG.standard_normal(shape)).astype(dtype)
+
+
+def _rnn_loss(params, h0, xs):
+    wh, wx = params
+
+    def step(h, x):
+        h = pnp.tanh(h @ wh + x @ wx)
+        return h, None
+    h, _ = lax.scan(step, h0, xs)
+    return pnp.mean(h ** 2)
+
+
+def _rnn_args(dtype=np.float32):
+    return ((_arr(H, H, dtype=dtype, scale=H ** -0.5), _arr(D, H, dtype=dtype, scale=0.25)),
+            _arr(B, H, dtype=dtype), _arr(T, B, D, dtype=dtype))
+
+
+def _without_pipe(monkeypatch, f, *args):
+    monkeypatch.setattr(parallel, "PIPE_MIN_MACS", 1 << 62)
+    g = pb.jit(f)
+    text = g.lower(*args).compile().as_text()
+    assert "pipe" not in text
+    return g(*args)
+
+
+def test_weight_gradients_sum_while_the_backward_scan_runs():
+    args = _rnn_args()
+    text = pb.jit(pb.grad(_rnn_loss)).lower(*args).compile().as_text()
+    lines = text.splitlines()
+    head = next(i for i, s in enumerate(lines) if ": pipe " in s)
+    assert lines[head].endswith(
+        "pipe (the products sum the scan's iterations 64 at a time, as it writes them):")
+    assert lines[head + 1].strip().startswith("scan[length=256, reverse]")
+    # both weight gradients are the pipe's products: hs^T @ gs, then xs^T @ gs (an input)
+    members = [s for s in lines[head + 1:] if s.startswith("       dot_general")]
+    assert len(members) == 2
+    assert members[0].startswith("       dot_general (arena@") and \
+        "f32[1,64,2048] strides=(524288, 4, 256), arena@" in members[0]
+    assert members[1].startswith("       dot_general (input3:f32[1,32,2048] strides=(262144, 4, "
+                                 "128), arena@")
+    assert all("f32[1,2048,64] strides=(256, 256, 4)" in m for m in members)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pipelined_gradients_equal_the_unpipelined_ones(monkeypatch, dtype):
+    args = _rnn_args(dtype)
+    f = pb.jit(pb.grad(_rnn_loss))
+    assert ": pipe " in f.lower(*args).compile().as_text()
+    got = [f(*args) for _ in range(3)]
+    for g in got[1:]:  # the chunks sum in a fixed order: the same bits every call
+        for a, b in zip(g, got[0]):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    want = _without_pipe(monkeypatch, pb.grad(_rnn_loss), *args)
+    tol = 2e-4 if dtype == np.float32 else 1e-11
+    for a, b in zip(got[0], want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def _stacked_products(wh, h0, xs):
+    """A forward scan whose stacked outputs two products sum over, with epilogues: the
+    products read ys whole (A = hs^T) and as B (hs^T @ xs-shaped), and an input."""
+    def step(h, x):
+        h = pnp.tanh(h @ wh + x)
+        return h, (h, 2.0 * h)
+    h, (hs, gs) = lax.scan(step, h0, xs)
+    flat_h, flat_g = hs.reshape(-1, H), gs.reshape(-1, H)
+    flat_x = xs.reshape(-1, H)
+    return h, flat_h.T @ flat_g + 1.0, flat_x.T @ flat_g * 0.5
+
+
+def test_forward_scan_outputs_and_epilogues():
+    wh, h0, xs = _arr(H, H, scale=H ** -0.5), _arr(B, H), _arr(T, B, H)
+    f = pb.jit(_stacked_products)
+    text = f.lower(wh, h0, xs).compile().as_text()
+    assert ": pipe " in text and "scan[length=256]" in text
+    h, p1, p2 = f(wh, h0, xs)
+    # the reference: the scan in NumPy, in float64
+    hs, x64 = [], xs.astype(np.float64)
+    hh = h0.astype(np.float64)
+    for t in range(T):
+        hh = np.tanh(hh @ wh + x64[t])
+        hs.append(hh)
+    hs = np.stack(hs).reshape(-1, H)
+    np.testing.assert_allclose(np.asarray(h), hh, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(p1), hs.T @ (2 * hs) + 1.0, rtol=1e-4, atol=2e-3)
+    np.testing.assert_allclose(np.asarray(p2), x64.reshape(-1, H).T @ (2 * hs) * 0.5,
+                               rtol=1e-4, atol=2e-3)
+
+
+def test_a_product_of_the_final_carry_is_not_pipelined():
+    """The carry is overwritten every iteration: only the end value is right, so a product
+    reading it runs after the scan."""
+    wh, h0, xs = _arr(H, H, scale=H ** -0.5), _arr(2048, H), _arr(T, 2048, H)
+
+    def f(wh, h0, xs):
+        h, _ = lax.scan(lambda h, x: (pnp.tanh(h @ wh + x), None), h0, xs)
+        return h.T @ h
+    assert "pipe" not in pb.jit(f).lower(wh, h0, xs).compile().as_text()
+
+
+def test_short_scans_are_not_pipelined():
+    args = ((_arr(H, H, scale=H ** -0.5), _arr(D, H)), _arr(B, H), _arr(64, B, D))
+    assert "pipe" not in pb.jit(pb.grad(_rnn_loss)).lower(*args).compile().as_text()
+
+
+def test_concurrent_calls_share_the_pool():
+    """Two Python threads calling at once: one of them finds the pool busy and runs its pipe
+    on its own thread alone (scan, then every chunk) with the same result."""
+    args = _rnn_args()
+    f = pb.jit(pb.grad(_rnn_loss))
+    want = [np.asarray(g) for g in f(*args)]
+    out, errors = [], []
+
+    def run():
+        try:
+            for _ in range(3):
+                out.append([np.asarray(g) for g in f(*args)])
+        except Exception as e:  # pragma: no cover - surfaced below
+            errors.append(e)
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(out) == 6
+    for got in out:
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)

@@ -35,23 +35,31 @@ def _rnn_args(dtype=np.float32):
 
 
 def _without_pipe(monkeypatch, f, *args):
-    monkeypatch.setattr(parallel, "PIPE_MIN_MACS", 1 << 62)
+    monkeypatch.setattr(parallel, "PIPE_MIN_MACS", 1 << 62)  # neither consumers nor producer
     g = pb.jit(f)
     text = g.lower(*args).compile().as_text()
     assert "pipe" not in text
     return g(*args)
 
 
-def test_weight_gradients_sum_while_the_backward_scan_runs():
+def test_input_projection_and_weight_gradients_overlap_the_scans():
     args = _rnn_args()
     text = pb.jit(pb.grad(_rnn_loss)).lower(*args).compile().as_text()
     lines = text.splitlines()
-    head = next(i for i, s in enumerate(lines) if ": pipe " in s)
-    assert lines[head].endswith(
-        "pipe (the products sum the scan's iterations 64 at a time, as it writes them):")
-    assert lines[head + 1].strip().startswith("scan[length=256, reverse]")
-    # both weight gradients are the pipe's products: hs^T @ gs, then xs^T @ gs (an input)
-    members = [s for s in lines[head + 1:] if s.startswith("       dot_general")]
+    heads = [i for i, s in enumerate(lines) if ": pipe " in s]
+    assert len(heads) == 2
+    fwd, bwd = heads
+    # forward: xs @ wx (rows (t, batch)) is made 64 iterations ahead of the scan reading it
+    assert lines[fwd].endswith("pipe (the scan reads its input as the first product makes it, "
+                               "64 iterations at a time):")
+    assert lines[fwd + 1].startswith("       dot dot_general (input3:f32[1,2048,32], "
+                                     "input1:f32[1,32,64]) -> (arena@")
+    assert lines[fwd + 2].startswith("       scan[length=256] -> ")
+    # backward: both weight gradients sum the scan's iterations: hs^T @ gs, xs^T @ gs
+    assert lines[bwd].endswith("pipe (the products after it sum its iterations as it writes "
+                               "them, 64 iterations at a time):")
+    assert lines[bwd + 1].startswith("       scan[length=256, reverse] -> ")
+    members = [s for s in lines[bwd + 1:] if s.startswith("       dot_general")]
     assert len(members) == 2
     assert members[0].startswith("       dot_general (arena@") and \
         "f32[1,64,2048] strides=(524288, 4, 256), arena@" in members[0]
@@ -145,3 +153,43 @@ def test_concurrent_calls_share_the_pool():
     for got in out:
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_scan_reads_its_input_product_as_it_is_made(reverse):
+    """xs @ w made chunk by chunk in the scan's order (from the end for a reverse scan)."""
+    x, w, h0 = _arr(T * B, 32), _arr(32, H, scale=0.2), _arr(B, H)
+
+    def f(x, w, h0):
+        xs = (x @ w).reshape(T, B, H)
+        h, ys = lax.scan(lambda h, u: (pnp.tanh(0.5 * h + u), h[0]), h0, xs, reverse=reverse)
+        return h, ys
+    jf = pb.jit(f)
+    text = jf.lower(x, w, h0).compile().as_text()
+    assert "pipe (the scan reads its input as the first product makes it, 64 iterations" in text
+    h, ys = jf(x, w, h0)
+    xs = (x.astype(np.float64) @ w).reshape(T, B, H)
+    hh, want = h0.astype(np.float64), np.zeros((T, H))
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        want[t] = hh[0]
+        hh = np.tanh(0.5 * hh + xs[t])
+    np.testing.assert_allclose(np.asarray(h), hh, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(ys), want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_product_the_scan_reads_whole_is_made_before_it():
+    """Read as a loop constant (every iteration sees all of it), the product must be complete
+    before the scan starts."""
+    x, w, h0 = _arr(T * B, 32), _arr(32, H, scale=0.2), _arr(B, H)
+
+    def f(x, w, h0):
+        table = x @ w  # (T * B, H): each step reads all of it
+        h, _ = lax.scan(lambda h, u: (pnp.tanh(0.5 * h + table[:B] * u), None), h0,
+                        pnp.ones((T, 1, 1), np.float32))
+        return h
+    text = pb.jit(f).lower(x, w, h0).compile().as_text()
+    assert "pipe" not in text
+    hh, tb = h0.astype(np.float64), (x.astype(np.float64) @ w)[:B]
+    for _ in range(T):
+        hh = np.tanh(0.5 * hh + tb)
+    np.testing.assert_allclose(np.asarray(pb.jit(f)(x, w, h0)), hh, rtol=1e-4, atol=1e-4)

@@ -156,11 +156,44 @@ def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> in
     return kper if reads else None
 
 
+# a producer is looked for among this many steps before the scan
+PIPE_LOOKBACK = 4
+
+
+def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
+    """Rows per scan iteration when ``d`` (a step before ``scan``, ``between`` the steps
+    separating them) is a product the scan reads only as a stacked input, its rows running
+    over (t, rest): the scan can start once the first rows are made. ``d`` then moves to the
+    scan, so nothing in between may read its result or write what it reads."""
+    if d.kind != "dot" or "epilogue" in d.info or _macs(d) < PIPE_MIN_MACS:
+        return None
+    bt, m, n, k = d.info["dims"]
+    sa, sb, so = d.info["slots"]
+    length = scan.info["length"]
+    c = d.outs[0]
+    if bt != 1 or not (sa == sb == so and sa in _F32_F64) or m % length or not c.is_whole():
+        return None
+    rper = m // length
+    root = c.buf.root()[0].id
+    uses = [v for v in scan.ins if v.buf.root()[0].id == root]
+    if not uses or any(v.buf.root()[1:] != (0, ()) or v.offset or v.shape[0] != length or
+                       v.strides[0] != rper * c.strides[1] for v in uses):
+        return None
+    reads = {v.buf.root()[0].id for v in d.ins}
+    for s in between:
+        if any(v.buf.root()[0].id == root for v in s.ins) or \
+                any(o.buf.root()[0].id in reads for o in s.outs):
+            return None
+    return rper
+
+
 def pipeline_scans(steps: list[Step]) -> list[Step]:
-    """``steps`` with each top-level scan and the run of products right after it that sum
-    over its iterations as one "pipe" step (``info``: ``scan``, ``members`` (the products),
-    ``kper`` (K per iteration of each), ``parts`` (column blocks each is cut into, so that both
-    threads can share the work once the scan is done) and ``every`` (iterations per chunk))."""
+    """``steps`` with each top-level scan, the run of products right after it that sum over
+    its iterations and a product shortly before it that makes its stacked input as one "pipe"
+    step (``info``: ``scan``, ``members`` (the summing products), ``kper`` (K per iteration of
+    each), ``parts`` (column blocks each is cut into, so that both threads can share the work
+    once the scan is done), ``producer`` (or None) and ``rper`` (its rows per iteration), and
+    ``every`` (iterations per chunk))."""
     out: list[Step] = []
     i = 0
     while i < len(steps):
@@ -179,15 +212,24 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
             kper.append(kp)
             taken.update(o.buf.root()[0].id for o in steps[i].outs)
             i += 1
-        if not members:
+        producer, rper = None, 0
+        for back in range(2, min(PIPE_LOOKBACK + 1, len(out)) + 1):
+            rp = _rows_per_iteration(out[-back], s, out[len(out) - back + 1:-1])
+            if rp is not None:
+                producer, rper = out[-back], rp
+                break
+        if not members and producer is None:
             continue
-        every = max(1, -(-PIPE_CHUNK_K // min(kper)))
+        every = max(1, -(-PIPE_CHUNK_K // min(kper + ([rper] if rper else []))))
         if s.info["length"] < 4 * every:  # too few chunks to overlap anything
             i -= len(members)
             continue
+        if producer is not None:
+            out.remove(producer)
         parts = [2 if d.info["dims"][2] >= 64 else 1 for d in members]
-        out[-1] = Step("pipe", list(s.ins) + [v for d in members for v in d.ins],
-                       list(s.outs) + [v for d in members for v in d.outs],
+        first = [producer] if producer is not None else []
+        out[-1] = Step("pipe", [v for d in first + [s] + members for v in d.ins],
+                       [v for d in first + [s] + members for v in d.outs],
                        {"scan": s, "members": members, "kper": kper, "parts": parts,
-                        "every": every}, "pipe")
+                        "producer": producer, "rper": rper, "every": every}, "pipe")
     return out

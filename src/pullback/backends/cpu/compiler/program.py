@@ -136,10 +136,14 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
             lines.extend(_step_text(None, x, indent + "     "))
         return lines
     if s.kind == "pipe":
-        lines = [f"{indent}{n}pipe (the products sum the scan's iterations {s.info['every']} "
-                 f"at a time, as it writes them):"]
-        lines.extend(_step_text(None, s.info["scan"], indent + "     "))
-        for x in s.info["members"]:
+        every, prod = s.info["every"], s.info["producer"]
+        what = []
+        if prod is not None:
+            what.append("the scan reads its input as the first product makes it")
+        if s.info["members"]:
+            what.append("the products after it sum its iterations as it writes them")
+        lines = [f"{indent}{n}pipe ({' and '.join(what)}, {every} iterations at a time):"]
+        for x in ([prod] if prod is not None else []) + [s.info["scan"]] + s.info["members"]:
             lines.extend(_step_text(None, x, indent + "     "))
         return lines
     if s.kind in control.LOOPS:
@@ -165,9 +169,15 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
     return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs})"]
 
 
+def _parts(s: Step) -> list[Step]:
+    """The steps a par or pipe step runs."""
+    return [x for x in [s.info.get("producer"), s.info.get("scan")] + s.info["members"]
+            if x is not None]
+
+
 def _cost(s: Step) -> tuple[float, float]:
     if s.kind in ("par", "pipe"):
-        costs = [_cost(x) for x in s.info["members"] + [s.info.get("scan")] if x is not None]
+        costs = [_cost(x) for x in _parts(s)]
         return sum(f for f, _ in costs), sum(b for _, b in costs)
     if s.kind in control.LOOPS:  # a loop body counts once per iteration (a while body once)
         per = [[_cost(x) for x in b.steps] for b in s.info["blocks"]]
@@ -298,7 +308,7 @@ def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
 
 def _work(s: Step) -> int:
     if s.kind in ("par", "pipe"):
-        return sum(_work(x) for x in s.info["members"] + [s.info.get("scan")] if x is not None)
+        return sum(_work(x) for x in _parts(s))
     if s.kind == "scan":
         return s.info["length"] * sum(_work(x) for x in s.info["blocks"][0].steps)
     if s.kind == "while":
@@ -383,9 +393,11 @@ def _emit(s: Step, ref) -> tuple:
     if s.kind == "par":
         return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
     if s.kind == "pipe":
+        prod = s.info["producer"]
         return ("pipe", (_emit(s.info["scan"], ref),),
                 tuple(_emit(x, ref) for x in s.info["members"]), tuple(s.info["kper"]),
-                tuple(s.info["parts"]), s.info["every"])
+                tuple(s.info["parts"]), s.info["every"],
+                (_emit(prod, ref),) if prod is not None else (), s.info["rper"])
     if s.kind in control.LOOPS:
         blocks = tuple(tuple(_emit(x, ref) for x in b.steps) for b in s.info["blocks"])
         if s.kind == "scan":

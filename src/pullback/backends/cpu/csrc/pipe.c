@@ -1,11 +1,14 @@
-/* pipe: a scan and the products that consume its stacked outputs, overlapped.
+/* pipe: a scan, the product that makes its stacked input and the products that consume its
+ * stacked outputs, overlapped.
  *
  * A product summing over a scan's iterations (a weight gradient: hs^T @ gs, with K running over
  * (t, batch)) needs each ys[t] once the scan has written it. The scan runs on one thread; the
  * products run in chunks of `every` iterations along K on the other as soon as the chunks are
  * written, and on both once the scan is done. Each unit (a product, or a column block of one)
  * sums its chunks in a fixed order, one thread at a time, so the result does not depend on
- * which thread ran what. Measured on the tanh RNN benchmark's backward pass (T=1000, 16x128
+ * which thread ran what. Likewise a product whose rows are the scan's xs (the input projection
+ * xs @ Wx of a recurrent layer) is made chunk by chunk ahead of the scan, which waits for each
+ * chunk before its iterations instead of for the whole product. Measured on the tanh RNN benchmark's backward pass (T=1000, 16x128
  * steps): the weight gradients' 128x16000 @ 16000x128 and 32x16000 @ 16000x128 ran in
  * 4.1 ms after a 5.1 ms scan; overlapped, see compiler/parallel.py. */
 #include "program.h"
@@ -37,6 +40,7 @@ typedef struct {
   int nunits;
   npy_intp nchunks;
   _Atomic npy_intp progress;  /* iterations the scan has finished; -1: it failed */
+  _Atomic npy_intp produced;  /* iterations whose input the producer has made; -1: failed */
   _Atomic(const char *) error;
 } pipe_job;
 
@@ -91,23 +95,66 @@ static void consume(pipe_job *j, int tid) {
   }
 }
 
-static void pipe_item(void *ctx, npy_intp i, int tid) {
-  pipe_job *j = ctx;
-  if (i == 0) { /* the scan, publishing its progress, then the products */
-    run_ctx cc = *j->c;
-    cc.threads = 1; /* its steps are small: they stay on this thread */
-    cc.tid = tid;
-    cc.error = NULL;
-    cc.watch = &j->t->blocks[0][0];
-    cc.progress = &j->progress;
-    if (pb_run_thunk(cc.watch, &cc) < 0) {
-      atomic_store(&j->error, cc.error ? cc.error : "scan: a step failed");
-      atomic_store_explicit(&j->progress, -1, memory_order_release);
+/* The producer's rows for the scan's iterations, chunk by chunk in the scan's order. */
+static void produce(pipe_job *j) {
+  const thunk_t *d = &j->t->blocks[2][0], *scan = &j->t->blocks[0][0];
+  const npy_intp every = j->t->length, rper = j->t->pipe_rper, *as = d->strides,
+                 *bs = d->strides + 3, *cs = d->strides + 6;
+  const char *a = pb_resolve(j->c, &d->refs[0]), *b = pb_resolve(j->c, &d->refs[1]);
+  char *c = pb_resolve(j->c, &d->refs[2]);
+  for (npy_intp ci = 0; ci < j->nchunks; ++ci) {
+    npy_intp t0, t1;
+    chunk_iters(scan, every, ci, &t0, &t1);
+    const npy_intp r0 = t0 * rper;
+    if (pb_matmul_acc(d->sa, (t1 - t0) * rper, d->dims[2], d->dims[3], a + r0 * as[1], as, b, bs,
+                      c + r0 * cs[1], cs, 0) < 0) {
+      atomic_store(&j->error, "dot_general: out of memory in a pipelined product");
+      atomic_store_explicit(&j->produced, -1, memory_order_release);
       return;
     }
-    atomic_store_explicit(&j->progress, cc.watch->length, memory_order_release);
+    const npy_intp done = (ci + 1) * every;
+    atomic_store_explicit(&j->produced, done < scan->length ? done : scan->length,
+                          memory_order_release);
   }
+}
+
+/* The scan, publishing its progress (and waiting for its input when there is a producer). */
+static void run_scan_item(pipe_job *j, int tid) {
+  run_ctx cc = *j->c;
+  cc.threads = 1; /* its steps are small: they stay on this thread */
+  cc.tid = tid;
+  cc.error = NULL;
+  cc.watch = &j->t->blocks[0][0];
+  cc.progress = &j->progress;
+  cc.ready = j->t->block_n[2] ? &j->produced : NULL;
+  if (pb_run_thunk(cc.watch, &cc) < 0) {
+    atomic_store(&j->error, cc.error ? cc.error : "scan: a step failed");
+    atomic_store_explicit(&j->progress, -1, memory_order_release);
+    return;
+  }
+  atomic_store_explicit(&j->progress, cc.watch->length, memory_order_release);
+}
+
+/* Item 0 is the producer when there is one, then the scan: run in turn on one thread (a busy
+ * pool), each item only ever waits for an earlier one. */
+static void pipe_item(void *ctx, npy_intp i, int tid) {
+  pipe_job *j = ctx;
+  const int producer = j->t->block_n[2] > 0;
+  if (producer && i == 0) produce(j);
+  if (i == producer) run_scan_item(j, tid);
   consume(j, tid);
+}
+
+/* Before iteration i of the watched scan: its input made by the producer (0, or -1 when the
+ * producer failed). */
+int pb_pipe_wait(const run_ctx *c, npy_intp i) {
+  for (int idle = 0;;) {
+    const npy_intp r = atomic_load_explicit(c->ready, memory_order_acquire);
+    if (r < 0) return -1;
+    if (r > i) return 0;
+    if (++idle < 256) PIPE_PAUSE();
+    else sched_yield();
+  }
 }
 
 int pb_run_pipe(const thunk_t *t, run_ctx *c) {
@@ -123,6 +170,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   pipe_job j = {.t = t, .c = c, .units = units, .nunits = nunits,
                 .nchunks = (scan->length + t->length - 1) / t->length};
   atomic_init(&j.progress, 0);
+  atomic_init(&j.produced, 0);
   atomic_init(&j.error, NULL);
   for (int i = 0, u = 0; i < nd; ++i) {
     const thunk_t *d = &t->blocks[1][i];
@@ -140,7 +188,12 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
       atomic_init(&x->next, x->n1 > x->n0 ? 0 : j.nchunks); /* an empty block: nothing to do */
     }
   }
-  pb_pool_run(pipe_item, &j, c->threads > 1 ? 2 : 1);
+  if (c->threads > 1) {
+    pb_pool_run(pipe_item, &j, 2);
+  } else {
+    pipe_item(&j, 0, c->tid);
+    pipe_item(&j, 1, c->tid);
+  }
   free(units);
   if ((c->error = atomic_load(&j.error))) return -1;
   for (int i = 0; i < nd; ++i) /* the products are whole: their epilogues run now */
@@ -152,25 +205,30 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
 
 int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   /* ("pipe", (scan step,), dot block, K per iteration per dot, column blocks per dot,
-   * iterations per chunk): products summing over the scan's iterations, run as it writes
-   * them (pipe.c). Each product's K is its K per iteration times the scan's length, so a chunk
-   * of iterations is a range of K within the operands the build checked. */
+   * iterations per chunk, (producer dot,) or (), rows per iteration of the producer): products
+   * summing over the scan's iterations, run as it writes them, and one making its input ahead
+   * of it. Each product's K (the producer's M) is a whole number per iteration times the
+   * scan's length, so a chunk of iterations is a range of K (M) within the operands the build
+   * checked. */
   const char *kind;
-  PyObject *scan, *dots, *kper, *parts;
-  long long every;
-  if (!PyArg_ParseTuple(spec, "sO!O!O!O!L", &kind, &PyTuple_Type, &scan, &PyTuple_Type, &dots,
-                        &PyTuple_Type, &kper, &PyTuple_Type, &parts, &every))
+  PyObject *scan, *dots, *kper, *parts, *prod;
+  long long every, rper;
+  if (!PyArg_ParseTuple(spec, "sO!O!O!O!LO!L", &kind, &PyTuple_Type, &scan, &PyTuple_Type,
+                        &dots, &PyTuple_Type, &kper, &PyTuple_Type, &parts, &every,
+                        &PyTuple_Type, &prod, &rper))
     return -1;
   t->kind = TH_PIPE;
   t->length = (npy_intp)every;
   const Py_ssize_t nd = PyTuple_GET_SIZE(dots);
-  if (p->depth != 0 || PyTuple_GET_SIZE(scan) != 1 || nd < 1 || nd > 64 ||
+  const Py_ssize_t np = PyTuple_GET_SIZE(prod);
+  if (p->depth != 0 || PyTuple_GET_SIZE(scan) != 1 || nd > 64 || np > 1 || nd + np < 1 ||
       PyTuple_GET_SIZE(kper) != nd || PyTuple_GET_SIZE(parts) != nd || every < 1) {
     PyErr_SetString(PyExc_ValueError, "Program: bad pipe step");
     return -1;
   }
-  if (pb_alloc_blocks(t, 2) < 0 || pb_parse_block(p, scan, &t->block_n[0], &t->blocks[0]) < 0 ||
-      pb_parse_block(p, dots, &t->block_n[1], &t->blocks[1]) < 0)
+  if (pb_alloc_blocks(t, 3) < 0 || pb_parse_block(p, scan, &t->block_n[0], &t->blocks[0]) < 0 ||
+      pb_parse_block(p, dots, &t->block_n[1], &t->blocks[1]) < 0 ||
+      pb_parse_block(p, prod, &t->block_n[2], &t->blocks[2]) < 0)
     return -1;
   t->pipe_k = PyMem_Calloc((size_t)nd, sizeof(npy_intp));
   t->pipe_parts = PyMem_Calloc((size_t)nd, sizeof(int));
@@ -195,6 +253,17 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
     }
     t->pipe_k[i] = k[i];
     t->pipe_parts[i] = (int)np_[i];
+  }
+  if (np) { /* the producer: its rows are the scan's xs, rper of them per iteration */
+    const thunk_t *d = &t->blocks[2][0];
+    if (d->kind != TH_DOT || d->dims[0] != 1 || d->sa != d->sb || d->sa != d->so ||
+        (d->sa != PB_F32 && d->sa != PB_F64) || d->epilogue || rper < 1 ||
+        rper * sc->length != d->dims[1]) {
+      PyErr_SetString(PyExc_ValueError, "Program: a pipe's producer is a float32 or float64 "
+                      "dot without epilogue whose rows are the scan's length times rper");
+      return -1;
+    }
+    t->pipe_rper = (npy_intp)rper;
   }
   return 0;
 }

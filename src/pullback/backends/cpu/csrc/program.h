@@ -93,6 +93,7 @@ typedef struct thunk {
    * its K per iteration and the column blocks it is cut into */
   npy_intp *pipe_k;
   int *pipe_parts;
+  npy_intp pipe_rper;         /* blocks[2]: a product whose rows the scan reads, rper a step */
   ref_t sel;                  /* while: the bool predicate; cond: the int32 branch index */
   /* dcopy: refs[0] source, refs[1] destination (strides: 2 x ndim), op = element size,
    * reverse = 1 when the destination moves */
@@ -147,6 +148,7 @@ typedef struct {
   npy_intp iter[PB_MAXLOOP];  /* the running loops' iteration numbers, by level */
   const struct thunk *watch;  /* a scan that publishes its finished iterations (pipe.c) */
   _Atomic npy_intp *progress;
+  _Atomic npy_intp *ready;    /* the watched scan's input made so far (iterations), or NULL */
 } run_ctx;
 
 static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
@@ -158,6 +160,7 @@ static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
 /* schedule.c: one step; pipe.c: a pipe step */
 int pb_run_thunk(const thunk_t *t, run_ctx *c);
 int pb_run_pipe(const thunk_t *t, run_ctx *c);
+int pb_pipe_wait(const run_ctx *c, npy_intp i);
 
 /* program_build.c: parsing helpers (an int tuple into out: its length, or -1; a block of
  * steps; a thunk's nested blocks), and pipe.c's parser of a pipe step */

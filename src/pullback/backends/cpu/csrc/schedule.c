@@ -390,6 +390,7 @@ static int run_scan(const thunk_t *t, run_ctx *c) {
   const npy_intp dir = t->reverse ? -1 : 1;
   for (npy_intp i = 0; i < t->length; ++i) {
     c->iter[t->level] = t->reverse ? t->length - 1 - i : i;
+    if (t == c->watch && c->ready && pb_pipe_wait(c, i) < 0) return -1;
     if (i + 1 < t->length) prefetch_next(t, c, dir);
     if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
     if (t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);

@@ -20,17 +20,18 @@ def _arr(*shape, dtype=np.float32, scale=1.0):
 
 
 def _rnn_loss(params, h0, xs):
-    wh, wx = params
+    wh, wx, b = params
 
     def step(h, x):
-        h = pnp.tanh(h @ wh + x @ wx)
+        h = pnp.tanh(h @ wh + x @ wx + b)
         return h, None
     h, _ = lax.scan(step, h0, xs)
     return pnp.mean(h ** 2)
 
 
 def _rnn_args(dtype=np.float32):
-    return ((_arr(H, H, dtype=dtype, scale=H ** -0.5), _arr(D, H, dtype=dtype, scale=0.25)),
+    return ((_arr(H, H, dtype=dtype, scale=H ** -0.5), _arr(D, H, dtype=dtype, scale=0.25),
+             _arr(H, dtype=dtype, scale=0.1)),
             _arr(B, H, dtype=dtype), _arr(T, B, D, dtype=dtype))
 
 
@@ -52,18 +53,21 @@ def test_input_projection_and_weight_gradients_overlap_the_scans():
     # forward: xs @ wx (rows (t, batch)) is made 64 iterations ahead of the scan reading it
     assert lines[fwd].endswith("pipe (the scan reads its input as the first product makes it, "
                                "64 iterations at a time):")
-    assert lines[fwd + 1].startswith("       dot dot_general (input3:f32[1,2048,32], "
+    assert lines[fwd + 1].startswith("       dot dot_general (input4:f32[1,2048,32], "
                                      "input1:f32[1,32,64]) -> (arena@")
     assert lines[fwd + 2].startswith("       scan[length=256] -> ")
-    # backward: both weight gradients sum the scan's iterations: hs^T @ gs, xs^T @ gs
+    # backward: the weight gradients sum the scan's iterations: hs^T @ gs, xs^T @ gs and the
+    # bias gradient, gs summed over (t, batch)
     assert lines[bwd].endswith("pipe (the products after it sum its iterations as it writes "
                                "them, 64 iterations at a time):")
     assert lines[bwd + 1].startswith("       scan[length=256, reverse] -> ")
     members = [s for s in lines[bwd + 1:] if s.startswith("       dot_general")]
     assert len(members) == 2
+    assert any(s.startswith("       reduce reduce_sum (arena@") and "f32[256,8,64]) -> (arena@"
+               in s for s in lines[bwd + 1:])
     assert members[0].startswith("       dot_general (arena@") and \
         "f32[1,64,2048] strides=(524288, 4, 256), arena@" in members[0]
-    assert members[1].startswith("       dot_general (input3:f32[1,32,2048] strides=(262144, 4, "
+    assert members[1].startswith("       dot_general (input4:f32[1,32,2048] strides=(262144, 4, "
                                  "128), arena@")
     assert all("f32[1,2048,64] strides=(256, 256, 4)" in m for m in members)
 
@@ -126,7 +130,7 @@ def test_a_product_of_the_final_carry_is_not_pipelined():
 
 
 def test_short_scans_are_not_pipelined():
-    args = ((_arr(H, H, scale=H ** -0.5), _arr(D, H)), _arr(B, H), _arr(64, B, D))
+    args = ((_arr(H, H, scale=H ** -0.5), _arr(D, H), _arr(H)), _arr(B, H), _arr(64, B, D))
     assert "pipe" not in pb.jit(pb.grad(_rnn_loss)).lower(*args).compile().as_text()
 
 

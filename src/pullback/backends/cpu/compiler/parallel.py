@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import SPLIT_K_RATIO
+from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
 from .lower import slots
 from .values import Step, View
 
@@ -119,6 +119,24 @@ def group_products(steps: list[Step]) -> list[Step]:
 PIPE_MIN_MACS = 1 << 22
 PIPE_CHUNK_K = 512
 _F32_F64 = (slots(np.dtype(np.float32))[1], slots(np.dtype(np.float64))[1])
+_F32_F64_DTYPE = (slots(np.dtype(np.float32))[0], slots(np.dtype(np.float64))[0])
+_SUM = REDUCE_OPS["reduce_sum"]
+# a sum over a scan's iterations worth overlapping (elements read)
+PIPE_MIN_SUM = 1 << 17
+
+
+def _sums_iterations(d: Step, scan: Step, ys: list[View], taken: set[int]) -> bool:
+    """``d`` is a float sum over the first axis (and maybe others) of one of ``scan``'s
+    stacked outputs ``ys`` (a bias gradient), which can run chunk by chunk of iterations."""
+    if d.kind != "reduce" or d.info["op"] != _SUM or d.info["acc"] is not d.outs[0] or \
+            d.info["slot"] not in _F32_F64_DTYPE or 0 not in d.info["axes"]:
+        return False
+    x = d.ins[0]
+    root, off, loops = x.buf.root()
+    y = next((y for y in ys if y.buf.root()[0] is root), None)
+    return (y is not None and not loops and root.id not in taken and off + x.offset == 0 and
+            y.is_whole() and x.shape[0] == scan.info["length"] and x.strides[0] == y.strides[0]
+            and x.size >= PIPE_MIN_SUM)
 
 
 def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> int | None:
@@ -188,10 +206,10 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
 
 
 def pipeline_scans(steps: list[Step]) -> list[Step]:
-    """``steps`` with each top-level scan, the run of products right after it that sum over
-    its iterations and a product shortly before it that makes its stacked input as one "pipe"
-    step (``info``: ``scan``, ``members`` (the summing products), ``kper`` (K per iteration of
-    each), ``parts`` (column blocks each is cut into, so that both threads can share the work
+    """``steps`` with each top-level scan, the run of products (and float sums) right after it
+    that sum over its iterations and a product shortly before it that makes its stacked input
+    as one "pipe" step (``info``: ``scan``, ``members`` (the summing steps), ``kper`` (K per
+    iteration of each product, 1 for a sum), ``parts`` (column blocks each is cut into, so that both threads can share the work
     once the scan is done), ``producer`` (or None) and ``rper`` (its rows per iteration), and
     ``every`` (iterations per chunk))."""
     out: list[Step] = []
@@ -205,7 +223,8 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
         ys = s.outs[len(s.outs) - s.info.get("nys", 0):]
         members, kper, taken = [], [], set()
         while i < len(steps):
-            kp = _k_per_iteration(steps[i], s, ys, taken)
+            kp = 1 if _sums_iterations(steps[i], s, ys, taken) else \
+                _k_per_iteration(steps[i], s, ys, taken)
             if kp is None:
                 break
             members.append(steps[i])
@@ -220,13 +239,17 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
                 break
         if not members and producer is None:
             continue
-        every = max(1, -(-PIPE_CHUNK_K // min(kper + ([rper] if rper else []))))
+        ks = [k for d, k in zip(members, kper) if d.kind == "dot"] + ([rper] if rper else [])
+        if not ks:  # sums alone: not worth a pipe
+            i -= len(members)
+            continue
+        every = max(1, -(-PIPE_CHUNK_K // min(ks)))
         if s.info["length"] < 4 * every:  # too few chunks to overlap anything
             i -= len(members)
             continue
         if producer is not None:
             out.remove(producer)
-        parts = [2 if d.info["dims"][2] >= 64 else 1 for d in members]
+        parts = [2 if d.kind == "dot" and d.info["dims"][2] >= 64 else 1 for d in members]
         first = [producer] if producer is not None else []
         out[-1] = Step("pipe", [v for d in first + [s] + members for v in d.ins],
                        [v for d in first + [s] + members for v in d.outs],

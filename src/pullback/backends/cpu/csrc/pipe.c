@@ -16,6 +16,10 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define PIPE_PAUSE() _mm_pause()
@@ -24,8 +28,9 @@
 #endif
 
 typedef struct {
-  const thunk_t *dot;
+  const thunk_t *dot;         /* a product, or a sum over the iterations (TH_REDUCE) */
   npy_intp n0, n1;            /* its columns */
+  char *tmp;                  /* a sum's chunk before it is added */
   const char *a, *b;
   char *c;
   _Atomic int busy;           /* a thread is summing its next chunk */
@@ -52,10 +57,28 @@ static void chunk_iters(const thunk_t *scan, npy_intp every, npy_intp ci, npy_in
   *t1 = scan->reverse ? L - lo : hi;
 }
 
+/* A reduction's chunk of iterations [t0, t1) (its first axis) into c (chunk 0) or added to c. */
+static int reduce_chunk(pipe_unit *u, npy_intp ci, npy_intp t0, npy_intp t1) {
+  const thunk_t *r = u->dot;
+  npy_intp shape[PB_MAXDIMS];
+  memcpy(shape, r->shape, sizeof(npy_intp) * (size_t)r->ndim);
+  shape[0] = t1 - t0;
+  char *dst = ci == 0 ? u->c : u->tmp;
+  if (pb_reduce_raw(r->op, r->slot, r->ndim, shape, r->strides, r->reduced,
+                    u->a + t0 * r->strides[0], dst, dst) < 0)
+    return -1;
+  if (ci > 0 && r->slot == PB_F64)
+    for (npy_intp i = 0; i < u->n1; ++i) ((double *)u->c)[i] += ((const double *)u->tmp)[i];
+  else if (ci > 0)
+    for (npy_intp i = 0; i < u->n1; ++i) ((float *)u->c)[i] += ((const float *)u->tmp)[i];
+  return 0;
+}
+
 static int sum_chunk(const pipe_job *j, pipe_unit *u, npy_intp ci) {
   const thunk_t *d = u->dot, *scan = &j->t->blocks[0][0];
   npy_intp t0, t1;
   chunk_iters(scan, j->t->length, ci, &t0, &t1);
+  if (d->kind == TH_REDUCE) return reduce_chunk(u, ci, t0, t1);
   const npy_intp k0 = t0 * u->kper, k1 = t1 * u->kper, *as = d->strides, *bs = d->strides + 3,
                  *cs = d->strides + 6;
   return pb_matmul_acc(d->sa, d->dims[1], u->n1 - u->n0, k1 - k0, u->a + k0 * as[2], as,
@@ -139,6 +162,10 @@ static void run_scan_item(pipe_job *j, int tid) {
  * pool), each item only ever waits for an earlier one. */
 static void pipe_item(void *ctx, npy_intp i, int tid) {
   pipe_job *j = ctx;
+#ifdef _OPENMP
+  /* a reduction stays on this worker (the caller's own count is set around the whole run) */
+  if (tid != 0 && omp_get_max_threads() > 1) omp_set_num_threads(1);
+#endif
   const int producer = j->t->block_n[2] > 0;
   if (producer && i == 0) produce(j);
   if (i == producer) run_scan_item(j, tid);
@@ -172,12 +199,25 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   atomic_init(&j.progress, 0);
   atomic_init(&j.produced, 0);
   atomic_init(&j.error, NULL);
+  int failed = 0;
   for (int i = 0, u = 0; i < nd; ++i) {
     const thunk_t *d = &t->blocks[1][i];
     const npy_intp N = d->dims[2], parts = t->pipe_parts[i];
     for (npy_intp p = 0; p < parts; ++p, ++u) {
       pipe_unit *x = &units[u];
       x->dot = d;
+      if (d->kind == TH_REDUCE) { /* a sum over the iterations: its output whole, one unit */
+        npy_intp n = 1;
+        for (int k = 0; k < d->ndim; ++k) n *= d->reduced[k] ? 1 : d->shape[k];
+        x->n1 = n;
+        x->a = pb_resolve(c, &d->refs[0]);
+        x->c = pb_resolve(c, &d->refs[2]);
+        x->tmp = malloc((size_t)(n * (d->slot == PB_F64 ? 8 : 4)));
+        if (!x->tmp) failed = 1;
+        atomic_init(&x->busy, 0);
+        atomic_init(&x->next, 0);
+        continue;
+      }
       x->kper = t->pipe_k[i];
       x->n0 = p == 0 ? 0 : N * p / parts / 16 * 16; /* vector-aligned column blocks */
       x->n1 = p == parts - 1 ? N : N * (p + 1) / parts / 16 * 16;
@@ -188,12 +228,15 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
       atomic_init(&x->next, x->n1 > x->n0 ? 0 : j.nchunks); /* an empty block: nothing to do */
     }
   }
-  if (c->threads > 1) {
+  if (failed) {
+    atomic_store(&j.error, "pipe: out of memory");
+  } else if (c->threads > 1) {
     pb_pool_run(pipe_item, &j, 2);
   } else {
     pipe_item(&j, 0, c->tid);
     pipe_item(&j, 1, c->tid);
   }
+  for (int u = 0; u < nunits; ++u) free(units[u].tmp);
   free(units);
   if ((c->error = atomic_load(&j.error))) return -1;
   for (int i = 0; i < nd; ++i) /* the products are whole: their epilogues run now */
@@ -244,6 +287,19 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   }
   for (Py_ssize_t i = 0; i < nd; ++i) {
     const thunk_t *d = &t->blocks[1][i];
+    if (d->kind == TH_REDUCE) { /* a sum over the iterations: the first axis, into its output */
+      const ref_t *acc = &d->refs[1], *out = &d->refs[2];
+      if (d->op != PB_REDUCE_SUM || !d->reduced[0] || d->ndim < 1 ||
+          d->shape[0] != sc->length || (d->slot != PB_F32 && d->slot != PB_F64) || np_[i] != 1 ||
+          acc->kind != out->kind || acc->index != out->index || acc->offset != out->offset) {
+        PyErr_SetString(PyExc_ValueError, "Program: a pipe's reductions are float sums over "
+                        "the scan's iterations into their output");
+        return -1;
+      }
+      t->pipe_k[i] = 1;
+      t->pipe_parts[i] = 1;
+      continue;
+    }
     if (d->kind != TH_DOT || d->dims[0] != 1 || d->sa != d->sb || d->sa != d->so ||
         (d->sa != PB_F32 && d->sa != PB_F64) || k[i] < 1 || k[i] * sc->length != d->dims[3] ||
         np_[i] < 1 || np_[i] > 16) {

@@ -21,6 +21,7 @@
 #endif
 
 enum { RD_SUM, RD_PROD, RD_MAX, RD_MIN, RD_AND, RD_OR, RD_XOR, RD_LOGADDEXP, RD_NOPS };
+_Static_assert(RD_SUM == PB_REDUCE_SUM, "schedule.h names reduce_sum's row");
 
 /* ---- element access: halves load to float32 and round on store ---- */
 #define LD_SAME(v) (v)

@@ -61,6 +61,7 @@ void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy
  * when `out` differs from acc, the result is rounded into out (C-contiguous, dtype `slot`).
  * 0, or -1 when out of memory. No GIL needed. */
 int pb_reduce_nops(void);
+#define PB_REDUCE_SUM 0 /* the table row of reduce_sum */
 int pb_reduce_raw(int op, int slot, int ndim, const npy_intp *shape, const npy_intp *xstrides,
                   const bool *reduced, const char *x, char *acc, char *out);
 int pb_reduce_supported(int op, int slot);

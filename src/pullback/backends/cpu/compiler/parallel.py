@@ -208,10 +208,10 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
 def pipeline_scans(steps: list[Step]) -> list[Step]:
     """``steps`` with each top-level scan, the run of products (and float sums) right after it
     that sum over its iterations and a product shortly before it that makes its stacked input
-    as one "pipe" step (``info``: ``scan``, ``members`` (the summing steps), ``kper`` (K per
-    iteration of each product, 1 for a sum), ``parts`` (column blocks each is cut into, so that both threads can share the work
-    once the scan is done), ``producer`` (or None) and ``rper`` (its rows per iteration), and
-    ``every`` (iterations per chunk))."""
+    as one "pipe" step. ``info``: ``scan``; ``members``, the summing steps; ``kper``, K per
+    iteration of each product (1 for a sum); ``parts``, the column blocks each is cut into, so
+    that both threads can share the work once the scan is done; ``producer`` (or None) and
+    ``rper``, its rows per iteration; ``every``, iterations per chunk."""
     out: list[Step] = []
     i = 0
     while i < len(steps):

@@ -1,16 +1,17 @@
-/* pipe: a scan, the product that makes its stacked input and the products that consume its
+/* pipe: a scan, the product that makes its stacked input and the steps that sum over its
  * stacked outputs, overlapped.
  *
  * A product summing over a scan's iterations (a weight gradient: hs^T @ gs, with K running over
  * (t, batch)) needs each ys[t] once the scan has written it. The scan runs on one thread; the
  * products run in chunks of `every` iterations along K on the other as soon as the chunks are
- * written, and on both once the scan is done. Each unit (a product, or a column block of one)
- * sums its chunks in a fixed order, one thread at a time, so the result does not depend on
- * which thread ran what. Likewise a product whose rows are the scan's xs (the input projection
- * xs @ Wx of a recurrent layer) is made chunk by chunk ahead of the scan, which waits for each
- * chunk before its iterations instead of for the whole product. Measured on the tanh RNN benchmark's backward pass (T=1000, 16x128
- * steps): the weight gradients' 128x16000 @ 16000x128 and 32x16000 @ 16000x128 ran in
- * 4.1 ms after a 5.1 ms scan; overlapped, see compiler/parallel.py. */
+ * written, and on both once the scan is done; a float sum over the iterations (a bias
+ * gradient) likewise. Each unit (a product's column block, or a sum) adds its chunks in a fixed
+ * order, one thread at a time, so the result does not depend on which thread ran what. And a
+ * product whose rows are the scan's xs (the input projection xs @ Wx of a recurrent layer) is
+ * made chunk by chunk ahead of the scan, which waits for each chunk before its iterations
+ * instead of for the whole product. Measured on the tanh RNN benchmark (T=1000, 16x128 steps):
+ * backward, a 5.1 ms scan then 4.1 ms of weight gradients became 6.0 ms; forward, the 0.7 ms
+ * projection and the 6.8 ms scan became 7.1 ms. */
 #include "program.h"
 #include "pb.h"
 #include <sched.h>

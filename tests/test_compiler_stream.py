@@ -1,12 +1,14 @@
 """Large program outputs of fused regions are written with streaming (non-temporal) stores,
 staged per tile in scratch (csrc/program_build.c, schedule.c's region_loop): the results must be
 those of ordinary stores whatever the alignment of the chunks the pool cuts, and whether the
-output is a fresh array, a donated input or one of several outputs."""
+output is a fresh array, a donated input or one of several outputs; and so are the slices a
+scan body writes into a stacked output and never reads."""
 import numpy as np
 import pytest
 
 import pullback as pb
 import pullback.numpy as pnp
+from pullback import lax
 
 RNG = np.random.default_rng(11)
 
@@ -60,3 +62,30 @@ def test_small_outputs_and_intermediates_are_not_streamed():
     # the tanh result feeds a product: an arena intermediate, never streamed
     assert "streamed" not in pb.jit(lambda x, w: pnp.tanh(x) @ w).lower(big, w).compile() \
         .as_text()
+
+
+@pytest.mark.parametrize("reads_back", [False, True])
+def test_scan_residuals_streamed_from_the_loop(reads_back):
+    """A scan body's ys[i] that no step of the body reads (a residual for the backward pass)
+    is streamed past the caches, step after step; the loop fences once at its end, before
+    anything reads the stacked array. One the body reads back is written normally."""
+    rng = np.random.default_rng(5)
+    h0 = rng.standard_normal((16, 128)).astype(np.float32)
+    xs = rng.standard_normal((300, 16, 128)).astype(np.float32)
+
+    def f(h0, xs):
+        def step(h, x):
+            r = (1.0 + h) * (1.0 - h)  # 8 KB a step
+            h = pnp.tanh(0.5 * h + x)
+            return h, (r + 1.0 if reads_back else r, h)
+        h, (rs, hs) = lax.scan(step, h0, xs)
+        return h, rs, hs.sum(axis=(1, 2))
+
+    got = pb.jit(f)(h0, xs)
+    hh, rs, sums = h0.astype(np.float64), [], []
+    for x in xs:
+        rs.append((1 + hh) * (1 - hh) + (1.0 if reads_back else 0.0))
+        hh = np.tanh(0.5 * hh + x)
+        sums.append(hh.sum())
+    for g, w in zip(got, (hh, np.stack(rs), np.array(sums))):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-3)

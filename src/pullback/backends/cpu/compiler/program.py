@@ -325,7 +325,7 @@ def _work(s: Step) -> int:
     return 0
 
 
-def _region_spec(s: Step, ref) -> tuple:
+def _region_spec(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
     shape = tuple(s.info["shape"])
     ext = list(s.ins) + list(s.outs)
     ext_ids = {}
@@ -366,9 +366,18 @@ def _region_spec(s: Step, ref) -> tuple:
         steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
     inits = tuple((ext_ids[(m.outs[0].buf.id, m.outs[0].offset, m.outs[0].strides)],
                    *m.info["init"]) for m in members if "init" in m.info)
+    stream = tuple(e for e, v in enumerate(ext) if v.buf.id in streamed and v in s.outs)
     return ("region", shape, tuple(ref(v) for v in ext),
             tuple(_bstrides(v, shape) for v in ext), tuple(v.itemsize for v in ext),
-            tuple(steps), int(s.info["grain"])) + ((inits,) if inits else ())
+            tuple(steps), int(s.info["grain"])) + ((inits, stream) if inits or stream else ())
+
+
+def _write_only_slices(steps: list) -> frozenset:
+    """The ys[i] slices a loop body writes and none of its steps reads (a residual saved for
+    the backward pass): their regions may stream them past the caches."""
+    reads = {v.buf.id for st in control.walk(steps) for v in st.ins}
+    return frozenset(o.buf.id for st in steps for o in st.outs
+                     if o.buf.kind == "slice" and o.buf.loops and o.buf.id not in reads)
 
 
 def _bstrides(v: View, shape: tuple) -> tuple:
@@ -389,7 +398,7 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
         (n < 2 or v.strides[1] == es) for v in epi.ins if v.buf is prod.buf)
 
 
-def _emit(s: Step, ref) -> tuple:
+def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
     if s.kind == "par":
         return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
     if s.kind == "pipe":
@@ -399,7 +408,9 @@ def _emit(s: Step, ref) -> tuple:
                 tuple(s.info["parts"]), s.info["every"],
                 (_emit(prod, ref),) if prod is not None else (), s.info["rper"])
     if s.kind in control.LOOPS:
-        blocks = tuple(tuple(_emit(x, ref) for x in b.steps) for b in s.info["blocks"])
+        blocks = tuple(tuple(_emit(x, ref, _write_only_slices(b.steps) if s.kind == "scan"
+                                   else frozenset()) for x in b.steps)
+                       for b in s.info["blocks"])
         if s.kind == "scan":
             return ("scan", s.info["level"], s.info["length"], s.info["reverse"], blocks[0])
         if s.kind == "while":
@@ -409,14 +420,14 @@ def _emit(s: Step, ref) -> tuple:
         s = Step("region", s.ins, s.outs, {"members": [s], "shape": s.info["shape"],
                                             "grain": s.info["grain"]}, s.label)
     if s.kind == "region":
-        return _region_spec(s, ref)
+        return _region_spec(s, ref, streamed)
     if s.kind == "dot":
         a, b = s.ins[0], s.ins[1]
         c = s.outs[0]
         epi = s.info.get("epilogue")
         return ("dot", *s.info["slots"], tuple(s.info["dims"]), (ref(a), ref(b), ref(c)),
                 (a.strides, b.strides, c.strides),
-                _region_spec(epi, ref) if epi is not None else None,
+                _region_spec(epi, ref, streamed) if epi is not None else None,
                 epi is not None and _sliceable(epi, c, s.info["dims"]))
     if s.kind == "dcopy":  # (side, shape, refs, strides, item, (start ref, its item, signed,
         #                      limit, byte stride) per moving dimension)

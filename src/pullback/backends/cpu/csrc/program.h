@@ -44,6 +44,7 @@ typedef struct {
 
 typedef struct {
   int nsteps, nslots, ntslot; /* ntslot: the scratch slot streamed outputs are staged in */
+  int ntloop;                 /* some are a loop's slices: the loop fences once at its end */
   rg_step *steps;
   char *scratch;              /* per-thread scratch, set at run time */
 } rg_params;

@@ -106,13 +106,14 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   /* ("region", shape, refs, strides, items, steps, grain[, inits]) with inits a tuple of
    * (operand, reduce op, slot, elements): reduction accumulators (the region then runs on one
    * thread: its chunks would share them) */
-  PyObject *shape, *refs, *strides, *items, *steps, *inits = NULL;
+  PyObject *shape, *refs, *strides, *items, *steps, *inits = NULL, *stream = NULL;
   long long grain;
   const char *kind;
-  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L|O!", &kind, &PyTuple_Type, &shape, &PyTuple_Type,
+  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L|O!O!", &kind, &PyTuple_Type, &shape, &PyTuple_Type,
                         &refs, &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type,
-                        &steps, &grain, &PyTuple_Type, &inits))
+                        &steps, &grain, &PyTuple_Type, &inits, &PyTuple_Type, &stream))
     return -1;
+  if (inits && PyTuple_GET_SIZE(inits) == 0) inits = NULL;
   t->kind = TH_REGION;
   t->grain = (npy_intp)(grain > 0 ? grain : 1);
   t->shape = PyMem_Calloc(PB_MAXDIMS, sizeof(npy_intp));
@@ -204,14 +205,23 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   npy_intp nel = 1;
   for (int d = 0; d < t->ndim; ++d) nel *= t->shape[d];
   t->rg.ntslot = -1;
+  npy_intp in_loop[RG_MAXOPND];
+  const int nloop = stream ? pb_parse_ints(stream, in_loop, RG_MAXOPND, "streamed operands") : 0;
+  if (nloop < 0) return -1;
   for (int k = 0; k < t->rg.nsteps; ++k) {
     rg_step *st = &t->rg.steps[k];
     const int o = st->opnd[st->nin];
-    if (o >= 0 && t->refs[o].kind == BUF_OUTPUT && p->depth == 0 &&
-        nel * st->item[st->nin] >= PB_NT_MIN_BYTES && !inits) {
+    int loop_slice = 0; /* Likewise a loop's ys[i] no step of the body reads (a residual for
+                         * the backward pass): a scan step writes a few KB of a stacked array
+                         * far too big to stay cached (run_scan fences once at the end) */
+    for (int i = 0; i < nloop; ++i) loop_slice |= in_loop[i] == o && p->depth > 0;
+    if (o >= 0 && !inits && ((t->refs[o].kind == BUF_OUTPUT && p->depth == 0 &&
+                              nel * st->item[st->nin] >= PB_NT_MIN_BYTES) ||
+                             (loop_slice && nel * st->item[st->nin] >= 4096))) {
       st->nt = 1;
       t->rg.ntslot = t->rg.nslots;
-      p->nstream++;
+      t->rg.ntloop |= loop_slice;
+      p->nstream += !loop_slice;
     }
   }
   if (t->rg.ntslot >= 0) t->rg.nslots++;

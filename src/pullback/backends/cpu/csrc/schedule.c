@@ -117,7 +117,7 @@ static void region_slice(const thunk_t *t, char *const *base0, char *scratch, in
   if (dim < 0) { /* the whole space (0-d included) */
     pb_iterate(t->ndim, t->shape, t->nref, base0, t->strides, region_loop, &rg, 1);
 #if defined(__x86_64__) || defined(__i386__)
-    if (t->rg.ntslot >= 0) _mm_sfence();
+    if (t->rg.ntslot >= 0 && !t->rg.ntloop) _mm_sfence();
 #endif
     return;
   }
@@ -128,7 +128,8 @@ static void region_slice(const thunk_t *t, char *const *base0, char *scratch, in
   for (int i = 0; i < t->nref; ++i) base[i] = base0[i] + lo * t->strides[i * t->ndim + dim];
   if (hi > lo) pb_iterate(t->ndim, shape, t->nref, base, t->strides, region_loop, &rg, 1);
 #if defined(__x86_64__) || defined(__i386__)
-  if (t->rg.ntslot >= 0) _mm_sfence(); /* streamed stores reach memory before others read */
+  /* streamed stores reach memory before others read (a loop's slices: at the loop's end) */
+  if (t->rg.ntslot >= 0 && !t->rg.ntloop) _mm_sfence();
 #endif
 }
 
@@ -395,6 +396,9 @@ static int run_scan(const thunk_t *t, run_ctx *c) {
     if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
     if (t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);
   }
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_sfence(); /* slices the body streamed (rg.ntloop) reach memory before others read them */
+#endif
   return 0;
 }
 

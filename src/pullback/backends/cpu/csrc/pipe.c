@@ -46,7 +46,8 @@ typedef struct {
   int nunits;
   npy_intp nchunks;
   _Atomic npy_intp progress;  /* iterations the scan has finished; -1: it failed */
-  _Atomic npy_intp produced;  /* iterations whose input the producer has made; -1: failed */
+  _Atomic npy_intp claimed;   /* the producer's chunks taken by a thread */
+  _Atomic char *made;         /* per producer chunk: 1 made, -1 failed */
   _Atomic(const char *) error;
 } pipe_job;
 
@@ -119,26 +120,28 @@ static void consume(pipe_job *j, int tid) {
   }
 }
 
-/* The producer's rows for the scan's iterations, chunk by chunk in the scan's order. */
-static void produce(pipe_job *j) {
+/* Makes the producer's next unclaimed chunk (rows for `every` iterations, in the scan's order);
+ * 0 when none was left. Any thread may: the scan's own when it would otherwise wait. */
+static int produce_one(pipe_job *j) {
+  const npy_intp ci = atomic_fetch_add(&j->claimed, 1);
+  if (ci >= j->nchunks) return 0;
   const thunk_t *d = &j->t->blocks[2][0], *scan = &j->t->blocks[0][0];
-  const npy_intp every = j->t->length, rper = j->t->pipe_rper, *as = d->strides,
-                 *bs = d->strides + 3, *cs = d->strides + 6;
-  const char *a = pb_resolve(j->c, &d->refs[0]), *b = pb_resolve(j->c, &d->refs[1]);
-  char *c = pb_resolve(j->c, &d->refs[2]);
-  for (npy_intp ci = 0; ci < j->nchunks; ++ci) {
-    npy_intp t0, t1;
-    chunk_iters(scan, every, ci, &t0, &t1);
-    const npy_intp r0 = t0 * rper;
-    if (pb_matmul_acc(d->sa, (t1 - t0) * rper, d->dims[2], d->dims[3], a + r0 * as[1], as, b, bs,
-                      c + r0 * cs[1], cs, 0) < 0) {
-      atomic_store(&j->error, "dot_general: out of memory in a pipelined product");
-      atomic_store_explicit(&j->produced, -1, memory_order_release);
-      return;
-    }
-    const npy_intp done = (ci + 1) * every;
-    atomic_store_explicit(&j->produced, done < scan->length ? done : scan->length,
-                          memory_order_release);
+  const npy_intp rper = j->t->pipe_rper, *as = d->strides, *bs = d->strides + 3,
+                 *cs = d->strides + 6;
+  npy_intp t0, t1;
+  chunk_iters(scan, j->t->length, ci, &t0, &t1);
+  const npy_intp r0 = t0 * rper;
+  const int rc = pb_matmul_acc(d->sa, (t1 - t0) * rper, d->dims[2], d->dims[3],
+                               pb_resolve(j->c, &d->refs[0]) + r0 * as[1], as,
+                               pb_resolve(j->c, &d->refs[1]), bs,
+                               pb_resolve(j->c, &d->refs[2]) + r0 * cs[1], cs, 0);
+  if (rc < 0) atomic_store(&j->error, "dot_general: out of memory in a pipelined product");
+  atomic_store_explicit(&j->made[ci], rc < 0 ? -1 : 1, memory_order_release);
+  return 1;
+}
+
+static void produce(pipe_job *j) {
+  while (produce_one(j)) {
   }
 }
 
@@ -150,7 +153,7 @@ static void run_scan_item(pipe_job *j, int tid) {
   cc.error = NULL;
   cc.watch = &j->t->blocks[0][0];
   cc.progress = &j->progress;
-  cc.ready = j->t->block_n[2] ? &j->produced : NULL;
+  cc.pipe = j->t->block_n[2] ? j : NULL;
   if (pb_run_thunk(cc.watch, &cc) < 0) {
     atomic_store(&j->error, cc.error ? cc.error : "scan: a step failed");
     atomic_store_explicit(&j->progress, -1, memory_order_release);
@@ -159,28 +162,30 @@ static void run_scan_item(pipe_job *j, int tid) {
   atomic_store_explicit(&j->progress, cc.watch->length, memory_order_release);
 }
 
-/* Item 0 is the producer when there is one, then the scan: run in turn on one thread (a busy
- * pool), each item only ever waits for an earlier one. */
+/* Item 0 is the scan (on the calling thread, which claims it first: a worker the OS holds back
+ * can then only delay a producer chunk or a sum, which the scan's thread takes over), item 1
+ * the producer; both then sum. On one thread in turn, the scan makes its input itself. */
 static void pipe_item(void *ctx, npy_intp i, int tid) {
   pipe_job *j = ctx;
 #ifdef _OPENMP
   /* a reduction stays on this worker (the caller's own count is set around the whole run) */
   if (tid != 0 && omp_get_max_threads() > 1) omp_set_num_threads(1);
 #endif
-  const int producer = j->t->block_n[2] > 0;
-  if (producer && i == 0) produce(j);
-  if (i == producer) run_scan_item(j, tid);
+  if (i == 0) run_scan_item(j, tid);
+  else if (j->t->block_n[2]) produce(j);
   consume(j, tid);
 }
 
-/* Before iteration i of the watched scan: its input made by the producer (0, or -1 when the
- * producer failed). */
+/* Before iteration i of the watched scan: its input made (0, or -1 when the producer failed),
+ * making chunks itself rather than waiting for ones nobody has taken. */
 int pb_pipe_wait(const run_ctx *c, npy_intp i) {
+  pipe_job *j = c->pipe;
+  const npy_intp ci = i / j->t->length;
   for (int idle = 0;;) {
-    const npy_intp r = atomic_load_explicit(c->ready, memory_order_acquire);
-    if (r < 0) return -1;
-    if (r > i) return 0;
-    if (++idle < 256) PIPE_PAUSE();
+    const char m = atomic_load_explicit(&j->made[ci], memory_order_acquire);
+    if (m) return m < 0 ? -1 : 0;
+    if (produce_one(j)) idle = 0;
+    else if (++idle < 256) PIPE_PAUSE();
     else sched_yield();
   }
 }
@@ -198,7 +203,8 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   pipe_job j = {.t = t, .c = c, .units = units, .nunits = nunits,
                 .nchunks = (scan->length + t->length - 1) / t->length};
   atomic_init(&j.progress, 0);
-  atomic_init(&j.produced, 0);
+  atomic_init(&j.claimed, 0);
+  j.made = calloc((size_t)j.nchunks + 1, 1);
   atomic_init(&j.error, NULL);
   int failed = 0;
   for (int i = 0, u = 0; i < nd; ++i) {
@@ -229,7 +235,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
       atomic_init(&x->next, x->n1 > x->n0 ? 0 : j.nchunks); /* an empty block: nothing to do */
     }
   }
-  if (failed) {
+  if (failed || !j.made) {
     atomic_store(&j.error, "pipe: out of memory");
   } else if (c->threads > 1) {
     pb_pool_run(pipe_item, &j, 2);
@@ -239,6 +245,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   }
   for (int u = 0; u < nunits; ++u) free(units[u].tmp);
   free(units);
+  free((void *)j.made);
   if ((c->error = atomic_load(&j.error))) return -1;
   for (int i = 0; i < nd; ++i) /* the products are whole: their epilogues run now */
     if (t->blocks[1][i].epilogue && pb_run_thunk(t->blocks[1][i].epilogue, c) < 0) return -1;

@@ -88,8 +88,6 @@ typedef struct thunk {
   struct thunk **blocks;
   npy_intp length;            /* scan: iterations; pipe: iterations per chunk */
   int level, reverse;         /* scan: the loop level its slices move with; backwards */
-  int npf;                    /* scan: its body's operands that move with it (prefetched) */
-  ref_t *pf;
   /* pipe (blocks[0]: the scan, blocks[1]: products summing over its iterations): per product,
    * its K per iteration and the column blocks it is cut into */
   npy_intp *pipe_k;
@@ -149,7 +147,7 @@ typedef struct {
   npy_intp iter[PB_MAXLOOP];  /* the running loops' iteration numbers, by level */
   const struct thunk *watch;  /* a scan that publishes its finished iterations (pipe.c) */
   _Atomic npy_intp *progress;
-  _Atomic npy_intp *ready;    /* the watched scan's input made so far (iterations), or NULL */
+  void *pipe;                 /* the watched scan's pipe when it waits for its input (pipe.c) */
 } run_ctx;
 
 static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {

@@ -453,40 +453,6 @@ static int parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item) {
   return parse_ref(p, o, r) < 0 ? -1 : check_extent(p, r, 0, NULL, NULL, item);
 }
 
-/* Adds r to the scan's prefetch list when it moves with the scan's level (once per address). */
-static int add_moving(thunk_t *scan, const ref_t *r) {
-  int l = 0;
-  while (l < r->nloop && r->lvl[l] != scan->level) ++l;
-  if (l == r->nloop || r->lstr[l] == 0) return 0;
-  for (int i = 0; i < scan->npf; ++i) {
-    const ref_t *q = &scan->pf[i];
-    if (q->kind == r->kind && q->index == r->index && q->offset == r->offset &&
-        q->nloop == r->nloop && !memcmp(q->lvl, r->lvl, sizeof q->lvl) &&
-        !memcmp(q->lstr, r->lstr, sizeof q->lstr))
-      return 0;
-  }
-  ref_t *pf = PyMem_Realloc(scan->pf, sizeof(ref_t) * (size_t)(scan->npf + 1));
-  if (!pf) { PyErr_NoMemory(); return -1; }
-  scan->pf = pf;
-  pf[scan->npf++] = *r;
-  return 0;
-}
-
-/* The scan's prefetch list: the operands of its body's steps (and their epilogues) that move
- * with it, xs[i] and ys[i]; nested loops' steps are left out. */
-static int collect_moving(thunk_t *scan) {
-  for (int i = 0; i < scan->block_n[0]; ++i) {
-    const thunk_t *b = &scan->blocks[0][i];
-    if (b->kind != TH_REGION && b->kind != TH_DOT && b->kind != TH_REDUCE) continue;
-    for (int k = 0; k < b->nref; ++k)
-      if (add_moving(scan, &b->refs[k]) < 0) return -1;
-    if (b->epilogue)
-      for (int k = 0; k < b->epilogue->nref; ++k)
-        if (add_moving(scan, &b->epilogue->refs[k]) < 0) return -1;
-  }
-  return 0;
-}
-
 static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
   /* ("scan", level, length, reverse, body block): the body's slices move with `level`, which
    * is the number of loops around this one */
@@ -505,7 +471,7 @@ static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
   p->loop_len[p->depth++] = t->length;
   int rc = pb_parse_block(p, body, &t->block_n[0], &t->blocks[0]);
   p->depth--;
-  return rc < 0 ? -1 : collect_moving(t);
+  return rc;
 }
 
 static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
@@ -655,7 +621,6 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->strides);
   PyMem_Free(t->rg.steps);
   PyMem_Free(t->inits);
-  PyMem_Free(t->pf);
   PyMem_Free(t->pipe_k);
   PyMem_Free(t->pipe_parts);
   if (t->epilogue) { thunk_clear(t->epilogue); PyMem_Free(t->epilogue); }

@@ -369,30 +369,11 @@ static int run_block(const thunk_t *ts, int n, run_ctx *c) {
   return 0;
 }
 
-/* Asks for the next iteration's slices (xs[i + 1], ys[i + 1]) to be brought into the cache
- * while this one computes: a step of a small body reads and writes a few KB of a stacked array
- * that is far too big to stay cached, in bursts the hardware prefetcher does not see coming
- * (measured on the tanh RNN benchmark: 16x128 floats a step). */
-#define PF_MAX_BYTES ((npy_intp)64 << 10)
-static void prefetch_next(const thunk_t *t, const run_ctx *c, npy_intp dir) {
-  for (int k = 0; k < t->npf; ++k) {
-    const ref_t *r = &t->pf[k];
-    int l = 0;
-    while (r->lvl[l] != t->level) ++l;
-    npy_intp step = r->lstr[l] * dir, n = step < 0 ? -step : step;
-    if (n > PF_MAX_BYTES) n = PF_MAX_BYTES;
-    const char *p = resolve(c, r) + step;
-    for (npy_intp b = 0; b < n; b += 64) __builtin_prefetch(p + b, 0, 2);
-  }
-}
-
 /* The body once per iteration; its slices move with this loop's level. */
 static int run_scan(const thunk_t *t, run_ctx *c) {
-  const npy_intp dir = t->reverse ? -1 : 1;
   for (npy_intp i = 0; i < t->length; ++i) {
     c->iter[t->level] = t->reverse ? t->length - 1 - i : i;
-    if (t == c->watch && c->ready && pb_pipe_wait(c, i) < 0) return -1;
-    if (i + 1 < t->length) prefetch_next(t, c, dir);
+    if (t == c->watch && c->pipe && pb_pipe_wait(c, i) < 0) return -1;
     if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
     if (t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);
   }

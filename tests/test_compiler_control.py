@@ -235,3 +235,21 @@ def test_carry_updated_element_wise_is_written_in_place_unless_read_in_another_o
     g = lambda c: lax.scan(lambda c, _: (c[::-1] * 0.5 + c, None), c, None, length=5)[0]  # noqa: E731
     text = check(g, rand(8))
     assert "copy" in text.split("body:")[1]
+
+
+@pytest.mark.parametrize("loop", ["scan", "while"])
+def test_a_strided_view_of_the_carry_is_read_anew_every_iteration(loop):
+    """A product operand in a layout BLAS cannot take (rows flipped) gets a row-major copy; when
+    it is a view of the carry, that copy belongs in the loop, not before it."""
+    w = rand(32, 32) * 0.2
+    if loop == "scan":
+        f = lambda h, w: lax.scan(lambda h, _: (jnp.tanh(h[::-1] @ w), None), h, None,  # noqa: E731
+                                  length=7)[0]
+    else:
+        f = lambda h, w: lax.fori_loop(0, jnp.int32(7), lambda i, h: jnp.tanh(h[::-1] @ w),  # noqa: E731
+                                       h)
+    h0 = rand(16, 32)  # big enough for the copy (a small operand is read in place)
+    want = h0.astype(np.float64)
+    for _ in range(7):
+        want = np.tanh(want[::-1] @ w)
+    np.testing.assert_allclose(np.asarray(pb.jit(f)(h0, w)), want, rtol=1e-5, atol=1e-5)

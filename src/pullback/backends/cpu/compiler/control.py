@@ -115,14 +115,17 @@ def _partial_broadcast(v: View) -> bool:
 _INVARIANT_COPY_MAX = 1 << 16  # elements: a bias broadcast over a batch, not a big expansion
 
 
-def _relayout_invariant_operands(low: Any, steps: list[Step]) -> list[View]:
+def _relayout_invariant_operands(low: Any, steps: list[Step], carry: Sequence[View]
+                                 ) -> list[View]:
     """Loop-invariant operands read in a layout that costs every iteration get a copy made once
     before the loop: a matmul operand in a strided layout (``h @ W.T`` in a transposed scan)
     becomes row-major; a small partial broadcast read element-wise (a bias added to a batch)
-    becomes contiguous, so the step's loop covers it in one run. Returns the copies (operands
-    of the loop step)."""
+    becomes contiguous, so the step's loop covers it in one run. The carry is not invariant
+    (the loop writes it after these steps: ``h[::-1] @ W`` reads a new one every iteration).
+    Returns the copies (operands of the loop step)."""
     from .lower import copy_step
     local = {o.buf.root()[0].id for s in steps for o in s.outs}
+    local |= {c.buf.root()[0].id for c in carry}
     copies: dict[tuple, View] = {}
     for s in steps:
         if s.kind == "dot":
@@ -216,7 +219,7 @@ def lower_scan(low: Any, ins: list[View], *, jaxpr, num_consts, num_carry, lengt
         finally:
             low.depth -= 1
     steps, outs = _block(low, body)
-    relaid = _relayout_invariant_operands(low, steps)
+    relaid = _relayout_invariant_operands(low, steps, carry)
     kept, tail = _publish(outs, carry + y_slices, carry)
     low.emit(Step("scan", list(consts) + carry + list(xs) + relaid, carry + ys, {
         "blocks": [Block(steps, kept, tail)], "length": int(length), "reverse": bool(reverse),
@@ -237,7 +240,8 @@ def lower_while(low: Any, ins: list[View], *, cond_jaxpr, body_jaxpr, cond_ncons
     csteps, (p,) = _block(low, cond)
     ctail = [] if p.buf is pred.buf else [copy_step(p, pred)]
     bsteps, outs = _block(low, lambda: closed_call(low, body_jaxpr, list(bc) + carry))
-    relaid = _relayout_invariant_operands(low, csteps) + _relayout_invariant_operands(low, bsteps)
+    relaid = _relayout_invariant_operands(low, csteps, carry) + \
+        _relayout_invariant_operands(low, bsteps, carry)
     kept, tail = _publish(outs, carry, carry)
     low.emit(Step("while", list(cc) + list(bc) + carry + relaid, carry + [pred], {
         "blocks": [Block(csteps, [p], ctail), Block(bsteps, kept, tail)], "pred": pred},

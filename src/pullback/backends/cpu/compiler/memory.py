@@ -99,11 +99,13 @@ def plan(steps: Sequence[Step]) -> dict:
     return {"arena_bytes": arena.top, **figures}
 
 
-def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict) -> None:
+def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict,
+                held: list | None = None) -> None:
     """Plan one list of steps. A loop's blocks are planned at the loop step, after its results
     are placed and while everything it reads is still held: a block's own buffers come and go
     inside it, and only they may be overwritten in place (buffers from outside are read again
-    by the next iteration)."""
+    by the next iteration). With ``held``, dead buffers go there instead of back to the arena
+    (a par step's scans: neither may reuse bytes the other is still using)."""
     from .control import blocks_of
     last = liveness(steps)
     live: dict[int, Buffer] = {}
@@ -124,11 +126,22 @@ def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict) -> None:
                 b.offset = arena.alloc(b.nbytes)
             live[b.id] = b
         for blk in blocks_of(s):
-            _plan_block(blk.steps, arena, figures)
+            _plan_block(blk.steps, arena, figures, held)
+        if s.kind == "par":  # scans run side by side: their blocks share no bytes until both end
+            mine: list = []
+            for m in s.info["members"]:
+                for blk in blocks_of(m):
+                    _plan_block(blk.steps, arena, figures, mine)
+            for off, size in mine:
+                arena.release(off, size)
         for bid in [bid for bid in live if last.get(bid, -1) <= i]:
             b = live.pop(bid)
-            if bid not in taken:
+            if bid in taken:
+                continue
+            if held is None:
                 arena.release(b.offset, b.nbytes)
+            else:
+                held.append((b.offset, b.nbytes))
 
 
 def donations(steps: Sequence[Step], outputs: Sequence[View], donated: dict[int, list[int]]

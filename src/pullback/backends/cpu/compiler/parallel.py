@@ -26,6 +26,7 @@ import numpy as np
 
 from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
 from .lower import slots
+from .rows import row_split
 from .values import Step, View
 
 # a product worth a thread of its own (smaller ones cost less than the pool's hand-off)
@@ -237,8 +238,8 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
             if rp is not None:
                 producer, rper = out[-back], rp
                 break
-        if not members and producer is None:
-            continue
+        if not members and (producer is None or row_split(s) is not None):
+            continue  # nothing to overlap, or the scan splits its rows over the threads
         ks = [k for d, k in zip(members, kper) if d.kind == "dot"] + ([rper] if rper else [])
         if not ks:  # sums alone: not worth a pipe
             i -= len(members)

@@ -14,7 +14,7 @@ import numpy as np
 from ....config import config
 from ....tracer.ir import Jaxpr
 from .. import kernels
-from . import control, fusion, layout, memory, parallel
+from . import control, fusion, layout, memory, parallel, rows
 from .lower import SCHEDULE, copy_step, lower_program
 from .values import Step, View
 
@@ -130,6 +130,13 @@ def _short(dt: np.dtype) -> str:
 def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
     """A step's lines in the schedule text, numbered i (a par step's members are not)."""
     n = "" if i is None else f"{i}: "
+    if s.kind == "par" and s.info["members"][0].kind == "scan":
+        lo, hi = s.info["members"][-1].info["rows"]
+        lines = [f"{indent}{n}par (the scan's {hi} rows never mix: each thread runs it on its "
+                 f"own; rows {', '.join('%d:%d' % m.info['rows'] for m in s.info['members'])}):"]
+        for x in s.info["members"]:
+            lines.extend(_step_text(None, x, indent + "     "))
+        return lines
     if s.kind == "par":
         lines = [f"{indent}{n}par (each product whole on its own thread):"]
         for x in s.info["members"]:
@@ -245,8 +252,8 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
     low, outs, input_of = lower_program(jaxpr, consts, in_strides)
     layout.orient_products(low.steps, outs)
     outs, alias = _materialize_outputs(low, outs)
-    steps = parallel.group_products(parallel.pipeline_scans(
-        finish_steps(low.steps, {v.buf.id for v in outs})))
+    steps = parallel.group_products(rows.split_rows(parallel.pipeline_scans(
+        finish_steps(low.steps, {v.buf.id for v in outs}))))
     mem = memory.plan(steps)
     in_avals = [jaxpr.invars[i].aval for i in input_of]
     don: dict = {}

@@ -483,8 +483,8 @@ static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
   if (pb_alloc_blocks(t, 1) < 0 || pb_parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
     return -1;
   for (int i = 0; i < t->block_n[0]; ++i)
-    if (t->blocks[0][i].kind != TH_DOT) {
-      PyErr_SetString(PyExc_ValueError, "Program: a par step holds dot steps only");
+    if (t->blocks[0][i].kind != TH_DOT && t->blocks[0][i].kind != TH_SCAN) {
+      PyErr_SetString(PyExc_ValueError, "Program: a par step holds dot or scan steps only");
       return -1;
     }
   return 0;

@@ -155,6 +155,26 @@ def test_select_clamp_convert_integer_pow_round():
     assert "select_n" in text and "convert->int32" in text and "callback" not in text
 
 
+def test_regions_hold_up_to_twelve_operands():
+    """A chain over 15 inputs: regions take at most 12 memory operands (pb_iterate's limit),
+    so it runs as two; each input read with its own layout."""
+    xs = [rand((5, 7)) for _ in range(14)] + [rand((7,))]
+
+    def f(*xs):
+        acc = xs[0]
+        for k, x in enumerate(xs[1:]):
+            acc = acc * 0.5 + x if k % 2 else jnp.maximum(acc, x) - 0.25
+        return acc
+    text = compiled(f, *xs).as_text()
+    heads = [s for s in text.splitlines() if ": region[" in s]
+    assert len(heads) == 2 and all(s.count("input") + s.count("arena@") + s.count("output") +
+                                   s.count("const") <= 12 for s in heads)
+    want = xs[0].astype(np.float64)
+    for k, x in enumerate(xs[1:]):
+        want = want * 0.5 + x if k % 2 else np.maximum(want, x) - 0.25
+    np.testing.assert_allclose(np.asarray(pb.jit(f)(*xs)), want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int8, np.float16])
 @pytest.mark.parametrize("cases", ["tile, scalar", "scalar, tile", "scalar, scalar"])
 def test_select_between_a_tile_and_a_broadcast_scalar(dtype, cases):

@@ -8,7 +8,7 @@ returned) are written to memory. So ``exp(x) * y + sin(z)`` makes one pass over 
 Grouping is greedy in schedule order. A region runs where its first member was; a step may join
 the open region of its shape when every operand it reads is either produced by a member (read
 with the producer's own layout) or already available before the region starts. A region has at
-most 8 memory operands (pb_iterate's limit).
+most 12 memory operands (pb_iterate's limit).
 
 Reduction prologues: a reduction of a value computed in a region joins that region as its last
 use of the value (``sum(x * x)``: the products never reach memory). Its accumulator is an output
@@ -26,7 +26,7 @@ from collections import defaultdict
 from .lower import SCHEDULE
 from .values import Step, View
 
-MAX_OPERANDS = 8
+MAX_OPERANDS = 12
 MAX_MEMBERS = 64
 
 

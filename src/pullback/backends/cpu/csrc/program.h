@@ -11,7 +11,7 @@ enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
 
-#define RG_MAXOPND 8        /* pb_iterate's operand limit: region inputs + outputs */
+#define RG_MAXOPND 12       /* pb_iterate's operand limit: region inputs + outputs */
 #define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */
 #define RG_SLOT_BYTES (RG_TILE * 16)
 #define PB_NT_MIN_BYTES ((npy_intp)4 << 20) /* outputs this large are streamed (region_loop) */

@@ -5,7 +5,7 @@
 #include <omp.h>
 #endif
 
-#define PB_MAXOPS 8
+#define PB_MAXOPS 12
 
 static int bf16_typenum = -1;
 

@@ -11,13 +11,39 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 import pullback.backends.cpu.kernels  # noqa: E402,F401  (fails loudly on an unbuilt tree)
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def concurrently():
+    """``concurrently(fn, threads=2, times=3)``: fn() called ``times`` times on each of
+    ``threads`` Python threads at once; returns every result (raises the first error)."""
+    import threading
+
+    def run(fn, threads=2, times=3):
+        out, errors = [], []
+
+        def loop():
+            try:
+                for _ in range(times):
+                    out.append(fn())
+            except Exception as e:  # surfaced below
+                errors.append(e)
+        ts = [threading.Thread(target=loop) for _ in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if errors:
+            raise errors[0]
+        assert len(out) == threads * times
+        return out
+    return run
 
 
 # PULLBACK_TEST_JIT=1: every eager primitive call in the suite runs as a compiled one-equation
 # jit program (test_util.jit_every_primitive), so the whole primitive suite checks the executor.
 if os.environ.get("PULLBACK_TEST_JIT") == "1":
-    import pytest  # noqa: E402
-
     from pullback.test_util import jit_every_primitive  # noqa: E402
 
     @pytest.fixture(autouse=True)

@@ -1,8 +1,6 @@
 """compiler/parallel.py's pipe: a scan and the products right after it that sum over its
 iterations (a recurrent layer's weight gradients) run overlapped, chunk after chunk of
 iterations, with the same result on every call and with or without the overlap."""
-import threading
-
 import numpy as np
 import pytest
 
@@ -134,27 +132,13 @@ def test_short_scans_are_not_pipelined():
     assert "pipe" not in pb.jit(pb.grad(_rnn_loss)).lower(*args).compile().as_text()
 
 
-def test_concurrent_calls_share_the_pool():
+def test_concurrent_calls_share_the_pool(concurrently):
     """Two Python threads calling at once: one of them finds the pool busy and runs its pipe
     on its own thread alone (scan, then every chunk) with the same result."""
     args = _rnn_args()
     f = pb.jit(pb.grad(_rnn_loss))
     want = [np.asarray(g) for g in f(*args)]
-    out, errors = [], []
-
-    def run():
-        try:
-            for _ in range(3):
-                out.append([np.asarray(g) for g in f(*args)])
-        except Exception as e:  # pragma: no cover - surfaced below
-            errors.append(e)
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(out) == 6
-    for got in out:
+    for got in concurrently(lambda: [np.asarray(g) for g in f(*args)]):
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
 

@@ -1,8 +1,6 @@
 """compiler/rows.py: a scan whose batch rows never mix runs as two scans over row halves side by
 side (a par step), with the same bits as the whole scan; anything that mixes rows keeps the
 scan whole."""
-import threading
-
 import numpy as np
 import pytest
 
@@ -108,24 +106,10 @@ def test_few_rows_or_little_work_keep_the_scan_whole():
     assert ": par " not in pb.jit(_rnn).lower(*small).compile().as_text()
 
 
-def test_concurrent_calls_with_row_halves():
+def test_concurrent_calls_with_row_halves(concurrently):
     args = _args(16)
     f = pb.jit(_rnn)
     want = [np.asarray(v) for v in pb.tree_util.tree_leaves(f(*args))]
-    out, errors = [], []
-
-    def run():
-        try:
-            for _ in range(3):
-                out.append([np.asarray(v) for v in pb.tree_util.tree_leaves(f(*args))])
-        except Exception as e:  # pragma: no cover - surfaced below
-            errors.append(e)
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(out) == 6
-    for got in out:
+    for got in concurrently(lambda: [np.asarray(v) for v in pb.tree_util.tree_leaves(f(*args))]):
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)

@@ -29,7 +29,7 @@
 #endif
 
 typedef struct {
-  const thunk_t *dot;         /* a product, or a sum over the iterations (TH_REDUCE) */
+  const thunk_t *step;        /* a product (TH_DOT), or a sum over the iterations (TH_REDUCE) */
   npy_intp n0, n1;            /* its columns */
   char *tmp;                  /* a sum's chunk before it is added */
   const char *a, *b;
@@ -61,7 +61,7 @@ static void chunk_iters(const thunk_t *scan, npy_intp every, npy_intp ci, npy_in
 
 /* A reduction's chunk of iterations [t0, t1) (its first axis) into c (chunk 0) or added to c. */
 static int reduce_chunk(pipe_unit *u, npy_intp ci, npy_intp t0, npy_intp t1) {
-  const thunk_t *r = u->dot;
+  const thunk_t *r = u->step;
   npy_intp shape[PB_MAXDIMS];
   memcpy(shape, r->shape, sizeof(npy_intp) * (size_t)r->ndim);
   shape[0] = t1 - t0;
@@ -77,7 +77,7 @@ static int reduce_chunk(pipe_unit *u, npy_intp ci, npy_intp t0, npy_intp t1) {
 }
 
 static int sum_chunk(const pipe_job *j, pipe_unit *u, npy_intp ci) {
-  const thunk_t *d = u->dot, *scan = &j->t->blocks[0][0];
+  const thunk_t *d = u->step, *scan = &j->t->blocks[0][0];
   npy_intp t0, t1;
   chunk_iters(scan, j->t->length, ci, &t0, &t1);
   if (d->kind == TH_REDUCE) return reduce_chunk(u, ci, t0, t1);
@@ -212,7 +212,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
     const npy_intp N = d->dims[2], parts = t->pipe_parts[i];
     for (npy_intp p = 0; p < parts; ++p, ++u) {
       pipe_unit *x = &units[u];
-      x->dot = d;
+      x->step = d;
       if (d->kind == TH_REDUCE) { /* a sum over the iterations: its output whole, one unit */
         npy_intp n = 1;
         for (int k = 0; k < d->ndim; ++k) n *= d->reduced[k] ? 1 : d->shape[k];

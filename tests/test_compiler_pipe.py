@@ -181,3 +181,26 @@ def test_a_product_the_scan_reads_whole_is_made_before_it():
     for _ in range(T):
         hh = np.tanh(0.5 * hh + tb)
     np.testing.assert_allclose(np.asarray(pb.jit(f)(x, w, h0)), hh, rtol=1e-4, atol=1e-4)
+
+
+def test_a_product_the_body_also_reads_whole_is_made_before_the_scan():
+    """xs @ w is both the scan's xs and, whole, an operand of its body (read at a row the
+    carry picks): every iteration may read any row, so none of it can be made while the scan
+    runs."""
+    x, w, h0 = _arr(T * B, 32), _arr(32, H, scale=0.2), _arr(B, H)
+
+    def f(x, w, h0):
+        xs = (x @ w).reshape(T, B, H)
+
+        def step(c, u):
+            h, i = c
+            back = lax.dynamic_index_in_dim(xs, T - 1 - i, keepdims=False)  # the other end
+            return (pnp.tanh(0.5 * h + u + 0.1 * back), i + 1), None
+        return lax.scan(step, (h0, np.int32(0)), xs)[0][0]
+    jf = pb.jit(f)
+    assert "pipe" not in jf.lower(x, w, h0).compile().as_text()
+    xs = (x.astype(np.float64) @ w).reshape(T, B, H)
+    hh = h0.astype(np.float64)
+    for t in range(T):
+        hh = np.tanh(0.5 * hh + xs[t] + 0.1 * xs[T - 1 - t])
+    np.testing.assert_allclose(np.asarray(jf(x, w, h0)), hh, rtol=1e-4, atol=1e-4)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
 from .lower import slots
+from .control import walk
 from .rows import row_split
 from .values import Step, View
 
@@ -198,6 +199,12 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
     if not uses or any(v.buf.root()[1:] != (0, ()) or v.offset or v.shape[0] != length or
                        v.strides[0] != rper * c.strides[1] for v in uses):
         return None
+    level = scan.info["level"]
+    for st in walk(scan.info["blocks"][0].steps):  # the body reads it only as xs[i]
+        for v in list(st.ins) + list(st.outs):
+            r, _, loops = v.buf.root()
+            if r.id == root and not any(lvl == level for lvl, _ in loops):
+                return None
     reads = {v.buf.root()[0].id for v in d.ins}
     for s in between:
         if any(v.buf.root()[0].id == root for v in s.ins) or \

@@ -200,12 +200,15 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
                        v.strides[0] != rper * c.strides[1] for v in uses):
         return None
     level = scan.info["level"]
+    reads = {v.buf.root()[0].id for v in d.ins}
+    if reads & {o.buf.root()[0].id for o in scan.outs}:
+        return None  # it would read what the scan writes while the scan writes it
     for st in walk(scan.info["blocks"][0].steps):  # the body reads it only as xs[i]
         for v in list(st.ins) + list(st.outs):
             r, _, loops = v.buf.root()
-            if r.id == root and not any(lvl == level for lvl, _ in loops):
+            if r.id == root and not any(lvl == level for lvl, _ in loops) or \
+                    v in st.outs and r.id in reads:
                 return None
-    reads = {v.buf.root()[0].id for v in d.ins}
     for s in between:
         if any(v.buf.root()[0].id == root for v in s.ins) or \
                 any(o.buf.root()[0].id in reads for o in s.outs):

@@ -1,5 +1,5 @@
 """Work side by side on the pool's threads: independent products (par) and a scan with the
-products that sum over its iterations (pipe).
+products around it (pipe).
 
 Consecutive dot steps that touch disjoint memory become one "par" step, which runs each
 product whole on its own thread of the pool.
@@ -18,7 +18,10 @@ result placed where the other member's operand dies would race with it).
 A scan followed by products that contract over its stacked outputs' leading axis (the weight
 gradients of a recurrent layer: ``hs^T @ gs`` with K running over (t, batch)) becomes one
 "pipe" step: the products sum chunk after chunk of iterations on the other thread while the
-scan is still writing the next (csrc/pipe.c), instead of starting when it ends.
+scan is still writing the next (csrc/pipe.c), instead of starting when it ends; so does a
+float sum over that axis (a bias gradient). A product shortly before a scan whose rows are the
+scan's xs (the input projection ``xs @ Wx``) joins the pipe too: it is made chunk by chunk in
+the scan's order, and each iteration waits only for its own chunk.
 """
 from __future__ import annotations
 

@@ -131,7 +131,7 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
     """A step's lines in the schedule text, numbered i (a par step's members are not)."""
     n = "" if i is None else f"{i}: "
     if s.kind == "par" and s.info["members"][0].kind == "scan":
-        lo, hi = s.info["members"][-1].info["rows"]
+        hi = s.info["members"][-1].info["rows"][1]
         lines = [f"{indent}{n}par (the scan's {hi} rows never mix: each thread runs it on its "
                  f"own; rows {', '.join('%d:%d' % m.info['rows'] for m in s.info['members'])}):"]
         for x in s.info["members"]:

@@ -117,7 +117,7 @@ def _narrow_step(s: Step, rows: int, lo: int, hi: int, memo: dict) -> Step:
         outs = [nv(s.outs[0], 1)]
         epi = s.info.get("epilogue")
         if epi is not None:
-            info["epilogue"] = e = _narrow_step(epi, rows, lo, hi, memo)
+            info["epilogue"] = _narrow_step(epi, rows, lo, hi, memo)
             ins += [nv(v, 0 if v.ndim else -1) for v in s.ins[2:]]
             outs += [nv(v, 0 if v.ndim else -1) for v in s.outs[1:]]
         return Step("dot", ins, outs, info, s.label)

@@ -654,13 +654,13 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
                         ints && ces == 8);
 }
 
-/* c (M, N) += a (M, K) @ b (K, N) (c = a @ b when !acc) on the calling thread, float32 or
- * float64 throughout (the executor's pipelined products, summed chunk by chunk along K): the
- * direct loops where pb_matmul_raw takes them, else single-threaded BLAS. 0, or -1 for another
- * dtype or when out of memory. */
+/* c (M, N) += a (M, K) @ b (K, N) (c = a @ b when !acc), float32 or float64 throughout (the
+ * executor's pipelined products, summed chunk by chunk along K): the direct loops where
+ * pb_matmul_raw takes them, else BLAS held to the calling thread where OpenBLAS allows it. 0,
+ * or -1 for another dtype or when out of memory. */
 int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                   const char *b, const npy_intp *bs, char *c, const npy_intp *cs, int acc) {
-  if ((slot != PB_F32 && slot != PB_F64) || !gemm[slot] || !set_local_threads()) return -1;
+  if ((slot != PB_F32 && slot != PB_F64) || !gemm[slot]) return -1;
   if (M * N == 0) return 0;
   if (K == 0) {
     for (npy_intp r = 0; r < M && !acc; ++r) memset(c + r * cs[1], 0, (size_t)(N * cs[2]));
@@ -671,7 +671,8 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
     tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
     return 0;
   }
-  return blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
+  return set_local_threads() ? blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc)
+                             : blas_matmul_raw(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
 }
 
 /* matmul(a, b[, dtype]): a (B, M, K) @ b (B, K, N) -> (B, M, N) of `dtype` (default: a's),

@@ -254,6 +254,12 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
 
 /* ---- building one (program_build.c calls it for a "pipe" step) ---- */
 
+/* A batch-1 product of one float dtype throughout: what pb_matmul_acc takes. */
+static int plain_float_dot(const thunk_t *d) {
+  return d->kind == TH_DOT && d->dims[0] == 1 && d->sa == d->sb && d->sa == d->so &&
+         (d->sa == PB_F32 || d->sa == PB_F64);
+}
+
 int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   /* ("pipe", (scan step,), dot block, K per iteration per dot, column blocks per dot,
    * iterations per chunk, (producer dot,) or (), rows per iteration of the producer): products
@@ -308,9 +314,8 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
       t->pipe_parts[i] = 1;
       continue;
     }
-    if (d->kind != TH_DOT || d->dims[0] != 1 || d->sa != d->sb || d->sa != d->so ||
-        (d->sa != PB_F32 && d->sa != PB_F64) || k[i] < 1 || k[i] * sc->length != d->dims[3] ||
-        np_[i] < 1 || np_[i] > 16) {
+    if (!plain_float_dot(d) || k[i] < 1 || k[i] * sc->length != d->dims[3] || np_[i] < 1 ||
+        np_[i] > 16) {
       PyErr_SetString(PyExc_ValueError, "Program: a pipe's products are float32 or float64 "
                       "dots whose K is the scan's length times their K per iteration");
       return -1;
@@ -320,9 +325,7 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   }
   if (np) { /* the producer: its rows are the scan's xs, rper of them per iteration */
     const thunk_t *d = &t->blocks[2][0];
-    if (d->kind != TH_DOT || d->dims[0] != 1 || d->sa != d->sb || d->sa != d->so ||
-        (d->sa != PB_F32 && d->sa != PB_F64) || d->epilogue || rper < 1 ||
-        rper * sc->length != d->dims[1]) {
+    if (!plain_float_dot(d) || d->epilogue || rper < 1 || rper * sc->length != d->dims[1]) {
       PyErr_SetString(PyExc_ValueError, "Program: a pipe's producer is a float32 or float64 "
                       "dot without epilogue whose rows are the scan's length times rper");
       return -1;

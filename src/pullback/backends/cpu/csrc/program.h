@@ -88,8 +88,8 @@ typedef struct thunk {
   struct thunk **blocks;
   npy_intp length;            /* scan: iterations; pipe: iterations per chunk */
   int level, reverse;         /* scan: the loop level its slices move with; backwards */
-  /* pipe (blocks[0]: the scan, blocks[1]: products summing over its iterations): per product,
-   * its K per iteration and the column blocks it is cut into */
+  /* pipe (blocks[0]: the scan, blocks[1]: products and sums over its iterations): per step,
+   * a product's K per iteration and the column blocks it is cut into (1 and 1 for a sum) */
   npy_intp *pipe_k;
   int *pipe_parts;
   npy_intp pipe_rper;         /* blocks[2]: a product whose rows the scan reads, rper a step */

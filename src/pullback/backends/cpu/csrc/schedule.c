@@ -47,8 +47,6 @@ PyObject *pb_layout_error;
 
 /* ---------------------------------------------------------------- execution */
 
-#define resolve pb_resolve
-
 /* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the caller
  * fences before the data is shared) */
 static void stream_copy(char *dst, const char *src, npy_intp n) {
@@ -142,7 +140,7 @@ static void region_chunk(void *ctx, npy_intp ci, int tid) {
 
 static int run_region(const thunk_t *t, run_ctx *c) {
   region_job j = {.t = t, .scratch = c->scratch, .dim = 0, .chunks = 1};
-  for (int i = 0; i < t->nref; ++i) j.base[i] = resolve(c, &t->refs[i]);
+  for (int i = 0; i < t->nref; ++i) j.base[i] = pb_resolve(c, &t->refs[i]);
   for (int k = 0; k < t->ninit; ++k) { /* reduction accumulators start at the identity */
     char one[16];
     const rg_init *in = &t->inits[k];
@@ -194,8 +192,8 @@ static void dot_chunk(void *ctx, npy_intp ci, int tid) {
 }
 
 static int run_dot(const thunk_t *t, run_ctx *c) {
-  const char *a = resolve(c, &t->refs[0]), *b = resolve(c, &t->refs[1]);
-  char *o = resolve(c, &t->refs[2]);
+  const char *a = pb_resolve(c, &t->refs[0]), *b = pb_resolve(c, &t->refs[1]);
+  char *o = pb_resolve(c, &t->refs[2]);
   dot_job j = {.epi = NULL, .scratch = c->scratch};
   atomic_init(&j.failed, 0);
   npy_intp n = c->threads > 1
@@ -215,7 +213,7 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
       e->shape[1] == t->dims[2]) {
     j.epi = e;
     j.epi_dim = j.mm.by_rows ? 0 : 1;
-    for (int i = 0; i < e->nref; ++i) j.epi_base[i] = resolve(c, &e->refs[i]);
+    for (int i = 0; i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
   }
   int rc = 0;
   if (n > 0) {
@@ -234,8 +232,8 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
 }
 
 static int run_reduce(const thunk_t *t, run_ctx *c) {
-  const char *x = resolve(c, &t->refs[0]);
-  char *acc = resolve(c, &t->refs[1]), *out = resolve(c, &t->refs[2]);
+  const char *x = pb_resolve(c, &t->refs[0]);
+  char *acc = pb_resolve(c, &t->refs[1]), *out = pb_resolve(c, &t->refs[2]);
   if (pb_reduce_raw(t->op, t->slot, t->ndim, t->shape, t->strides, t->reduced, x, acc, out) < 0) {
     c->error = "reduce: the reduction kernel failed (out of memory)";
     return -1;
@@ -266,7 +264,7 @@ static PyObject *py_args(const thunk_t *t, run_ctx *c) {
   if (!views) return NULL;
   for (int i = 0; i < t->npin; ++i) {
     PyObject *v = raw_view(t->descrs[i], t->ndims[i], t->shapes[i], t->pstrides[i],
-                           resolve(c, &t->refs[i]));
+                           pb_resolve(c, &t->refs[i]));
     if (!v) { Py_DECREF(views); return NULL; }
     PyTuple_SET_ITEM(views, i, v);
   }
@@ -345,7 +343,7 @@ static int run_py_locked(const thunk_t *t, run_ctx *c) {
       strides[d] = PyArray_STRIDES(arr)[d];
       strides[nd + d] = t->pstrides[i][d];
     }
-    char *b2[2] = {PyArray_BYTES(arr), resolve(c, &t->refs[i])};
+    char *b2[2] = {PyArray_BYTES(arr), pb_resolve(c, &t->refs[i])};
     pb_loop_fn fn = pb_move_copy_loop(PyArray_ITEMSIZE(arr));
     if (fn) pb_iterate(nd, t->shapes[i], 2, b2, strides, fn, NULL, 1);
     Py_DECREF(arr);
@@ -386,14 +384,14 @@ static int run_scan(const thunk_t *t, run_ctx *c) {
 static int run_while(const thunk_t *t, run_ctx *c) {
   for (;;) {
     if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
-    if (!*(const npy_bool *)resolve(c, &t->sel)) return 0;
+    if (!*(const npy_bool *)pb_resolve(c, &t->sel)) return 0;
     if (run_block(t->blocks[1], t->block_n[1], c) < 0) return -1;
   }
 }
 
 static int run_cond(const thunk_t *t, run_ctx *c) {
   int32_t k;
-  memcpy(&k, resolve(c, &t->sel), sizeof k);
+  memcpy(&k, pb_resolve(c, &t->sel), sizeof k);
   k = k < 0 ? 0 : k >= t->nblock ? t->nblock - 1 : k; /* clamped, as lax.switch does */
   return run_block(t->blocks[k], t->block_n[k], c);
 }
@@ -403,7 +401,7 @@ static int run_dcopy(const thunk_t *t, run_ctx *c) {
   npy_intp off = 0;
   for (int k = 0; k < t->nstart; ++k) {
     const dstart_t *d = &t->starts[k];
-    const char *p = resolve(c, &d->ref);
+    const char *p = pb_resolve(c, &d->ref);
     int64_t v;
     if (d->is_signed) {
       v = d->item == 1 ? *(const int8_t *)p : d->item == 2 ? *(const int16_t *)p
@@ -416,7 +414,7 @@ static int run_dcopy(const thunk_t *t, run_ctx *c) {
     v = v < 0 ? 0 : v > d->limit ? d->limit : v;
     off += (npy_intp)v * d->stride;
   }
-  char *ptrs[2] = {resolve(c, &t->refs[0]), resolve(c, &t->refs[1])};
+  char *ptrs[2] = {pb_resolve(c, &t->refs[0]), pb_resolve(c, &t->refs[1])};
   ptrs[t->reverse] += off;
   pb_iterate(t->ndim, t->shape, 2, ptrs, t->strides, pb_move_copy_loop(t->op), NULL, 1);
   return 0;

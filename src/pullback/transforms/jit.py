@@ -198,8 +198,8 @@ class _Entry:
 class JitFunction(_JitBase):
     """A function compiled on first call for each new argument signature.
 
-    Calls go through the C base's fast path (plain positional Arrays of a compiled signature,
-    no transformation active) and otherwise through ``_call``."""
+    Calls go through the C base's fast path (Arrays of a compiled signature in tuples and
+    lists, no transformation active) and otherwise through ``_call``."""
 
     def __init__(self, fun: Callable, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
@@ -211,7 +211,7 @@ class JitFunction(_JitBase):
                                 else tuple(donate_argnums or ()))
         self._cache: dict[Any, _Entry] = {}
         # self._fast (the C base's list): (FastCall, output tree or None) per compiled
-        # signature of plain positional Arrays; a FastCall returns NotImplemented otherwise
+        # signature of Arrays in tuples and lists; a FastCall returns NotImplemented otherwise
 
     def _split(self, args: tuple, kwargs: dict):
         n = len(args)
@@ -285,9 +285,11 @@ class JitFunction(_JitBase):
                 vals, layout = [np.array(v) for v in vals], None
                 outs = self._compiled(entry, dyn_args, layout).run(*vals)
             compiled = entry.compiled[layout]
-            if layout is None and not kwargs and not statics and len(leaves) == len(args) and \
-                    all(type(a) is Array for a in args) and len(self._fast) < _MAX_FAST:
-                self._fast.append(_fast_runner(compiled, entry.out_tree, avals))
+            if layout is None and not kwargs and not statics and len(self._fast) < _MAX_FAST \
+                    and all(type(x) is Array for x in leaves):
+                in_spec = _plain_spec(pytree.tree_structure(args))
+                if in_spec is not _NOT_PLAIN and len(leaves) <= _FAST_MAX_LEAVES:
+                    self._fast.append(_fast_runner(compiled, entry.out_tree, avals, in_spec))
             return pytree.tree_unflatten(
                 entry.out_tree, [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)])
         outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)
@@ -315,23 +317,39 @@ def _layout_key(vals: list) -> tuple | None:
 
 
 _MAX_FAST = 8  # signatures tried on the fast path, in order of first use
+_FAST_MAX_LEAVES = 64  # csrc/callpath.c's bound on a fast call's arrays
+_NOT_PLAIN = object()
 
 
-def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple) -> tuple[Any, Any]:
-    """(FastCall, tree): the C object that runs ``compiled`` on plain Arrays of ``in_avals`` and
-    wraps its results, and the output tree to unflatten them into (None when the FastCall
-    already returns the call's result: one array, or a flat tuple of them)."""
+def _plain_spec(td: Any) -> Any:
+    """The tree as FastCall's spec: nested tuples and lists (None kept), ``...`` for each leaf;
+    ``_NOT_PLAIN`` when it has other nodes (dicts, namedtuples, custom nodes)."""
+    data = td.node_data()
+    if data is None:
+        return ...
+    node_type, _ = data
+    if node_type is type(None):
+        return None
+    if node_type is not tuple and node_type is not list:
+        return _NOT_PLAIN
+    kids = [_plain_spec(c) for c in td.children()]
+    if any(k is _NOT_PLAIN for k in kids):
+        return _NOT_PLAIN
+    return tuple(kids) if node_type is tuple else kids
+
+
+def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple, in_spec: tuple) -> tuple:
+    """(FastCall, tree): the C object that runs ``compiled`` on Arrays of ``in_avals`` laid out
+    as ``in_spec`` (the positional arguments' tree) and returns its results in the output tree,
+    and the tree to unflatten them into when the FastCall cannot build it (else None)."""
     from ..backends.cpu.kernels import FastCall
     from ..tracer.avals import ShapedArray
-    n = len(compiled.out_avals)
-    if out_tree == pytree.tree_structure(0):
-        mode, tree = 0, None
-    elif out_tree == pytree.tree_structure((0,) * n):
-        mode, tree = 1, None
-    else:
-        mode, tree = 2, out_tree
+    out_spec = _plain_spec(out_tree)
+    if out_spec is _NOT_PLAIN or out_spec is None:  # (None: the FastCall's "flat list" mark)
+        return FastCall(compiled.program, Array, ShapedArray, tuple(in_avals),
+                        tuple(compiled.out_avals), in_spec, None), out_tree
     return FastCall(compiled.program, Array, ShapedArray, tuple(in_avals),
-                    tuple(compiled.out_avals), mode), tree
+                    tuple(compiled.out_avals), in_spec, out_spec), None
 
 
 class Lowered:

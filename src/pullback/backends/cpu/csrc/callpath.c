@@ -5,12 +5,20 @@
 
 /* ---------------------------------------------------------------- the fast call path
  *
- * FastCall(program, Array, ShapedArray, in_avals, out_avals, mode): calling it with Arrays runs
- * the program and returns the result Arrays (mode 0: the single output; 1: a tuple; 2: a list,
- * for the caller to unflatten), or NotImplemented when the arguments are not plain Arrays of
- * the compiled avals (or their layout differs): the caller then takes the general path. The
- * Arrays' and avals' fields are read through their __slots__ offsets, and result Arrays are
- * built the way Array._new builds them (no __init__). */
+ * FastCall(program, Array, ShapedArray, in_avals, out_avals, in_spec, out_spec): calling it runs
+ * the program on the Arrays found in its positional arguments and returns the result Arrays laid
+ * out as out_spec, or NotImplemented when the arguments are not laid out as in_spec with Arrays
+ * of the compiled avals (or their layout differs): the caller then takes the general path.
+ *
+ * A spec is a pytree made only of tuples, lists and None, with Ellipsis for each Array leaf (a
+ * training step's `(params, x, y)` with params a list of (w, b) tuples); in_spec is the tuple of
+ * the positional arguments' specs. out_spec None returns the results as a flat list, for the
+ * caller to unflatten into a tree with other node types. The Arrays' and avals' fields are read
+ * through their __slots__ offsets, and result Arrays are built the way Array._new builds them
+ * (no __init__). */
+
+#define FAST_MAX_LEAVES 64
+#define FAST_MAX_DEPTH 32
 
 typedef struct {
   PyObject_HEAD
@@ -19,7 +27,7 @@ typedef struct {
   PyTypeObject *array_type, *aval_type;
   Py_ssize_t off_value, off_aval, off_shape, off_dtype, off_weak;
   PyObject *in_avals, *out_avals; /* tuples */
-  int mode;
+  PyObject *in_spec, *out_spec;
 } FastCall;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -39,21 +47,76 @@ static int aval_equal(FastCall *f, PyObject *a, PyObject *b) {
   return sa && sb && PyObject_RichCompareBool(sa, sb, Py_EQ) == 1;
 }
 
-static PyObject *fastcall_call(FastCall *f, PyObject *const *args, size_t nargsf, PyObject *kw) {
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (kw || n != PyTuple_GET_SIZE(f->in_avals) || n > 64) Py_RETURN_NOTIMPLEMENTED;
-  PyObject *vals[64];
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *a = args[i];
-    if (Py_TYPE(a) != f->array_type) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *aval = SLOT(a, f->off_aval), *v = SLOT(a, f->off_value);
-    if (!aval || !v || !PyArray_CheckExact(v)) Py_RETURN_NOTIMPLEMENTED;
-    int eq = aval_equal(f, aval, PyTuple_GET_ITEM(f->in_avals, i));
-    if (eq < 0) return NULL;
-    if (!eq) Py_RETURN_NOTIMPLEMENTED;
-    vals[i] = v;
+/* The ndarrays of the Arrays in `obj`, laid out as `spec`, appended to vals[*n...]: 1 when obj
+ * matches (structure, leaf types, avals), 0 when not, -1 on error. */
+static int gather(FastCall *f, PyObject *spec, PyObject *obj, PyObject **vals, Py_ssize_t *n,
+                  int depth) {
+  if (spec == Py_Ellipsis) {
+    if (*n >= PyTuple_GET_SIZE(f->in_avals) || Py_TYPE(obj) != f->array_type) return 0;
+    PyObject *aval = SLOT(obj, f->off_aval), *v = SLOT(obj, f->off_value);
+    if (!aval || !v || !PyArray_CheckExact(v)) return 0;
+    const int eq = aval_equal(f, aval, PyTuple_GET_ITEM(f->in_avals, *n));
+    if (eq <= 0) return eq;
+    vals[(*n)++] = v;
+    return 1;
   }
-  PyObject *outs = pb_program_run((PyObject *)f->prog, vals, n);
+  if (spec == Py_None) return obj == Py_None;
+  if (Py_TYPE(obj) != Py_TYPE(spec) || depth >= FAST_MAX_DEPTH) return 0;
+  const bool tuple = PyTuple_CheckExact(spec);
+  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  for (Py_ssize_t i = 0; i < m; ++i) {
+    /* sizes re-read each time: comparing avals may run Python code */
+    if ((tuple ? PyTuple_GET_SIZE(obj) : PyList_GET_SIZE(obj)) != m) return 0;
+    const int r = gather(f, tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i),
+                         tuple ? PyTuple_GET_ITEM(obj, i) : PyList_GET_ITEM(obj, i), vals, n,
+                         depth + 1);
+    if (r <= 0) return r;
+  }
+  return 1;
+}
+
+/* result k as an Array (a new reference) */
+static PyObject *wrap(FastCall *f, PyObject *outs, Py_ssize_t k) {
+  if (k >= PyTuple_GET_SIZE(outs)) {
+    PyErr_SetString(PyExc_RuntimeError, "FastCall: the output spec has more leaves than results");
+    return NULL;
+  }
+  PyObject *arr = f->array_type->tp_alloc(f->array_type, 0);
+  if (!arr) return NULL;
+  PyObject *o = PyTuple_GET_ITEM(outs, k), *av = PyTuple_GET_ITEM(f->out_avals, k);
+  SLOT(arr, f->off_value) = Py_NewRef(o);
+  SLOT(arr, f->off_aval) = Py_NewRef(av);
+  return arr;
+}
+
+/* the results laid out as `spec` (a new reference) */
+static PyObject *build(FastCall *f, PyObject *spec, PyObject *outs, Py_ssize_t *k) {
+  if (spec == Py_Ellipsis) return wrap(f, outs, (*k)++);
+  if (spec == Py_None) Py_RETURN_NONE;
+  const bool tuple = PyTuple_CheckExact(spec);
+  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  PyObject *r = tuple ? PyTuple_New(m) : PyList_New(m);
+  for (Py_ssize_t i = 0; r && i < m; ++i) {
+    PyObject *item = build(f, tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i), outs, k);
+    if (!item) Py_CLEAR(r);
+    else if (tuple) PyTuple_SET_ITEM(r, i, item);
+    else PyList_SET_ITEM(r, i, item);
+  }
+  return r;
+}
+
+static PyObject *fastcall_call(FastCall *f, PyObject *const *args, size_t nargsf, PyObject *kw) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (kw || n != PyTuple_GET_SIZE(f->in_spec)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *vals[FAST_MAX_LEAVES];
+  Py_ssize_t nv = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const int r = gather(f, PyTuple_GET_ITEM(f->in_spec, i), args[i], vals, &nv, 0);
+    if (r < 0) return NULL;
+    if (!r) Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (nv != PyTuple_GET_SIZE(f->in_avals)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *outs = pb_program_run((PyObject *)f->prog, vals, nv);
   if (!outs) {
     if (PyErr_ExceptionMatches(pb_layout_error)) {
       PyErr_Clear();
@@ -61,22 +124,39 @@ static PyObject *fastcall_call(FastCall *f, PyObject *const *args, size_t nargsf
     }
     return NULL;
   }
-  const Py_ssize_t nout = PyTuple_GET_SIZE(outs);
-  PyObject *res = f->mode == 0 ? NULL : f->mode == 1 ? PyTuple_New(nout) : PyList_New(nout);
-  if (f->mode != 0 && !res) { Py_DECREF(outs); return NULL; }
-  for (Py_ssize_t k = 0; k < nout; ++k) {
-    PyObject *arr = f->array_type->tp_alloc(f->array_type, 0);
-    if (!arr) { Py_XDECREF(res); Py_DECREF(outs); return NULL; }
-    PyObject *o = PyTuple_GET_ITEM(outs, k), *av = PyTuple_GET_ITEM(f->out_avals, k);
-    Py_INCREF(o);
-    Py_INCREF(av);
-    SLOT(arr, f->off_value) = o;
-    SLOT(arr, f->off_aval) = av;
-    if (f->mode == 0) { Py_DECREF(outs); return arr; }
-    if (f->mode == 1) PyTuple_SET_ITEM(res, k, arr); else PyList_SET_ITEM(res, k, arr);
+  PyObject *res;
+  Py_ssize_t k = 0;
+  if (f->out_spec != Py_None) {
+    res = build(f, f->out_spec, outs, &k);
+  } else { /* a flat list, for the caller's unflatten */
+    const Py_ssize_t nout = PyTuple_GET_SIZE(outs);
+    res = PyList_New(nout);
+    for (k = 0; res && k < nout; ++k) {
+      PyObject *a = wrap(f, outs, k);
+      if (!a) Py_CLEAR(res);
+      else PyList_SET_ITEM(res, k, a);
+    }
   }
   Py_DECREF(outs);
   return res;
+}
+
+/* the leaves of a spec (Ellipsis), -1 when it holds anything but tuples, lists, None and
+ * Ellipsis or nests deeper than FAST_MAX_DEPTH */
+static Py_ssize_t spec_leaves(PyObject *spec, int depth) {
+  if (spec == Py_Ellipsis) return 1;
+  if (spec == Py_None) return 0;
+  if (depth >= FAST_MAX_DEPTH || !(PyTuple_CheckExact(spec) || PyList_CheckExact(spec))) return -1;
+  Py_ssize_t total = 0;
+  const bool tuple = PyTuple_CheckExact(spec);
+  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  for (Py_ssize_t i = 0; i < m; ++i) {
+    const Py_ssize_t c = spec_leaves(tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i),
+                                     depth + 1);
+    if (c < 0) return -1;
+    total += c;
+  }
+  return total;
 }
 
 static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
@@ -94,27 +174,30 @@ static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
 }
 
 static PyObject *fastcall_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  PyObject *prog, *at, *vt, *ins, *outs;
-  int mode;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!O!i", pb_program_type(), &prog, &PyType_Type, &at,
-                        &PyType_Type, &vt, &PyTuple_Type, &ins, &PyTuple_Type, &outs, &mode))
+  PyObject *prog, *at, *vt, *ins, *outs, *in_spec, *out_spec;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O", pb_program_type(), &prog, &PyType_Type, &at,
+                        &PyType_Type, &vt, &PyTuple_Type, &ins, &PyTuple_Type, &outs,
+                        &PyTuple_Type, &in_spec, &out_spec))
     return NULL;
   int nin, nout;
   pb_program_arity(prog, &nin, &nout);
-  if (PyTuple_GET_SIZE(ins) != nin || PyTuple_GET_SIZE(outs) != nout || mode < 0 ||
-      mode > 2 || (mode == 0 && nout != 1)) {
-    PyErr_SetString(PyExc_ValueError, "FastCall: avals do not match the program");
+  /* a spec the walk cannot follow is refused here, not misread on a call */
+  if (PyTuple_GET_SIZE(ins) != nin || PyTuple_GET_SIZE(outs) != nout || nin > FAST_MAX_LEAVES ||
+      spec_leaves(in_spec, 0) != nin ||
+      (out_spec != Py_None && spec_leaves(out_spec, 0) != nout)) {
+    PyErr_SetString(PyExc_ValueError, "FastCall: avals or specs do not match the program");
     return NULL;
   }
   FastCall *f = (FastCall *)type->tp_alloc(type, 0);
   if (!f) return NULL;
   f->vectorcall = (vectorcallfunc)fastcall_call;
-  Py_INCREF(prog); f->prog = prog;
-  Py_INCREF(at); f->array_type = (PyTypeObject *)at;
-  Py_INCREF(vt); f->aval_type = (PyTypeObject *)vt;
-  Py_INCREF(ins); f->in_avals = ins;
-  Py_INCREF(outs); f->out_avals = outs;
-  f->mode = mode;
+  f->prog = Py_NewRef(prog);
+  f->array_type = (PyTypeObject *)Py_NewRef(at);
+  f->aval_type = (PyTypeObject *)Py_NewRef(vt);
+  f->in_avals = Py_NewRef(ins);
+  f->out_avals = Py_NewRef(outs);
+  f->in_spec = Py_NewRef(in_spec);
+  f->out_spec = Py_NewRef(out_spec);
   if ((f->off_value = slot_offset(f->array_type, "_value")) < 0 ||
       (f->off_aval = slot_offset(f->array_type, "_aval")) < 0 ||
       (f->off_shape = slot_offset(f->aval_type, "shape")) < 0 ||
@@ -132,6 +215,8 @@ static void fastcall_dealloc(FastCall *f) {
   Py_XDECREF(f->aval_type);
   Py_XDECREF(f->in_avals);
   Py_XDECREF(f->out_avals);
+  Py_XDECREF(f->in_spec);
+  Py_XDECREF(f->out_spec);
   Py_TYPE(f)->tp_free((PyObject *)f);
 }
 
@@ -143,8 +228,9 @@ static PyTypeObject FastCallType = {
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
   .tp_vectorcall_offset = offsetof(FastCall, vectorcall),
   .tp_call = PyVectorcall_Call,
-  .tp_doc = "FastCall(program, Array, ShapedArray, in_avals, out_avals, mode): the common jit "
-            "call (plain Arrays of the compiled avals) in one C call; NotImplemented otherwise.",
+  .tp_doc = "FastCall(program, Array, ShapedArray, in_avals, out_avals, in_spec, out_spec): the "
+            "common jit call (Arrays of the compiled avals in tuples and lists laid out as "
+            "in_spec) in one C call; NotImplemented otherwise.",
   .tp_new = fastcall_new,
 };
 

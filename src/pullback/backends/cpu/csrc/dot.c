@@ -1,7 +1,10 @@
 /* Batched matrix multiply, the kernel behind dot_general (the frontend views both operands as
- * (B, M, K) x (B, K, N) first). Three paths:
+ * (B, M, K) x (B, K, N) first). Four paths:
  *
- * - float32/float64/complex64/complex128 in and out: SciPy's BLAS through the function pointers
+ * - float32 products of a million multiply-adds and more, on CPUs with AVX-512: the own kernel
+ *   of gemm.c (it beats OpenBLAS there); large ones cut into chunks for the thread pool, eager
+ *   and in programs alike.
+ * - float32/float64/complex64/complex128 in and out otherwise: SciPy's BLAS through the function pointers
  *   its cython_blas module exports (no BLAS at build time). BLAS threads itself, so it is only
  *   ever called from the calling thread, never inside an OpenMP region.
  * - integers of any widths in, an integer out: an own cache-blocked kernel accumulating in 32 or
@@ -15,10 +18,12 @@
  * aligned panels and runs an MR x NR register-blocked micro-kernel over them, accumulating in a
  * per-thread tile that is stored (converted) once. Tasks spread over OpenMP threads. */
 #include "cast.h"
+#include "gemm.h"
 #include "move.h"
 #include "schedule.h"
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -519,6 +524,26 @@ static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_int
   return rc;
 }
 
+/* Whether the own float32 kernel (gemm.c) takes a whole product of slot `slot`. */
+static bool own_f32(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a,
+                    const npy_intp *as, const char *b, const npy_intp *bs, const char *c,
+                    const npy_intp *cs) {
+  return slot == PB_F32 && pb_sgemm_takes(M, N, K, a, as, b, bs, c, cs);
+}
+
+/* A product on the calling thread: the own kernel when `own`, else BLAS held to this thread
+ * (set_local_threads() must hold). */
+static int matmul_1t(bool own, int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
+                     const char *a, const npy_intp *as, const char *b, const npy_intp *bs,
+                     char *c, const npy_intp *cs, int acc) {
+  if (!own) return blas_matmul_1t(slot, Bt, M, N, K, a, as, b, bs, c, cs, acc);
+  for (npy_intp i = 0; i < Bt; ++i)
+    if (pb_sgemm(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, acc, NULL,
+                 NULL) < 0)
+      return -1;
+  return 0;
+}
+
 /* Cut along K when K is this many times the longer output side and the partial products stay
  * small: each thread then streams its own part of both operands instead of all of one (measured
  * on the tanh RNN benchmark's gradient, whose weight gradients are 128x16000 @ 16000x128 and
@@ -539,12 +564,14 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
                           int threads) {
   const double macs = (double)Bt * (double)M * (double)K * (double)N;
-  if (threads < 2 || sa != sb || sa != so || !is_blas(sa) || !gemm[sa] || !set_local_threads() ||
-      macs < 4.0 * SMALL_F32_MACS || M > INT_MAX || N > INT_MAX || K > INT_MAX)
+  if (threads < 2 || sa != sb || sa != so || !is_blas(sa) || macs < 4.0 * SMALL_F32_MACS ||
+      M > INT_MAX || N > INT_MAX || K > INT_MAX)
     return 0;
+  const bool own = own_f32(sa, M, N, K, a, as, b, bs, c, cs);
+  if (!own && (!gemm[sa] || !set_local_threads())) return 0;
   const npy_intp es = sa == PB_F32 ? 4 : sa == PB_F64 || sa == PB_C64 ? 8 : 16;
-  *j = (pb_matmul_job){.slot = sa, .es = es, .Bt = Bt, .M = M, .N = N, .K = K, .a = a, .b = b,
-                       .c = c};
+  *j = (pb_matmul_job){.slot = sa, .own = own, .es = es, .Bt = Bt, .M = M, .N = N, .K = K,
+                       .a = a, .b = b, .c = c};
   for (int i = 0; i < 3; ++i) { j->as[i] = as[i]; j->bs[i] = bs[i]; j->cs[i] = cs[i]; }
   const npy_intp side = M > N ? M : N, grain = 64;
   if (Bt == 1 && K >= SPLIT_K_RATIO * side && K / threads >= grain && cs[2] == es &&
@@ -554,7 +581,9 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
     j->partial = malloc((size_t)((threads - 1) * M * N * es));
     return j->partial ? threads : -1;
   }
-  const bool by_rows = M >= N;
+  /* the own kernel cuts rows where it can: each chunk's strips of rows then finish one by one,
+   * for an epilogue to follow them (pb_matmul_chunk) */
+  const bool by_rows = own ? M / threads >= grain || M >= N : M >= N;
   const npy_intp len = by_rows ? M : N;
   npy_intp chunks = PB_MM_CHUNKS_PER_THREAD * threads;
   if (len / chunks < grain) chunks = len / grain > 1 ? len / grain : 1;
@@ -572,11 +601,29 @@ void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy
   *hi = ci == j->chunks - 1 ? len : len * (ci + 1) / j->chunks / 16 * 16;
 }
 
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
+/* rows of a row chunk reported in the whole product's numbering */
+typedef struct {
+  pb_rows_done_fn done;
+  void *ctx;
+  npy_intp lo;
+} shifted_rows;
+
+static void shift_rows(void *ctx, npy_intp r0, npy_intp r1) {
+  const shifted_rows *s = ctx;
+  s->done(s->ctx, s->lo + r0, s->lo + r1);
+}
+
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx) {
   const int slot = j->slot;
   const npy_intp es = j->es;
   npy_intp bi, lo, hi;
   pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
+  if (done && j->own && j->by_rows && !j->by_k && j->Bt == 1) {
+    if (hi <= lo) return 1;
+    shifted_rows sr = {done, ctx, lo};
+    return pb_sgemm(hi - lo, j->N, j->K, j->a + lo * j->as[1], j->as, j->b, j->bs,
+                    j->c + lo * j->cs[1], j->cs, 0, shift_rows, &sr) < 0 ? -1 : 1;
+  }
   if (j->by_k) { /* a K range of both operands, into c (chunk 0) or a partial */
     char *pc = t == 0 ? j->c : j->partial + (t - 1) * j->M * j->N * es;
     const npy_intp pcs[3] = {0, j->N * es, es};
@@ -585,17 +632,17 @@ int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t) {
       for (npy_intp r = 0; r < j->M; ++r) memset(pc + r * cs[1], 0, (size_t)(j->N * es));
       return 0;
     }
-    return blas_matmul_1t(slot, 1, j->M, j->N, hi - lo, j->a + lo * j->as[2], j->as,
-                          j->b + lo * j->bs[1], j->bs, pc, cs, 0);
+    return matmul_1t(j->own, slot, 1, j->M, j->N, hi - lo, j->a + lo * j->as[2], j->as,
+                     j->b + lo * j->bs[1], j->bs, pc, cs, 0);
   }
   if (hi <= lo) return 0;
   const char *a = j->a + bi * j->as[0], *b = j->b + bi * j->bs[0];
   char *c = j->c + bi * j->cs[0];
   return j->by_rows
-      ? blas_matmul_1t(slot, 1, hi - lo, j->N, j->K, a + lo * j->as[1], j->as, b, j->bs,
-                       c + lo * j->cs[1], j->cs, 0)
-      : blas_matmul_1t(slot, 1, j->M, hi - lo, j->K, a, j->as, b + lo * j->bs[2], j->bs,
-                       c + lo * es, j->cs, 0);
+      ? matmul_1t(j->own, slot, 1, hi - lo, j->N, j->K, a + lo * j->as[1], j->as, b, j->bs,
+                  c + lo * j->cs[1], j->cs, 0)
+      : matmul_1t(j->own, slot, 1, j->M, hi - lo, j->K, a, j->as, b + lo * j->bs[2], j->bs,
+                  c + lo * es, j->cs, 0);
 }
 
 void pb_matmul_done(pb_matmul_job *j) {
@@ -616,6 +663,13 @@ void pb_matmul_done(pb_matmul_job *j) {
   }
   free(j->partial);
   j->partial = NULL;
+}
+
+int pb_matmul_rows(int sa, int sb, int so, npy_intp M, npy_intp N, npy_intp K, const char *a,
+                   const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                   const npy_intp *cs, pb_rows_done_fn done, void *ctx) {
+  if (!(sa == sb && sa == so && own_f32(sa, M, N, K, a, as, b, bs, c, cs))) return 0;
+  return pb_sgemm(M, N, K, a, as, b, bs, c, cs, 0, done, ctx) < 0 ? -1 : 1;
 }
 
 int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
@@ -646,6 +700,8 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
   }
   /* the executor parallelizes through its pool (pb_matmul_chunks): a product it runs whole
    * stays on this thread */
+  if (blas && own_f32(sa, M, N, K, a, as, b, bs, c, cs))
+    return matmul_1t(true, sa, Bt, M, N, K, a, as, b, bs, c, cs, 0);
   if (blas && set_local_threads())
     return blas_matmul_1t(sa, Bt, M, N, K, a, as, b, bs, c, cs, 0);
   bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
@@ -671,8 +727,51 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
     tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
     return 0;
   }
+  const npy_intp as3[3] = {0, as[1], as[2]}, bs3[3] = {0, bs[1], bs[2]}, cs3[3] = {0, cs[1], cs[2]};
+  if (own_f32(slot, M, N, K, a, as3, b, bs3, c, cs3))
+    return pb_sgemm(M, N, K, a, as3, b, bs3, c, cs3, acc, NULL, NULL);
   return set_local_threads() ? blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc)
                              : blas_matmul_raw(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
+}
+
+/* An eager float32 product the own kernel takes, cut into chunks over the executor's thread
+ * pool exactly as a program's would be (so eager and jit give the same bits). */
+typedef struct {
+  pb_matmul_job mm;
+  _Atomic int failed;
+} pooled_product;
+
+static void pooled_chunk(void *ctx, npy_intp t, int tid) {
+  pooled_product *p = ctx;
+  if (pb_matmul_chunk(&p->mm, t, NULL, NULL) < 0) atomic_store(&p->failed, 1);
+}
+
+static int own_matmul_pooled(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out) {
+  const npy_intp *as = PyArray_SHAPE(a), *bsh = PyArray_SHAPE(b);
+  const npy_intp Bt = as[0], M = as[1], K = as[2], N = bsh[2];
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  threads = pb_pool_threads(threads); /* with the GIL: may start the workers */
+  pooled_product p = {.failed = 0};
+  const npy_intp n = pb_matmul_chunks(&p.mm, PB_F32, PB_F32, PB_F32, Bt, M, N, K, PyArray_BYTES(a),
+                                      PyArray_STRIDES(a), PyArray_BYTES(b), PyArray_STRIDES(b),
+                                      PyArray_BYTES(out), PyArray_STRIDES(out), threads);
+  int rc = n < 0 ? -1 : 0;
+  Py_BEGIN_ALLOW_THREADS
+  if (n > 0) {
+    pb_pool_run(pooled_chunk, &p, n);
+    pb_matmul_done(&p.mm);
+    rc = atomic_load(&p.failed) ? -1 : 0;
+  } else if (n == 0) {
+    rc = matmul_1t(true, PB_F32, Bt, M, N, K, PyArray_BYTES(a), PyArray_STRIDES(a),
+                   PyArray_BYTES(b), PyArray_STRIDES(b), PyArray_BYTES(out), PyArray_STRIDES(out),
+                   0);
+  }
+  Py_END_ALLOW_THREADS
+  if (rc < 0) PyErr_NoMemory();
+  return rc;
 }
 
 /* matmul(a, b[, dtype]): a (B, M, K) @ b (B, K, N) -> (B, M, N) of `dtype` (default: a's),
@@ -736,6 +835,10 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                PyArray_BYTES(b) + i * PyArray_STRIDES(b)[0], PyArray_STRIDES(b),
                PyArray_BYTES(out) + i * PyArray_STRIDES(out)[0], PyArray_STRIDES(out), 0);
     Py_END_ALLOW_THREADS
+  } else if (blas && own_f32(sa, as[1], bs[2], as[2], PyArray_BYTES(a), PyArray_STRIDES(a),
+                             PyArray_BYTES(b), PyArray_STRIDES(b), PyArray_BYTES(out),
+                             PyArray_STRIDES(out))) {
+    rc = own_matmul_pooled(a, b, out);
   } else if (blas && !small_f32) {
     rc = blas_matmul(a, b, out, sa, false);
   } else if (small_f32 && set_local_threads()) {
@@ -774,11 +877,23 @@ static PyObject *blas_info(PyObject *self, PyObject *unused) {
   return Py_BuildValue("{s:s,s:l}", "library", lib, "threads", threads);
 }
 
+/* own_sgemm(enabled) -> the previous setting: whether float32 products may take the own AVX-512
+ * kernel (gemm.c); tests turn it off to compare it with BLAS. */
+static PyObject *own_sgemm(PyObject *self, PyObject *arg) {
+  const int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  return PyBool_FromLong(pb_sgemm_set_enabled(on));
+}
+
 static PyMethodDef methods[] = {
   {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
    "matmul(a, b[, dtype]): batched (B, M, K) @ (B, K, N) -> (B, M, N) of dtype (default a's): "
-   "SciPy's BLAS for float32/float64/complex64/complex128, an own blocked kernel for integers "
+   "the own AVX-512 kernel for larger float32 products where the CPU has it, else SciPy's BLAS "
+   "for float32/float64/complex64/complex128; an own blocked kernel for integers "
    "(any widths, wrapping) and for float16/bfloat16/float8 (float32 accumulation)."},
+  {"own_sgemm", own_sgemm, METH_O,
+   "own_sgemm(enabled): lets float32 products take the own AVX-512 kernel (or not, for "
+   "tests); returns the previous setting."},
   {"blas_info", blas_info, METH_NOARGS,
    "blas_info(): the BLAS library behind matmul and its thread count."},
   {NULL, NULL, 0, NULL}};

@@ -27,6 +27,23 @@
 #define PB_CLONES
 #endif
 
+/* Kernels written for AVX-512 (the sort, the float32 matrix product) are compiled for it with
+ * target attributes and called only where the CPU has it. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PB_NO_CLONES)
+#define PB_HAVE_AVX512 1
+#define PB_AVX512 __attribute__((target("avx512f")))
+static inline bool pb_avx512_usable(void) {
+  static int usable = -1;
+  if (usable < 0) {
+    __builtin_cpu_init();
+    usable = __builtin_cpu_supports("avx512f") != 0;
+  }
+  return usable;
+}
+#else
+#define PB_HAVE_AVX512 0
+#endif
+
 /* Half types. float16 is the compiler's _Float16 (IEEE binary16; conversions round to nearest
  * even). bfloat16 is carried as its uint16 bits: the upper half of a float32. Kernels compute
  * both in float32 and round once on store. */

@@ -178,13 +178,29 @@ typedef struct {
   _Atomic int failed;
 } dot_job;
 
+/* the epilogue over rows of the product as the kernel finishes them (while they are in this
+ * core's cache): a strip of rows is the epilogue's slice of dimension 0 */
+typedef struct {
+  const thunk_t *epi;
+  char *const *base;
+  char *scratch;
+  int tid;
+} rows_epilogue;
+
+static void epilogue_rows(void *ctx, npy_intp r0, npy_intp r1) {
+  const rows_epilogue *r = ctx;
+  region_slice(r->epi, r->base, r->scratch, 0, r0, r1, r->tid);
+}
+
 static void dot_chunk(void *ctx, npy_intp ci, int tid) {
   dot_job *j = ctx;
-  if (pb_matmul_chunk(&j->mm, ci) < 0) {
+  rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid};
+  const int rc = pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re);
+  if (rc < 0) {
     atomic_store(&j->failed, 1);
     return;
   }
-  if (j->epi) { /* the product's slice is in this core's cache: post-process it now */
+  if (j->epi && rc == 0) { /* the chunk's slice of the product is in cache: post-process it now */
     npy_intp bi, lo, hi;
     pb_matmul_chunk_range(&j->mm, ci, &bi, &lo, &hi);
     region_slice(j->epi, j->epi_base, j->scratch, j->epi_dim, lo, hi, tid);
@@ -208,9 +224,9 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
   const thunk_t *e = t->epilogue;
   /* an epilogue over the (M, N) product slices along with it (not when the chunks are parts
    * of one sum: it runs after them) */
-  if (n > 0 && e && t->op && !e->ninit && !j.mm.by_k && t->dims[0] == 1 && e->ndim == 2 &&
-      e->shape[0] == t->dims[1] &&
-      e->shape[1] == t->dims[2]) {
+  const bool sliced = e && t->op && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
+                      e->shape[0] == t->dims[1] && e->shape[1] == t->dims[2];
+  if (n > 0 && sliced && !j.mm.by_k) {
     j.epi = e;
     j.epi_dim = j.mm.by_rows ? 0 : 1;
     for (int i = 0; i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
@@ -221,8 +237,16 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
     pb_matmul_done(&j.mm);
     rc = atomic_load(&j.failed) ? -1 : 0;
   } else {
-    rc = pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
-                       t->strides, b, t->strides + 3, o, t->strides + 6);
+    if (sliced) { /* whole on this thread: the epilogue follows the kernel's rows if it can */
+      for (int i = 0; i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
+      rows_epilogue re = {e, j.epi_base, c->scratch, c->tid};
+      rc = pb_matmul_rows(t->sa, t->sb, t->so, t->dims[1], t->dims[2], t->dims[3], a, t->strides,
+                          b, t->strides + 3, o, t->strides + 6, epilogue_rows, &re);
+      if (rc > 0) j.epi = e;
+    }
+    if (rc == 0)
+      rc = pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
+                         t->strides, b, t->strides + 3, o, t->strides + 6);
   }
   if (rc < 0) {
     c->error = "dot_general: the matmul kernel failed (out of memory)";
@@ -582,6 +606,7 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
 #ifdef _OPENMP
     omp_set_num_threads(1); /* kernels inside stay on their thread: the pool parallelizes */
 #endif
+    if (self->hot && c.threads > 1) pb_pool_hot(1);
     c.ts = PyEval_SaveThread();
   }
   if (self->prof) {
@@ -597,6 +622,7 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
   }
   if (c.ts) PyEval_RestoreThread(c.ts);
+  if (self->hot && c.threads > 1) pb_pool_hot(-1);
   pb_set_fpmode(fpmode);
 #ifdef _OPENMP
   if (self->nogil) omp_set_num_threads(omp_threads);

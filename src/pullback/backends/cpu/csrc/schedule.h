@@ -3,6 +3,7 @@
 #ifndef PB_SCHEDULE_H
 #define PB_SCHEDULE_H
 #include "pb.h"
+#include "gemm.h"
 
 /* ---- accessors into the kernel families (no GIL needed unless stated) ---- */
 
@@ -39,7 +40,7 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
  * dimension K dwarfs the output (a gradient summed over a batch or a sequence) is cut along K
  * (by_k): chunk 0 sums into c, the others into partial buffers that pb_matmul_done adds. */
 typedef struct {
-  int slot, by_rows, by_k;
+  int slot, by_rows, by_k, own; /* own: float32 through gemm.c's kernel (pb_sgemm_takes) */
   npy_intp es, Bt, M, N, K, chunks; /* es: bytes per element */
   const char *a, *b;
   char *c;
@@ -50,7 +51,15 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
                           int threads);
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t);
+/* pb_matmul_chunk returns 0 (or -1 when out of memory); when done is given and the chunk's rows
+ * finish strip by strip (the own kernel cutting rows), it calls done(ctx, r0, r1) for each as
+ * they do (rows of the whole product) and returns 1 */
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx);
+/* one (M, N) = (M, K) @ (K, N) product by the own kernel with done(ctx, r0, r1) called as rows
+ * become final: 1, or 0 when the own kernel does not take it (nothing done), -1 out of memory */
+int pb_matmul_rows(int sa, int sb, int so, npy_intp M, npy_intp N, npy_intp K, const char *a,
+                   const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                   const npy_intp *cs, pb_rows_done_fn done, void *ctx);
 void pb_matmul_done(pb_matmul_job *j);
 /* the batch element and the [lo, hi) rows (by_rows) or columns chunk t covers */
 void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy_intp *lo,
@@ -77,6 +86,9 @@ npy_intp pb_reduce_identity(int op, int slot, char *dst);
 typedef void (*pb_pool_fn)(void *ctx, npy_intp chunk, int tid);
 int pb_pool_threads(int want);
 void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n);
+/* pb_pool_hot(+1) as a long program starts (waking the workers), -1 as it ends: while any runs,
+ * idle workers wait for the next job spinning instead of asleep */
+void pb_pool_hot(int delta);
 
 /* The calling thread's floating-point mode (MXCSR on x86: rounding, flush-to-zero,
  * denormals-are-zero); pool workers adopt the caller's for each job. */

@@ -10,20 +10,9 @@
 #ifndef PB_SORT_AVX512_H
 #define PB_SORT_AVX512_H
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PB_NO_CLONES)
+#if PB_HAVE_AVX512
 #define PB_HAVE_AVX512_SORT 1
 #include <immintrin.h>
-
-#define PB_AVX512 __attribute__((target("avx512f")))
-
-static bool pb_avx512_usable(void) {
-  static int usable = -1;
-  if (usable < 0) {
-    __builtin_cpu_init();
-    usable = __builtin_cpu_supports("avx512f") != 0;
-  }
-  return usable;
-}
 
 /* Bitonic network stages (block k, distance j): lane i pairs with lane i ^ j and keeps the
  * larger key when (i & j) != 0 differs from (i & k) != 0. */

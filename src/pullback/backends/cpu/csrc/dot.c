@@ -524,11 +524,15 @@ static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_int
   return rc;
 }
 
-/* Whether the own float32 kernel (gemm.c) takes a whole product of slot `slot`. */
+static bool direct_f32(npy_intp M, double macs, npy_intp b_col_stride);
+
+/* Whether the own float32 kernel (gemm.c) takes a whole product of slot `slot` (not one the
+ * direct loops take: every path asks this, so eager and jit pick the same kernel). */
 static bool own_f32(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a,
                     const npy_intp *as, const char *b, const npy_intp *bs, const char *c,
                     const npy_intp *cs) {
-  return slot == PB_F32 && pb_sgemm_takes(M, N, K, a, as, b, bs, c, cs);
+  return slot == PB_F32 && !direct_f32(M, (double)M * (double)N * (double)K, bs[2]) &&
+         pb_sgemm_takes(M, N, K, a, as, b, bs, c, cs);
 }
 
 /* A product on the calling thread: the own kernel when `own`, else BLAS held to this thread

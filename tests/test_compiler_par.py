@@ -141,3 +141,36 @@ def test_rnn_gradient_under_jit_matches_eager():
     g = pb.grad(loss, argnums=(0, 1))
     for got, want in zip(pb.jit(g)(wh, wx, xs), g(wh, wx, xs)):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+
+
+def test_long_programs_on_two_threads_at_once():
+    # each run keeps the pool's workers spinning (pb_pool_hot) until the last one ends; runs
+    # from two threads share the pool and give the results of a run alone
+    import threading
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((256, 512), dtype=np.float32)
+    w = rng.standard_normal((512, 512), dtype=np.float32) * 0.05
+
+    def f(x, w):
+        h = pnp.tanh(x @ w)
+        return h @ w.T, (h * h).sum()
+
+    g = pb.jit(f)
+    X, W = pb.Array(x), pb.Array(w)
+    want = [np.asarray(v) for v in g(X, W)]
+    errors = []
+
+    def work():
+        for _ in range(20):
+            got = [np.asarray(v) for v in g(X, W)]
+            if not all(np.array_equal(a, b) for a, b in zip(got, want)):
+                errors.append(got)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    small = pb.jit(lambda a: a * 2.0 + 1.0)  # a short program after them: the pool still works
+    np.testing.assert_allclose(np.asarray(small(pb.Array(x))), x * 2 + 1, rtol=1e-6)

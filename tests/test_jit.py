@@ -101,3 +101,58 @@ def test_non_array_argument_and_output_errors():
         pb.jit(lambda s: s)("hello")
     with pytest.raises(TypeError, match="returned a value of type str"):
         pb.jit(lambda x: "hello")(jnp.ones(2))
+
+
+# ---- the C fast call path: Arrays in tuples and lists ----
+
+def full(shape, value=1.0):
+    """A C-contiguous Array (jnp.ones broadcasts a scalar: another layout, another program)."""
+    return jnp.asarray(np.full(shape, value, np.float32))
+
+def test_nested_arguments_take_the_fast_path_and_keep_their_structure():
+    traces = []
+
+    @pb.jit
+    def step(params, x, unused):
+        traces.append(1)
+        new = [(w - 0.5 * x.sum() * w, b + 1.0) for w, b in params]
+        return x.sum(), new, (None, [x])
+
+    params = [(full((2, 3)), full(3, 0.0)), (full((3, 1)) * 2.0, full(1, 0.0))]
+    x = full(4)
+    first = step(params, x, None)
+    assert len(step._fast) == 1  # a FastCall for this signature
+    for _ in range(2):
+        loss, new, (nothing, [y]) = step(params, x, None)
+        assert type(new) is list and all(type(p) is tuple for p in new)
+        assert nothing is None and type(y) is pb.Array
+        np.testing.assert_allclose(np.asarray(loss), 4.0)
+        np.testing.assert_allclose(np.asarray(new[1][0]), np.full((3, 1), -2.0))
+        np.testing.assert_allclose(np.asarray(new[0][1]), np.ones(3))
+    assert len(traces) == 1
+    np.testing.assert_array_equal(np.asarray(first[1][0][0]), np.asarray(new[0][0]))
+
+
+def test_other_structures_and_leaves_leave_the_fast_path():
+    f = pb.jit(lambda p: [a * 2.0 for a in p])
+    a, b = full(2), full(3)
+    f([a, b])
+    # a tuple where a list was compiled, another length, another shape, a NumPy leaf
+    for args, want in [((a, b), [2.0 * np.ones(2), 2.0 * np.ones(3)]),
+                       ([a, b, a], [2.0 * np.ones(2), 2.0 * np.ones(3), 2.0 * np.ones(2)]),
+                       ([b, a], [2.0 * np.ones(3), 2.0 * np.ones(2)]),
+                       ([np.ones(2, np.float32), b], [2.0 * np.ones(2), 2.0 * np.ones(3)])]:
+        got = f(args)
+        assert type(got) is list and len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w)
+
+
+def test_dict_outputs_are_unflattened_after_a_fast_call():
+    f = pb.jit(lambda p, x: {"b": [p[0] + x], "a": x * 3.0})
+    for _ in range(3):
+        out = f((full(2),), full(2))
+        assert set(out) == {"a", "b"} and type(out["b"]) is list
+        np.testing.assert_allclose(np.asarray(out["b"][0]), [2.0, 2.0])
+        np.testing.assert_allclose(np.asarray(out["a"]), [3.0, 3.0])
+    assert len(f._fast) == 1

@@ -21,9 +21,6 @@ from .values import Step, View
 # Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
 # than the work of a tiny program).
 NOGIL_MIN = 16384
-# work (multiply-adds, element-ops) from which a run keeps the pool's workers spinning between
-# its parallel steps (csrc/pool.c): ~0.1 ms and more, where a ~40 us wake-up per step shows
-HOT_MIN = 1 << 23
 _KIND = {"arena": SCHEDULE["arena"], "input": SCHEDULE["input"], "output": SCHEDULE["output"],
          "const": SCHEDULE["const"]}
 
@@ -297,8 +294,7 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
                max(low.inputs[n].buf.align, np.dtype(a.dtype).alignment))
               for n, a in enumerate(in_avals)),
         out_specs, tuple(const_vals), thunks, work >= NOGIL_MIN, strict,
-        config.jit_flush_denormals if flush_denormals is None else flush_denormals,
-        work >= HOT_MIN)
+        config.jit_flush_denormals if flush_denormals is None else flush_denormals)
     return CompiledProgram(name, program, steps, mem, in_avals, out_avals, low.fallbacks, donate,
                            alias)
 

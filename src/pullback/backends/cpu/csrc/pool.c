@@ -4,7 +4,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
 /* ---------------------------------------------------------------- the thread pool
  *
@@ -28,7 +27,6 @@ static struct {
   _Atomic(void *) ctx;
   _Atomic npy_intp n;
   _Atomic unsigned csr;       /* the caller's floating-point mode (MXCSR), for the workers */
-  _Atomic int hot;            /* programs running that keep the workers spinning */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
 static void pool_work(uint32_t gen, int tid) {
@@ -45,62 +43,19 @@ static void pool_work(uint32_t gen, int tid) {
   }
 }
 
-/* A worker waits for jobs asleep on the condition variable, except while a program that asked
- * for it runs (pb_pool_hot) and for POOL_TAIL_US after: then it waits spinning, because a
- * sleeping worker starts a job ~40 us after it is posted (measured on this 2-core VM), while a
- * training step's products come one after another and a training loop calls the next step
- * within microseconds (measured on the MLP benchmark: 1.94 ms a step with sleeping workers,
- * 1.83 ms spinning during the program, 1.7% less again with a tail of 300 us). */
-#define POOL_TAIL_US 200.0
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
 static void *pool_worker(void *arg) {
   const int tid = (int)(intptr_t)arg;
   uint32_t seen = 0;
   pthread_mutex_lock(&pool.m);
   seen = pool.gen;
   for (;;) {
-    while (pool.gen == seen && !atomic_load_explicit(&pool.hot, memory_order_relaxed))
-      pthread_cond_wait(&pool.cv, &pool.m);
+    while (pool.gen == seen) pthread_cond_wait(&pool.cv, &pool.m);
     seen = pool.gen;
     pthread_mutex_unlock(&pool.m);
     pool_work(seen, tid);
-    /* cooled: when the last hot program ended, as seen here (-1: none ran, sleep now) */
-    for (double cooled = atomic_load_explicit(&pool.hot, memory_order_relaxed) > 0 ? 0 : -1;
-         cooled >= 0;) {
-      const uint32_t g =
-          (uint32_t)(atomic_load_explicit(&pool.next, memory_order_acquire) >> 32);
-      if (g != seen) {
-        seen = g;
-        pool_work(seen, tid);
-      }
-      if (atomic_load_explicit(&pool.hot, memory_order_relaxed) > 0) {
-        cooled = 0;
-      } else {
-        const double t = now_us();
-        if (cooled == 0) cooled = t;
-        if (t - cooled > POOL_TAIL_US) break;
-      }
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
     pthread_mutex_lock(&pool.m);
   }
   return NULL;
-}
-
-void pb_pool_hot(int delta) {
-  if (atomic_fetch_add(&pool.hot, delta) == 0 && delta > 0 && pool.nworkers) {
-    pthread_mutex_lock(&pool.m); /* wake the workers now, to spin until the program ends */
-    pthread_cond_broadcast(&pool.cv);
-    pthread_mutex_unlock(&pool.m);
-  }
 }
 
 static void pool_after_fork(void) { /* the child has no workers: start them again on demand */
@@ -109,7 +64,6 @@ static void pool_after_fork(void) { /* the child has no workers: start them agai
   pthread_cond_init(&pool.cv, NULL);
   pool.started = 0;
   pool.nworkers = 0;
-  atomic_store(&pool.hot, 0);
 }
 
 /* Threads a program may use (the pool's workers plus the caller), starting the workers on

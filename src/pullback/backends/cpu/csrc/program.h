@@ -125,7 +125,6 @@ typedef struct {
   spec_t *in, *out;
   int strict;
   int ftz;                    /* run with subnormals flushed to zero (config jit_flush_denormals) */
-  int hot;                    /* keep the pool's workers spinning while it runs (pb_pool_hot) */
   PyObject *consts;           /* tuple of ndarrays */
   thunk_t *thunks;
   int nogil;

@@ -722,14 +722,13 @@ static int parse_specs(PyObject *specs, int n, spec_t *out, int outputs) {
 }
 
 PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict[, ftz[,
-   * hot]]]) */
+  /* Program(name, arena_bytes, in_specs, out_specs, consts, thunks, nogil[, strict[, ftz]]) */
   PyObject *name, *ins, *outs, *consts, *thunks;
   long long arena;
-  int nogil, strict = 0, ftz = 0, hot = 0;
-  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|ppp", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
+  int nogil, strict = 0, ftz = 0;
+  if (!PyArg_ParseTuple(args, "ULO!O!O!O!p|pp", &name, &arena, &PyTuple_Type, &ins, &PyTuple_Type,
                         &outs, &PyTuple_Type, &consts, &PyTuple_Type, &thunks, &nogil, &strict,
-                        &ftz, &hot))
+                        &ftz))
     return NULL;
   Program *p = (Program *)type->tp_alloc(type, 0);
   if (!p) return NULL;
@@ -739,7 +738,6 @@ PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   p->nogil = nogil;
   p->strict = strict;
   p->ftz = ftz;
-  p->hot = hot && nogil;
   p->max_threads = 1;
 #ifdef _OPENMP
   p->max_threads = omp_get_max_threads();

@@ -606,7 +606,6 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
 #ifdef _OPENMP
     omp_set_num_threads(1); /* kernels inside stay on their thread: the pool parallelizes */
 #endif
-    if (self->hot && c.threads > 1) pb_pool_hot(1);
     c.ts = PyEval_SaveThread();
   }
   if (self->prof) {
@@ -622,7 +621,6 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     for (int i = 0; i < self->nthunk && rc == 0; ++i) rc = run_thunk(&self->thunks[i], &c);
   }
   if (c.ts) PyEval_RestoreThread(c.ts);
-  if (self->hot && c.threads > 1) pb_pool_hot(-1);
   pb_set_fpmode(fpmode);
 #ifdef _OPENMP
   if (self->nogil) omp_set_num_threads(omp_threads);

@@ -86,9 +86,6 @@ npy_intp pb_reduce_identity(int op, int slot, char *dst);
 typedef void (*pb_pool_fn)(void *ctx, npy_intp chunk, int tid);
 int pb_pool_threads(int want);
 void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n);
-/* pb_pool_hot(+1) as a long program starts (waking the workers), -1 as it ends: while any runs,
- * idle workers wait for the next job spinning instead of asleep */
-void pb_pool_hot(int delta);
 
 /* The calling thread's floating-point mode (MXCSR on x86: rounding, flush-to-zero,
  * denormals-are-zero); pool workers adopt the caller's for each job. */

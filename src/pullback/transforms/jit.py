@@ -177,12 +177,13 @@ class _Entry:
     """One traced signature: the closure-converted program, its constants, the output tree, and
     (at level 0, compiled on first use) its C program."""
 
-    __slots__ = ("program", "consts", "out_tree", "compiled", "_optimized")
+    __slots__ = ("program", "consts", "out_tree", "in_spec", "compiled", "_optimized")
 
-    def __init__(self, program: ClosedJaxpr, consts: list, out_tree: Any):
+    def __init__(self, program: ClosedJaxpr, consts: list, out_tree: Any, in_spec: Any):
         self.program = program  # as traced: what a staging trace records in a `jit` equation
         self.consts = consts
         self.out_tree = out_tree
+        self.in_spec = in_spec  # the positional arguments' tree as a FastCall spec, or _NOT_PLAIN
         self.compiled: dict = {}  # input layout (None: all C-contiguous) -> compiled program
         self._optimized: tuple[ClosedJaxpr, list] | None = None
 
@@ -246,7 +247,9 @@ class JitFunction(_JitBase):
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
-            entry = _Entry(closure_convert(closed), closed.consts, out_tree)
+            in_spec = (_NOT_PLAIN if statics or dyn_kwargs
+                       else _plain_spec(treedef.children()[0]))
+            entry = _Entry(closure_convert(closed), closed.consts, out_tree, in_spec)
             if not any(isinstance(c, core.Tracer) for c in closed.consts):
                 self._cache[key] = entry  # a closure over an outer tracer is traced anew
         return entry, leaves, avals, dyn_args, statics
@@ -285,11 +288,10 @@ class JitFunction(_JitBase):
                 vals, layout = [np.array(v) for v in vals], None
                 outs = self._compiled(entry, dyn_args, layout).run(*vals)
             compiled = entry.compiled[layout]
-            if layout is None and not kwargs and not statics and len(self._fast) < _MAX_FAST \
-                    and all(type(x) is Array for x in leaves):
-                in_spec = _plain_spec(pytree.tree_structure(args))
-                if in_spec is not _NOT_PLAIN and len(leaves) <= _FAST_MAX_LEAVES:
-                    self._fast.append(_fast_runner(compiled, entry.out_tree, avals, in_spec))
+            if layout is None and entry.in_spec is not _NOT_PLAIN and not kwargs and \
+                    len(self._fast) < _MAX_FAST and len(leaves) <= _FAST_MAX_LEAVES and \
+                    all(type(x) is Array for x in leaves):
+                self._fast.append(_fast_runner(compiled, entry.out_tree, avals, entry.in_spec))
             return pytree.tree_unflatten(
                 entry.out_tree, [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)])
         outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)

@@ -4,8 +4,8 @@
  * - float32 products of a million multiply-adds and more, on CPUs with AVX-512: the own kernel
  *   of gemm.c (it beats OpenBLAS there); large ones cut into chunks for the thread pool, eager
  *   and in programs alike.
- * - float32/float64/complex64/complex128 in and out otherwise: SciPy's BLAS through the function pointers
- *   its cython_blas module exports (no BLAS at build time). BLAS threads itself, so it is only
+ * - float32/float64/complex64/complex128 in and out otherwise: SciPy's BLAS through the
+ *   function pointers its cython_blas module exports (no BLAS at build time). BLAS threads itself, so it is only
  *   ever called from the calling thread, never inside an OpenMP region.
  * - integers of any widths in, an integer out: an own cache-blocked kernel accumulating in 32 or
  *   64 bits (the output's width: products and sums wrap, which equals wrapping in the output
@@ -715,9 +715,10 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
 }
 
 /* c (M, N) += a (M, K) @ b (K, N) (c = a @ b when !acc), float32 or float64 throughout (the
- * executor's pipelined products, summed chunk by chunk along K): the direct loops where
- * pb_matmul_raw takes them, else BLAS held to the calling thread where OpenBLAS allows it. 0,
- * or -1 for another dtype or when out of memory. */
+ * executor's pipelined products, summed chunk by chunk along K): the direct loops or the own
+ * kernel where pb_matmul_raw takes them, else BLAS held to the calling thread where OpenBLAS
+ * allows it. Strides as [batch, row, column]. 0, or -1 for another dtype or when out of
+ * memory. */
 int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                   const char *b, const npy_intp *bs, char *c, const npy_intp *cs, int acc) {
   if ((slot != PB_F32 && slot != PB_F64) || !gemm[slot]) return -1;
@@ -731,9 +732,8 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
     tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
     return 0;
   }
-  const npy_intp as3[3] = {0, as[1], as[2]}, bs3[3] = {0, bs[1], bs[2]}, cs3[3] = {0, cs[1], cs[2]};
-  if (own_f32(slot, M, N, K, a, as3, b, bs3, c, cs3))
-    return pb_sgemm(M, N, K, a, as3, b, bs3, c, cs3, acc, NULL, NULL);
+  if (own_f32(slot, M, N, K, a, as, b, bs, c, cs))
+    return pb_sgemm(M, N, K, a, as, b, bs, c, cs, acc, NULL, NULL);
   return set_local_threads() ? blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc)
                              : blas_matmul_raw(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
 }

@@ -226,10 +226,10 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
    * of one sum: it runs after them) */
   const bool sliced = e && t->op && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
                       e->shape[0] == t->dims[1] && e->shape[1] == t->dims[2];
+  for (int i = 0; sliced && i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
   if (n > 0 && sliced && !j.mm.by_k) {
     j.epi = e;
     j.epi_dim = j.mm.by_rows ? 0 : 1;
-    for (int i = 0; i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
   }
   int rc = 0;
   if (n > 0) {
@@ -238,7 +238,6 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
     rc = atomic_load(&j.failed) ? -1 : 0;
   } else {
     if (sliced) { /* whole on this thread: the epilogue follows the kernel's rows if it can */
-      for (int i = 0; i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
       rows_epilogue re = {e, j.epi_base, c->scratch, c->tid};
       rc = pb_matmul_rows(t->sa, t->sb, t->so, t->dims[1], t->dims[2], t->dims[3], a, t->strides,
                           b, t->strides + 3, o, t->strides + 6, epilogue_rows, &re);

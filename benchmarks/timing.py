@@ -3,18 +3,22 @@
 Each implementation is a statement compiled into its own timing loop (as ``timeit`` does, so a
 sample costs no function call per iteration), followed by a synchronization on the last result
 (JAX dispatches asynchronously). Every implementation first gets an iteration count that makes
-one sample last about ``min_sample_s``; then the repetitions run round-robin, in a rotating
-order, so that slow drifts of the machine (frequency, other load) hit every implementation
-alike. Optionally the machine idles for ``settle_s`` before each sample: the thread pools of
-NumPy's OpenBLAS, PyTorch's OpenMP and XLA keep spinning for a while after their work (OpenBLAS
-up to ~0.1 s), so a sample run right after another framework's also measures those leftovers;
-an idle machine, on the other hand, starts every sample cold (measured: a pullback MLP step's
-first iteration after 0.2 s idle is 1.3x the steady one, and JAX's likewise). Results are
-seconds per iteration; reports use medians.
+one sample last about ``min_sample_s``; then the repetitions run round-robin, each round in a
+fresh random order (seeded), so that slow drifts of the machine (frequency, other load) hit
+every implementation alike, and so does what one implementation leaves behind for the next: a
+rotating order kept every implementation right after the same neighbour (JAX always ran after
+NumPy, whose OpenBLAS threads keep spinning ~0.1 s after a call). Optionally the machine idles
+for ``settle_s`` before each sample: the thread pools of NumPy's OpenBLAS, PyTorch's OpenMP and
+XLA keep spinning for a while after their work (OpenBLAS up to ~0.1 s), so a sample run right
+after another framework's also measures those leftovers; an idle machine, on the other hand,
+starts every sample cold (measured: a pullback MLP step's first iteration after 0.2 s idle is
+1.3x the steady one, and JAX's likewise). Results are seconds per iteration; reports use
+medians.
 """
 from __future__ import annotations
 
 import gc
+import random
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -89,12 +93,13 @@ def measure(impls: dict[str, Impl], *, reps: int = 15, min_sample_s: float = 0.0
             timer(1)
     out = {name: Samples(inner=calibrate(t, min_sample_s)) for name, t in timers.items()}
     order = list(timers)
+    rng = random.Random(0)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for r in range(reps):
-            k = r % len(order)
-            for name in order[k:] + order[:k]:
+        for _ in range(reps):
+            rng.shuffle(order)
+            for name in order:
                 if settle_s > 0 and len(order) > 1:
                     time.sleep(settle_s)
                 s = out[name]

@@ -5,15 +5,15 @@
  *   of gemm.c (it beats OpenBLAS there); large ones cut into chunks for the thread pool, eager
  *   and in programs alike.
  * - float32/float64/complex64/complex128 in and out otherwise: SciPy's BLAS through the
- *   function pointers its cython_blas module exports (no BLAS at build time). BLAS threads itself, so it is only
- *   ever called from the calling thread, never inside an OpenMP region.
+ *   function pointers its cython_blas module exports (no BLAS at build time). BLAS threads
+ *   itself, so it is only ever called from the calling thread, never inside an OpenMP region.
  * - integers of any widths in, an integer out: an own cache-blocked kernel accumulating in 32 or
  *   64 bits (the output's width: products and sums wrap, which equals wrapping in the output
  *   dtype, as in JAX).
  * - float16/bfloat16/float8 in, one of those or float32 out: the same blocked kernel on float32,
  *   converting while packing and rounding once on store.
  *
- * The own kernel is Goto/BLIS-shaped: a task is an (MC x NC) output tile of one batch element;
+ * The blocked kernel of the last two paths is Goto/BLIS-shaped: a task is an (MC x NC) output tile of one batch element;
  * for each KC slice it packs the A rows and B columns (converting to the accumulator type) into
  * aligned panels and runs an MR x NR register-blocked micro-kernel over them, accumulating in a
  * per-thread tile that is stored (converted) once. Tasks spread over OpenMP threads. */

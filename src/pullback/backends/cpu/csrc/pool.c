@@ -36,6 +36,7 @@ static struct {
   pthread_mutex_t m, busy;
   pthread_cond_t cv;
   int nworkers, started;
+  long cpus;                  /* online CPUs, read as the workers start (machine_busy) */
   uint32_t gen;               /* the current job's generation (written under m) */
   _Atomic uint64_t next;      /* (generation << 32) | next chunk */
   _Atomic npy_intp done;
@@ -68,8 +69,6 @@ static int64_t now_ns(void) {
 /* Whether more threads are runnable than there are CPUs (the 4th field of /proc/loadavg,
  * "running/total", counts this thread too); where that cannot be read, busy. */
 static bool machine_busy(void) {
-  static long cpus = 0;
-  if (!cpus) cpus = sysconf(_SC_NPROCESSORS_ONLN);
   char buf[128];
   const int fd = open("/proc/loadavg", O_RDONLY);
   if (fd < 0) return true;
@@ -82,7 +81,7 @@ static bool machine_busy(void) {
     p = strchr(p, ' ');
     if (p) ++p;
   }
-  return !p || cpus < 1 || atol(p) > cpus;
+  return !p || pool.cpus < 1 || atol(p) > pool.cpus;
 }
 
 /* Spins until a job newer than `seen` is posted (its generation is returned) or SPIN_NS pass
@@ -138,6 +137,7 @@ static void pool_after_fork(void) { /* the child has no workers: start them agai
 int pb_pool_threads(int want) {
   if (!pool.started) {
     pool.started = 1;
+    pool.cpus = sysconf(_SC_NPROCESSORS_ONLN);
     pthread_atfork(NULL, NULL, pool_after_fork);
     for (int i = 1; i < want; ++i) {
       pthread_t th;

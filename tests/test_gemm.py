@@ -118,13 +118,17 @@ def test_chunked_on_the_pool_matches_eager_bits(m, n, k):
     assert np.array_equal(eager, jitted)
 
 
-@pytest.mark.parametrize("m", [1, 14, 29, 128, 300])
-def test_epilogue_follows_the_rows(m):
-    # the bias and activation run on each strip of rows as the kernel finishes it
+@pytest.mark.parametrize("m, k, n", [(1, 700, 300), (14, 700, 300), (29, 700, 300),
+                                     (128, 700, 300), (300, 700, 300), (29, 300, 300),
+                                     (100, 300, 300), (300, 300, 300), (128, 512, 512),
+                                     (128, 256, 600)])
+def test_epilogue_follows_the_rows(m, k, n):
+    # the bias and activation run on each strip of rows as the kernel finishes it; with one K
+    # block and at most 512 columns the strip is the kernel's scratch, the product never written
     rng = np.random.default_rng(m)
-    x = rng.standard_normal((m, 700), dtype=np.float32)
-    w = rng.standard_normal((700, 300), dtype=np.float32)
-    bias = rng.standard_normal(300, dtype=np.float32)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    bias = rng.standard_normal(n, dtype=np.float32)
 
     def layer(x, w, bias):
         return nn.relu(x @ w + bias), x @ w * 2.0

@@ -432,10 +432,12 @@ def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
         a, b = s.ins[0], s.ins[1]
         c = s.outs[0]
         epi = s.info.get("epilogue")
+        # a sliceable epilogue: its operands that read the product (_region_spec's numbering)
+        reads = () if epi is None or not _sliceable(epi, c, s.info["dims"]) else \
+            tuple(e for e, v in enumerate(epi.ins) if v.buf is c.buf)
         return ("dot", *s.info["slots"], tuple(s.info["dims"]), (ref(a), ref(b), ref(c)),
                 (a.strides, b.strides, c.strides),
-                _region_spec(epi, ref, streamed) if epi is not None else None,
-                epi is not None and _sliceable(epi, c, s.info["dims"]))
+                _region_spec(epi, ref, streamed) if epi is not None else None, reads)
     if s.kind == "dcopy":  # (side, shape, refs, strides, item, (start ref, its item, signed,
         #                      limit, byte stride) per moving dimension)
         src, dst = s.ins[0], s.outs[0]

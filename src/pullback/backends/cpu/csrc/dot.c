@@ -542,8 +542,7 @@ static int matmul_1t(bool own, int slot, npy_intp Bt, npy_intp M, npy_intp N, np
                      char *c, const npy_intp *cs, int acc) {
   if (!own) return blas_matmul_1t(slot, Bt, M, N, K, a, as, b, bs, c, cs, acc);
   for (npy_intp i = 0; i < Bt; ++i)
-    if (pb_sgemm(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, acc, NULL,
-                 NULL) < 0)
+    if (pb_sgemm(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, acc, NULL) < 0)
       return -1;
   return 0;
 }
@@ -594,6 +593,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   if (chunks < 2) return 0;
   j->chunks = chunks;
   j->by_rows = by_rows;
+  j->product = own ? pb_sgemm_product_id() : 0;
   return Bt * chunks;
 }
 
@@ -612,21 +612,25 @@ typedef struct {
   npy_intp lo;
 } shifted_rows;
 
-static void shift_rows(void *ctx, npy_intp r0, npy_intp r1) {
+static void shift_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows) {
   const shifted_rows *s = ctx;
-  s->done(s->ctx, s->lo + r0, s->lo + r1);
+  s->done(s->ctx, s->lo + r0, s->lo + r1, rows);
 }
 
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx) {
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
+                    bool unread) {
   const int slot = j->slot;
   const npy_intp es = j->es;
   npy_intp bi, lo, hi;
   pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
-  if (done && j->own && j->by_rows && !j->by_k && j->Bt == 1) {
-    if (hi <= lo) return 1;
+  if (j->own && j->by_rows && !j->by_k && j->Bt == 1) {
+    if (hi <= lo) return done ? 1 : 0;
     shifted_rows sr = {done, ctx, lo};
-    return pb_sgemm(hi - lo, j->N, j->K, j->a + lo * j->as[1], j->as, j->b, j->bs,
-                    j->c + lo * j->cs[1], j->cs, 0, shift_rows, &sr) < 0 ? -1 : 1;
+    const pb_sgemm_opts o = {done ? shift_rows : NULL, &sr, unread, j->product};
+    if (pb_sgemm(hi - lo, j->N, j->K, j->a + lo * j->as[1], j->as, j->b, j->bs,
+                 j->c + lo * j->cs[1], j->cs, 0, &o) < 0)
+      return -1;
+    return done ? 1 : 0;
   }
   if (j->by_k) { /* a K range of both operands, into c (chunk 0) or a partial */
     char *pc = t == 0 ? j->c : j->partial + (t - 1) * j->M * j->N * es;
@@ -671,9 +675,10 @@ void pb_matmul_done(pb_matmul_job *j) {
 
 int pb_matmul_rows(int sa, int sb, int so, npy_intp M, npy_intp N, npy_intp K, const char *a,
                    const npy_intp *as, const char *b, const npy_intp *bs, char *c,
-                   const npy_intp *cs, pb_rows_done_fn done, void *ctx) {
+                   const npy_intp *cs, pb_rows_done_fn done, void *ctx, bool unread) {
   if (!(sa == sb && sa == so && own_f32(sa, M, N, K, a, as, b, bs, c, cs))) return 0;
-  return pb_sgemm(M, N, K, a, as, b, bs, c, cs, 0, done, ctx) < 0 ? -1 : 1;
+  const pb_sgemm_opts o = {done, ctx, unread, 0};
+  return pb_sgemm(M, N, K, a, as, b, bs, c, cs, 0, &o) < 0 ? -1 : 1;
 }
 
 int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, npy_intp K,
@@ -733,7 +738,7 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
     return 0;
   }
   if (own_f32(slot, M, N, K, a, as, b, bs, c, cs))
-    return pb_sgemm(M, N, K, a, as, b, bs, c, cs, acc, NULL, NULL);
+    return pb_sgemm(M, N, K, a, as, b, bs, c, cs, acc, NULL);
   return set_local_threads() ? blas_matmul_1t(slot, 1, M, N, K, a, as, b, bs, c, cs, acc)
                              : blas_matmul_raw(slot, 1, M, N, K, a, as, b, bs, c, cs, acc);
 }
@@ -747,7 +752,7 @@ typedef struct {
 
 static void pooled_chunk(void *ctx, npy_intp t, int tid) {
   pooled_product *p = ctx;
-  if (pb_matmul_chunk(&p->mm, t, NULL, NULL) < 0) atomic_store(&p->failed, 1);
+  if (pb_matmul_chunk(&p->mm, t, NULL, NULL, false) < 0) atomic_store(&p->failed, 1);
 }
 
 static int own_matmul_pooled(PyArrayObject *a, PyArrayObject *b, PyArrayObject *out) {

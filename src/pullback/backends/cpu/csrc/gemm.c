@@ -18,6 +18,7 @@
 #include "pb.h"
 #include "gemm.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,7 +169,7 @@ static pthread_key_t buf_key;
 static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
 static void buf_free(void *p) { free(p); }
 static void buf_init(void) { (void)pthread_key_create(&buf_key, buf_free); }
-#define BUF_FLOATS ((npy_intp)KC * (NC + NR) + (npy_intp)KC * MR)
+#define BUF_FLOATS ((npy_intp)KC * (NC + NR) + (npy_intp)KC * MR + (npy_intp)MR * NC)
 
 static float *thread_buf(void) {
   pthread_once(&buf_once, buf_init);
@@ -180,18 +181,29 @@ static float *thread_buf(void) {
   return p;
 }
 
+/* what this thread's packing space holds: block (p, j0) of product `product` (0: unknown) */
+typedef struct { uint64_t product; npy_intp p, j0; } packed_b;
+static _Thread_local packed_b packed;
+
 static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, npy_intp ars,
                            npy_intp acs, const float *b, npy_intp brs, npy_intp bcs, float *c,
-                           npy_intp ldc, int acc, pb_rows_done_fn done, void *ctx) {
+                           npy_intp ldc, int acc, const pb_sgemm_opts *o) {
   float *buf = thread_buf();
   if (!buf) return -1;
-  float *bp = buf, *ap = buf + (npy_intp)KC * (NC + NR);
+  float *bp = buf, *ap = buf + (npy_intp)KC * (NC + NR), *sc = ap + (npy_intp)KC * MR;
   const npy_intp strips = (M + MR - 1) / MR, nk = (K + KC - 1) / KC;
+  const pb_rows_done_fn done = o ? o->done : NULL;
+  /* one pass makes each strip final: when nothing but done reads it, it need not leave this
+   * core's cache (a scratch strip, rows ldc apart as in c) */
+  const bool strip = done && o->unread && !acc && nk == 1 && N <= NC && ldc <= NC;
   for (npy_intp j0 = 0; j0 < N; j0 += NC) {
     const npy_intp nc = N - j0 < NC ? N - j0 : NC;
     for (npy_intp kb = 0; kb < nk; ++kb) {
       const npy_intp p = K * kb / nk, kc = K * (kb + 1) / nk - p;
-      pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
+      /* the block this thread packed last for another chunk of the same product: still there */
+      if (!(o && o->product && packed.product == o->product && packed.p == p && packed.j0 == j0))
+        pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
+      packed = (packed_b){o ? o->product : 0, p, j0};
       for (npy_intp s = 0; s < strips; ++s) {
         const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
         const float *as = a + i0 * ars + p * acs;
@@ -203,17 +215,25 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
           rs = 1;
           f = packed_kernels[m];
         }
+        float *cr = strip ? sc : c + i0 * ldc + j0;
         for (npy_intp j = 0; j < nc; j += NR)
-          f(kc, as, rs, bp + j * kc, c + i0 * ldc + j0 + j, ldc, mask_of(nc - j),
-            mask_of(nc - j - 16), acc || kb > 0);
+          f(kc, as, rs, bp + j * kc, cr + j, ldc, mask_of(nc - j), mask_of(nc - j - 16),
+            acc || kb > 0);
         /* the strip's last pass: its rows are final, and still in this core's cache */
-        if (done && kb == nk - 1 && j0 + nc == N) done(ctx, i0, i0 + m);
+        if (done && kb == nk - 1 && j0 + nc == N)
+          done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
       }
     }
   }
   return 0;
 }
 #endif
+
+/* one id per product cut into chunks, so that a thread never takes its packed block of B for
+ * another product's (the same address may hold other values by then) */
+static _Atomic uint64_t last_product;
+
+uint64_t pb_sgemm_product_id(void) { return atomic_fetch_add(&last_product, 1) + 1; }
 
 static bool own_enabled = true;
 
@@ -241,17 +261,16 @@ bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy
 }
 
 int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,
-             const npy_intp *bs, char *c, const npy_intp *cs, int acc, pb_rows_done_fn done,
-             void *ctx) {
+             const npy_intp *bs, char *c, const npy_intp *cs, int acc, const pb_sgemm_opts *o) {
 #if PB_HAVE_AVX512
   if (M <= 0 || N <= 0) return 0;
   if (K <= 0) {
     for (npy_intp r = 0; r < M && !acc; ++r) memset(c + r * cs[1], 0, (size_t)N * 4);
-    if (done) done(ctx, 0, M);
+    if (o && o->done) o->done(o->ctx, 0, M, c);
     return 0;
   }
   return sgemm(M, N, K, (const float *)a, as[1] / 4, as[2] / 4, (const float *)b, bs[1] / 4,
-               bs[2] / 4, (float *)c, cs[1] / 4, acc, done, ctx);
+               bs[2] / 4, (float *)c, cs[1] / 4, acc, o);
 #else
   return -1;
 #endif

@@ -9,14 +9,26 @@
  * all its chunks sum alike. */
 bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                     const char *b, const npy_intp *bs, const char *c, const npy_intp *cs);
+/* What a call of pb_sgemm may do besides the product (NULL: nothing).
+ * - done(ctx, r0, r1, rows) is called on the calling thread as soon as rows [r0, r1) of the
+ *   product are final (a strip of at most 14 rows, in order), so that an epilogue can read them
+ *   while they are in cache; rows points at row r0, rows c's row stride apart.
+ * - unread: nothing but done reads the product, so a strip may be a thread-local scratch
+ *   instead of c's rows (c is then never written).
+ * - product: nonzero, the same for every row chunk of one product and never reused
+ *   (pb_sgemm_product_id): a thread that runs several chunks of it packs B once. */
+typedef void (*pb_rows_done_fn)(void *ctx, npy_intp r0, npy_intp r1, const char *rows);
+typedef struct {
+  pb_rows_done_fn done;
+  void *ctx;
+  bool unread;
+  uint64_t product;
+} pb_sgemm_opts;
+uint64_t pb_sgemm_product_id(void);
 /* c (+)= a @ b for one batch element pb_sgemm_takes accepted (or a chunk of it): 0, or -1 when
- * out of memory. No GIL needed. When done is given, done(ctx, r0, r1) is called on the calling
- * thread as soon as rows [r0, r1) of c are final (a strip of at most 14 rows, in order), so
- * that an epilogue can read them while they are in cache. */
-typedef void (*pb_rows_done_fn)(void *ctx, npy_intp r0, npy_intp r1);
+ * out of memory. No GIL needed. */
 int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,
-             const npy_intp *bs, char *c, const npy_intp *cs, int acc, pb_rows_done_fn done,
-             void *ctx);
+             const npy_intp *bs, char *c, const npy_intp *cs, int acc, const pb_sgemm_opts *o);
 /* turns the own kernel off (tests compare it with BLAS); returns the previous setting */
 bool pb_sgemm_set_enabled(bool on);
 

@@ -69,8 +69,10 @@ typedef struct thunk {
   int sa, sb, so;
   npy_intp dims[4];
   struct thunk *epilogue;
-  /* reduce (op: the table row); dot (op: the epilogue may run per chunk) */
+  /* reduce (op: the table row); dot (op: the epilogue may run per chunk, reading the product
+   * through the operands in bit mask `reads`) */
   int op, slot;
+  unsigned reads;
   bool reduced[PB_MAXDIMS];
   /* py */
   PyObject *callable;

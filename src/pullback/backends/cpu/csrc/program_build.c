@@ -252,15 +252,14 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
 
 static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
   /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None[,
-   * sliceable: the epilogue reads the product element for element, so it may run on each
-   * chunk's slice]) */
+   * reads: when the epilogue reads the product element for element, so that it may run on each
+   * chunk's slice, the epilogue operands that read it (else empty)]) */
   const char *kind;
-  PyObject *dims, *refs, *strides, *epi;
-  int sliceable = 0;
-  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O|p", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type,
-                        &dims, &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi, &sliceable))
+  PyObject *dims, *refs, *strides, *epi, *reads = NULL;
+  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O|O!", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type,
+                        &dims, &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi,
+                        &PyTuple_Type, &reads))
     return -1;
-  t->op = sliceable;
   t->kind = TH_DOT;
   if (pb_parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
       PyTuple_GET_SIZE(strides) != 3) {
@@ -300,6 +299,17 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
     if (!t->epilogue) { PyErr_NoMemory(); return -1; }
     if (parse_region(p, t->epilogue, epi) < 0) return -1;
   }
+  const Py_ssize_t nr = reads ? PyTuple_GET_SIZE(reads) : 0;
+  for (Py_ssize_t i = 0; i < nr; ++i) {
+    const long r = PyLong_AsLong(PyTuple_GET_ITEM(reads, i));
+    if (r == -1 && PyErr_Occurred()) return -1;
+    if (!t->epilogue || r < 0 || r >= t->epilogue->nref) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad dot epilogue operand");
+      return -1;
+    }
+    t->reads |= 1u << r;
+  }
+  t->op = nr > 0;
   return 0;
 }
 

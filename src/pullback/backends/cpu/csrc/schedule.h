@@ -46,20 +46,24 @@ typedef struct {
   char *c;
   char *partial;              /* by_k: chunks - 1 contiguous (M, N) partial products */
   npy_intp as[3], bs[3], cs[3];
+  uint64_t product;            /* own: pb_sgemm_product_id */
 } pb_matmul_job;
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
                           int threads);
 /* pb_matmul_chunk returns 0 (or -1 when out of memory); when done is given and the chunk's rows
- * finish strip by strip (the own kernel cutting rows), it calls done(ctx, r0, r1) for each as
- * they do (rows of the whole product) and returns 1 */
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx);
-/* one (M, N) = (M, K) @ (K, N) product by the own kernel with done(ctx, r0, r1) called as rows
- * become final: 1, or 0 when the own kernel does not take it (nothing done), -1 out of memory */
+ * finish strip by strip (the own kernel cutting rows), it calls done(ctx, r0, r1, rows) for
+ * each as they do (rows of the whole product, at `rows`: see pb_sgemm, also for `unread`) and
+ * returns 1 */
+int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
+                    bool unread);
+/* one (M, N) = (M, K) @ (K, N) product by the own kernel with done(ctx, r0, r1, rows) called as
+ * rows become final: 1, or 0 when the own kernel does not take it (nothing done), -1 out of
+ * memory */
 int pb_matmul_rows(int sa, int sb, int so, npy_intp M, npy_intp N, npy_intp K, const char *a,
                    const npy_intp *as, const char *b, const npy_intp *bs, char *c,
-                   const npy_intp *cs, pb_rows_done_fn done, void *ctx);
+                   const npy_intp *cs, pb_rows_done_fn done, void *ctx, bool unread);
 void pb_matmul_done(pb_matmul_job *j);
 /* the batch element and the [lo, hi) rows (by_rows) or columns chunk t covers */
 void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy_intp *lo,

@@ -69,9 +69,10 @@ typedef struct thunk {
   int sa, sb, so;
   npy_intp dims[4];
   struct thunk *epilogue;
-  /* reduce (op: the table row); dot (op: the epilogue may run per chunk, reading the product
-   * through the operands in bit mask `reads`) */
+  /* reduce (op: the table row) */
   int op, slot;
+  /* a dot's epilogue that may run on each chunk's slice of the product (else 0): the operands
+   * that read the product, a bit mask */
   unsigned reads;
   bool reduced[PB_MAXDIMS];
   /* py */

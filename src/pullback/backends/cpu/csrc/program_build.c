@@ -307,9 +307,8 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
       PyErr_SetString(PyExc_ValueError, "Program: bad dot epilogue operand");
       return -1;
     }
-    t->reads |= 1u << r;
+    t->epilogue->reads |= 1u << r;
   }
-  t->op = nr > 0;
   return 0;
 }
 

@@ -174,7 +174,6 @@ typedef struct {
   const thunk_t *epi;         /* an epilogue run on each chunk's slice, or NULL */
   char *epi_base[RG_MAXOPND];
   char *scratch;
-  unsigned reads;
   int epi_dim;
   _Atomic int failed;
 } dot_job;
@@ -186,7 +185,6 @@ typedef struct {
   char *const *base;
   char *scratch;
   int tid;
-  unsigned reads;             /* the epilogue operands that read the product */
 } rows_epilogue;
 
 static void epilogue_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows) {
@@ -197,14 +195,14 @@ static void epilogue_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows)
   /* row r0 of the product is at rows (perhaps the kernel's scratch strip): based so that
    * region_slice's row r0 lands there (integer arithmetic: the base may lie outside it) */
   for (int i = 0; i < e->nref; ++i)
-    if (r->reads >> i & 1)
+    if (e->reads >> i & 1)
       base[i] = (char *)((uintptr_t)rows - (uintptr_t)(r0 * e->strides[i * e->ndim]));
   region_slice(e, base, r->scratch, 0, r0, r1, r->tid);
 }
 
 static void dot_chunk(void *ctx, npy_intp ci, int tid) {
   dot_job *j = ctx;
-  rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid, j->reads};
+  rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid};
   const int rc = pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re,
                                  true);
   if (rc < 0) {
@@ -221,7 +219,7 @@ static void dot_chunk(void *ctx, npy_intp ci, int tid) {
 static int run_dot(const thunk_t *t, run_ctx *c) {
   const char *a = pb_resolve(c, &t->refs[0]), *b = pb_resolve(c, &t->refs[1]);
   char *o = pb_resolve(c, &t->refs[2]);
-  dot_job j = {.epi = NULL, .scratch = c->scratch, .reads = t->reads};
+  dot_job j = {.epi = NULL, .scratch = c->scratch};
   atomic_init(&j.failed, 0);
   npy_intp n = c->threads > 1
       ? pb_matmul_chunks(&j.mm, t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2],
@@ -235,7 +233,7 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
   const thunk_t *e = t->epilogue;
   /* an epilogue over the (M, N) product slices along with it (not when the chunks are parts
    * of one sum: it runs after them) */
-  const bool sliced = e && t->op && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
+  const bool sliced = e && e->reads && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
                       e->shape[0] == t->dims[1] && e->shape[1] == t->dims[2];
   for (int i = 0; sliced && i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
   if (n > 0 && sliced && !j.mm.by_k) {
@@ -249,7 +247,7 @@ static int run_dot(const thunk_t *t, run_ctx *c) {
     rc = atomic_load(&j.failed) ? -1 : 0;
   } else {
     if (sliced) { /* whole on this thread: the epilogue follows the kernel's rows if it can */
-      rows_epilogue re = {e, j.epi_base, c->scratch, c->tid, t->reads};
+      rows_epilogue re = {e, j.epi_base, c->scratch, c->tid};
       rc = pb_matmul_rows(t->sa, t->sb, t->so, t->dims[1], t->dims[2], t->dims[3], a, t->strides,
                           b, t->strides + 3, o, t->strides + 6, epilogue_rows, &re, true);
       if (rc > 0) j.epi = e;

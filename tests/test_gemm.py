@@ -118,6 +118,23 @@ def test_chunked_on_the_pool_matches_eager_bits(m, n, k):
     assert np.array_equal(eager, jitted)
 
 
+@pytest.mark.parametrize("m,k,n", [(300, 300, 300), (784, 128, 512), (128, 784, 512),
+                                   (200, 300, 600), (150, 1100, 700), (128, 2000, 100)])
+def test_strips_taken_by_any_thread_give_the_same_bits(m, k, n):
+    # a product cut in rows on the pool has its threads take strips of rows as they come, in
+    # one pass (one block of B) or several (K over 512, N over 512: a later pass of a strip
+    # waits for its earlier ones, which another thread may still run). A batch of two runs
+    # each element in fixed halves instead: the same sums, so the same bits.
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((1, m, k), dtype=np.float32)
+    b = rng.standard_normal((1, k, n), dtype=np.float32)
+    for _ in range(3):
+        taken = kernels.matmul(a, b)
+        check(a, b, taken)
+        halves = kernels.matmul(np.concatenate([a, a]), np.concatenate([b, b]))
+        assert np.array_equal(taken[0], halves[0]) and np.array_equal(taken[0], halves[1])
+
+
 @pytest.mark.parametrize("m, k, n", [(1, 700, 300), (14, 700, 300), (29, 700, 300),
                                      (128, 700, 300), (300, 700, 300), (29, 300, 300),
                                      (100, 300, 300), (300, 300, 300), (128, 512, 512),

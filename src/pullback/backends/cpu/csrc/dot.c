@@ -593,7 +593,12 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   if (chunks < 2) return 0;
   j->chunks = chunks;
   j->by_rows = by_rows;
-  j->product = own ? pb_sgemm_product_id() : 0;
+  /* rather than a fixed share each, every thread takes strips of rows as it comes (the spread
+   * of a row-cut step's threads finishing: 25-40 us of 450 measured) */
+  j->claim = own && by_rows && Bt == 1;
+  j->product = j->claim ? pb_sgemm_product_id() : 0;
+  const npy_intp counters = j->claim ? pb_sgemm_claim_counters(M, N, K) : 0;
+  if (counters > 0 && !(j->passes = calloc((size_t)counters, sizeof *j->passes))) return -1;
   return Bt * chunks;
 }
 
@@ -601,37 +606,24 @@ void pb_matmul_chunk_range(const pb_matmul_job *j, npy_intp t, npy_intp *bi, npy
                            npy_intp *hi) {
   const npy_intp len = j->by_k ? j->K : j->by_rows ? j->M : j->N, ci = t % j->chunks;
   *bi = t / j->chunks;
-  *lo = len * ci / j->chunks / 16 * 16; /* vector-aligned chunk starts */
-  *hi = ci == j->chunks - 1 ? len : len * (ci + 1) / j->chunks / 16 * 16;
+  /* column and K chunks start on a vector; row chunks split evenly (784 rows in two: 392
+   * each, not 384 and 400) */
+  const npy_intp q = j->by_rows && !j->by_k ? 1 : 16;
+  *lo = len * ci / j->chunks / q * q;
+  *hi = ci == j->chunks - 1 ? len : len * (ci + 1) / j->chunks / q * q;
 }
 
-/* rows of a row chunk reported in the whole product's numbering */
-typedef struct {
-  pb_rows_done_fn done;
-  void *ctx;
-  npy_intp lo;
-} shifted_rows;
-
-static void shift_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows) {
-  const shifted_rows *s = ctx;
-  s->done(s->ctx, s->lo + r0, s->lo + r1, rows);
-}
-
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
+int pb_matmul_chunk(pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
                     bool unread) {
   const int slot = j->slot;
   const npy_intp es = j->es;
-  npy_intp bi, lo, hi;
-  pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
-  if (j->own && j->by_rows && !j->by_k && j->Bt == 1) {
-    if (hi <= lo) return done ? 1 : 0;
-    shifted_rows sr = {done, ctx, lo};
-    const pb_sgemm_opts o = {done ? shift_rows : NULL, &sr, unread, j->product};
-    if (pb_sgemm(hi - lo, j->N, j->K, j->a + lo * j->as[1], j->as, j->b, j->bs,
-                 j->c + lo * j->cs[1], j->cs, 0, &o) < 0)
-      return -1;
+  if (j->claim) { /* the whole product, of which this thread runs the strips it takes */
+    const pb_sgemm_opts o = {done, ctx, unread, j->product, &j->taken, j->passes};
+    if (pb_sgemm(j->M, j->N, j->K, j->a, j->as, j->b, j->bs, j->c, j->cs, 0, &o) < 0) return -1;
     return done ? 1 : 0;
   }
+  npy_intp bi, lo, hi;
+  pb_matmul_chunk_range(j, t, &bi, &lo, &hi);
   if (j->by_k) { /* a K range of both operands, into c (chunk 0) or a partial */
     char *pc = t == 0 ? j->c : j->partial + (t - 1) * j->M * j->N * es;
     const npy_intp pcs[3] = {0, j->N * es, es};
@@ -654,6 +646,8 @@ int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, vo
 }
 
 void pb_matmul_done(pb_matmul_job *j) {
+  free((void *)j->passes);
+  j->passes = NULL;
   if (!j->by_k) return;
   /* c += the partials, as reals (a complex sum is its parts' sums) */
   const int dbl = j->slot == PB_F64 || j->slot == PB_C128;
@@ -677,7 +671,7 @@ int pb_matmul_rows(int sa, int sb, int so, npy_intp M, npy_intp N, npy_intp K, c
                    const npy_intp *as, const char *b, const npy_intp *bs, char *c,
                    const npy_intp *cs, pb_rows_done_fn done, void *ctx, bool unread) {
   if (!(sa == sb && sa == so && own_f32(sa, M, N, K, a, as, b, bs, c, cs))) return 0;
-  const pb_sgemm_opts o = {done, ctx, unread, 0};
+  const pb_sgemm_opts o = {done, ctx, unread, 0, NULL, NULL};
   return pb_sgemm(M, N, K, a, as, b, bs, c, cs, 0, &o) < 0 ? -1 : 1;
 }
 

@@ -14,7 +14,9 @@
  * Order of the sums: every element sums its K products in k order with fused multiply-adds,
  * within blocks of K whose bounds depend on K alone (nk equal parts of at most KC), each block's
  * sum added to C in turn. So a product cut into row or column chunks (the executor's threads)
- * gives the same bits as the whole, eager and jit alike. */
+ * gives the same bits as the whole, eager and jit alike, and so does one whose strips of rows
+ * the threads take as they come (opts->claim: each strip's passes over the blocks still in
+ * order). */
 #include "pb.h"
 #include "gemm.h"
 #include <pthread.h>
@@ -36,7 +38,10 @@
 static inline __attribute__((always_inline)) PB_AVX512 void kernel(
     const int m, const int rows, npy_intp kc, const float *a, npy_intp rs, const float *bp,
     float *c, npy_intp ldc, __mmask16 m0, __mmask16 m1, int acc) {
+  /* the loops over rows fully unrolled: left to itself GCC keeps the tile in registers inside
+   * the k loop but zeroes and spills it through the stack around it, ~3% of a 128-deep call */
   __m512 c0[MR], c1[MR];
+#pragma GCC unroll 14
   for (int i = 0; i < m; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
   const float *p0 = a, *p4 = a + 4 * rs, *p8 = a + 8 * rs, *p12 = a + 12 * rs;
   const npy_intp r3 = 3 * rs;
@@ -44,6 +49,7 @@ static inline __attribute__((always_inline)) PB_AVX512 void kernel(
     const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
     _mm_prefetch((const char *)(bp + 8 * NR), _MM_HINT_T0);
     _mm_prefetch((const char *)(bp + 8 * NR + 16), _MM_HINT_T0);
+#pragma GCC unroll 14
     for (int i = 0; i < m; ++i) {
       float v;
       if (rows) {
@@ -60,6 +66,7 @@ static inline __attribute__((always_inline)) PB_AVX512 void kernel(
     if (rows) { ++p0; ++p4; ++p8; ++p12; } else { a += m; }
     bp += NR;
   }
+#pragma GCC unroll 14
   for (int i = 0; i < m; ++i) {
     float *r = c + i * ldc;
     if (acc) {
@@ -185,6 +192,36 @@ static float *thread_buf(void) {
 typedef struct { uint64_t product; npy_intp p, j0; } packed_b;
 static _Thread_local packed_b packed;
 
+static inline void relax(void) { __builtin_ia32_pause(); } /* a spin-wait's iteration */
+
+/* rows [i0, i0 + m) of C's block (p, j0) (c points at its row i0, column j0): one kernel call
+ * per 32-column panel of the packed block bp, A's rows read in place or, when they are not
+ * contiguous, through a packed copy in ap */
+static PB_AVX512 void strip_pass(npy_intp m, npy_intp kc, npy_intp nc, const float *a, npy_intp ars,
+                                 npy_intp acs, const float *bp, float *ap, float *c, npy_intp ldc,
+                                 int acc) {
+  npy_intp rs = ars;
+  kernel_fn f = rows_kernels[m];
+  if (acs != 1) { /* rows not contiguous: copy the strip */
+    pack_a(m, kc, a, ars, acs, ap);
+    a = ap;
+    rs = 1;
+    f = packed_kernels[m];
+  }
+  for (npy_intp j = 0; j < nc; j += NR)
+    f(kc, a, rs, bp + j * kc, c + j, ldc, mask_of(nc - j), mask_of(nc - j - 16), acc);
+}
+
+/* B's block (p, j0) packed in bp, unless this thread's bp holds it already for another chunk
+ * of the same product */
+static PB_AVX512 void pack_block(const pb_sgemm_opts *o, npy_intp p, npy_intp j0, npy_intp kc,
+                                 npy_intp nc, const float *b, npy_intp brs, npy_intp bcs,
+                                 float *bp) {
+  if (!(o && o->product && packed.product == o->product && packed.p == p && packed.j0 == j0))
+    pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
+  packed = (packed_b){o ? o->product : 0, p, j0};
+}
+
 static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, npy_intp ars,
                            npy_intp acs, const float *b, npy_intp brs, npy_intp bcs, float *c,
                            npy_intp ldc, int acc, const pb_sgemm_opts *o) {
@@ -196,29 +233,33 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
   /* one pass makes each strip final: when nothing but done reads it, it need not leave this
    * core's cache (a scratch strip, rows ldc apart as in c) */
   const bool strip = done && o->unread && !acc && nk == 1 && N <= NC && ldc <= NC;
+  if (o && o->claim) { /* the passes this thread takes: (column block, K block) major */
+    const npy_intp per = (N + NC - 1) / NC * nk;
+    for (npy_intp q; (q = atomic_fetch_add(o->claim, 1)) < per * strips;) {
+      const npy_intp pass = q / strips, s = q % strips, j0 = pass / nk * NC, kb = pass % nk;
+      const npy_intp nc = N - j0 < NC ? N - j0 : NC, p = K * kb / nk, kc = K * (kb + 1) / nk - p;
+      const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
+      /* the strip's earlier passes first (taken before this one: running or done) */
+      if (pass > 0)
+        while (atomic_load_explicit(&o->passes[s], memory_order_acquire) < pass) relax();
+      pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
+      float *cr = strip ? sc : c + i0 * ldc + j0;
+      strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
+      if (done && pass == per - 1)
+        done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
+      if (per > 1) atomic_store_explicit(&o->passes[s], pass + 1, memory_order_release);
+    }
+    return 0;
+  }
   for (npy_intp j0 = 0; j0 < N; j0 += NC) {
     const npy_intp nc = N - j0 < NC ? N - j0 : NC;
     for (npy_intp kb = 0; kb < nk; ++kb) {
       const npy_intp p = K * kb / nk, kc = K * (kb + 1) / nk - p;
-      /* the block this thread packed last for another chunk of the same product: still there */
-      if (!(o && o->product && packed.product == o->product && packed.p == p && packed.j0 == j0))
-        pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
-      packed = (packed_b){o ? o->product : 0, p, j0};
+      pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
       for (npy_intp s = 0; s < strips; ++s) {
         const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
-        const float *as = a + i0 * ars + p * acs;
-        npy_intp rs = ars;
-        kernel_fn f = rows_kernels[m];
-        if (acs != 1) { /* rows not contiguous: copy the strip */
-          pack_a(m, kc, as, ars, acs, ap);
-          as = ap;
-          rs = 1;
-          f = packed_kernels[m];
-        }
         float *cr = strip ? sc : c + i0 * ldc + j0;
-        for (npy_intp j = 0; j < nc; j += NR)
-          f(kc, as, rs, bp + j * kc, cr + j, ldc, mask_of(nc - j), mask_of(nc - j - 16),
-            acc || kb > 0);
+        strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
         /* the strip's last pass: its rows are final, and still in this core's cache */
         if (done && kb == nk - 1 && j0 + nc == N)
           done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
@@ -234,6 +275,15 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
 static _Atomic uint64_t last_product;
 
 uint64_t pb_sgemm_product_id(void) { return atomic_fetch_add(&last_product, 1) + 1; }
+
+npy_intp pb_sgemm_claim_counters(npy_intp M, npy_intp N, npy_intp K) {
+#if PB_HAVE_AVX512
+  return N <= NC && K <= KC ? 0 : (M + MR - 1) / MR;
+#else
+  (void)M; (void)N; (void)K;
+  return 0;
+#endif
+}
 
 static bool own_enabled = true;
 
@@ -265,6 +315,7 @@ int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *
 #if PB_HAVE_AVX512
   if (M <= 0 || N <= 0) return 0;
   if (K <= 0) {
+    if (o && o->claim && atomic_fetch_add(o->claim, 1) > 0) return 0; /* another thread's */
     for (npy_intp r = 0; r < M && !acc; ++r) memset(c + r * cs[1], 0, (size_t)N * 4);
     if (o && o->done) o->done(o->ctx, 0, M, c);
     return 0;

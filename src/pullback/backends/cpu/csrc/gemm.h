@@ -15,16 +15,25 @@ bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy
  *   while they are in cache; rows points at row r0, rows c's row stride apart.
  * - unread: nothing but done reads the product, so a strip may be a thread-local scratch
  *   instead of c's rows (c is then never written).
- * - product: nonzero, the same for every row chunk of one product and never reused
- *   (pb_sgemm_product_id): a thread that runs several chunks of it packs B once. */
+ * - product: nonzero, the same for every call on one product and never reused
+ *   (pb_sgemm_product_id): a thread packs each block of B once for all its calls on it.
+ * - claim: several threads share the product, each calling pb_sgemm on the whole of it with
+ *   the same options (product id included; *claim starting at 0): each runs only the passes
+ *   over strips of rows it takes from *claim, so a thread that runs late, or is descheduled,
+ *   leaves its share to the others instead of holding them up. Where a strip takes more than
+ *   one pass (pb_sgemm_claim_counters), passes[s] (zeroed) counts strip s's finished ones. */
 typedef void (*pb_rows_done_fn)(void *ctx, npy_intp r0, npy_intp r1, const char *rows);
 typedef struct {
   pb_rows_done_fn done;
   void *ctx;
   bool unread;
   uint64_t product;
+  _Atomic npy_intp *claim, *passes;
 } pb_sgemm_opts;
 uint64_t pb_sgemm_product_id(void);
+/* the passes counters a claimed (M, N) = (M, K) @ (K, N) product needs: 0 when each strip is
+ * one pass (one block of B: N <= 512, K <= 512), else one per strip of rows */
+npy_intp pb_sgemm_claim_counters(npy_intp M, npy_intp N, npy_intp K);
 /* c (+)= a @ b for one batch element pb_sgemm_takes accepted (or a chunk of it): 0, or -1 when
  * out of memory. No GIL needed. */
 int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,

@@ -46,7 +46,9 @@ typedef struct {
   char *c;
   char *partial;              /* by_k: chunks - 1 contiguous (M, N) partial products */
   npy_intp as[3], bs[3], cs[3];
-  uint64_t product;            /* own: pb_sgemm_product_id */
+  int claim;                   /* own, cut in rows: every chunk is the whole product, of which */
+  uint64_t product;            /* a thread runs the strips it takes (pb_sgemm's claim) */
+  _Atomic npy_intp taken, *passes;
 } pb_matmul_job;
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
@@ -56,7 +58,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
  * finish strip by strip (the own kernel cutting rows), it calls done(ctx, r0, r1, rows) for
  * each as they do (rows of the whole product, at `rows`: see pb_sgemm, also for `unread`) and
  * returns 1 */
-int pb_matmul_chunk(const pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
+int pb_matmul_chunk(pb_matmul_job *j, npy_intp t, pb_rows_done_fn done, void *ctx,
                     bool unread);
 /* one (M, N) = (M, K) @ (K, N) product by the own kernel with done(ctx, r0, r1, rows) called as
  * rows become final: 1, or 0 when the own kernel does not take it (nothing done), -1 out of

@@ -1,5 +1,6 @@
 """compiler/parallel.py: consecutive independent products run side by side (a "par" step, each
-product whole on its own pool thread), dependent or overlapping ones in turn."""
+product on its own pool thread, large ones shared at their ends), dependent or overlapping ones
+in turn."""
 import numpy as np
 import pytest
 
@@ -73,6 +74,48 @@ def test_products_with_epilogues_side_by_side(dtype):
     want_dx = (g64 @ w64.T) * m
     np.testing.assert_allclose(np.asarray(dx), want_dx, rtol=tol, atol=tol)
     np.testing.assert_allclose(np.asarray(db), want_dx.sum(axis=0), rtol=tol, atol=100 * tol)
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_large_pair_shares_its_strips(busy):
+    """Members large enough to cut in strips of rows (an MLP layer's weight and input
+    gradients): each thread starts on its own and then takes strips of the other's while some
+    remain; what follows a member (the bias-gradient reduction after the mask) runs once it is
+    whole. With the pool held by another thread's runs (busy), one thread runs both; the bits
+    are the same either way."""
+    a, g, w = _arr(128, 512), _arr(128, 512), _arr(512, 512) / 16
+    m = (_arr(128, 512) > 0).astype(np.float32)
+
+    def f(a, g, w, m):
+        new_w = w - 0.1 * (a.T @ g)
+        dx = (g @ w.T) * m
+        return new_w, dx, dx.sum(axis=0)
+
+    jf = pb.jit(f)
+    assert ": par " in jf.lower(a, g, w, m).compile().as_text()
+    args = [pb.Array(v) for v in (a, g, w, m)]
+    want = [np.asarray(v) for v in jf(*args)]
+    a64, g64, w64 = (v.astype(np.float64) for v in (a, g, w))
+    np.testing.assert_allclose(want[0], w64 - 0.1 * (a64.T @ g64), rtol=1e-4, atol=1e-4)
+    want_dx = (g64 @ w64.T) * m
+    np.testing.assert_allclose(want[1], want_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(want[2], want_dx.sum(axis=0), rtol=1e-4, atol=1e-2)
+    import threading
+    stop = threading.Event()
+    other = pb.jit(lambda x, w: pnp.tanh(x @ w) @ w)
+    holder = threading.Thread(target=lambda: [other(args[1], args[2]) for _ in iter(
+        lambda: stop.is_set(), True)])
+    if busy:
+        holder.start()
+    try:
+        for _ in range(10):
+            got = [np.asarray(v) for v in jf(*args)]
+            for x, y in zip(got, want):
+                np.testing.assert_array_equal(x, y)
+    finally:
+        stop.set()
+        if busy:
+            holder.join()
 
 
 def test_three_independent_products_form_one_group():

@@ -565,7 +565,7 @@ static int matmul_1t(bool own, int slot, npy_intp Bt, npy_intp M, npy_intp N, np
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
-                          int threads) {
+                          int threads, bool claim_only) {
   const double macs = (double)Bt * (double)M * (double)K * (double)N;
   if (threads < 2 || sa != sb || sa != so || !is_blas(sa) || macs < 4.0 * SMALL_F32_MACS ||
       M > INT_MAX || N > INT_MAX || K > INT_MAX)
@@ -579,6 +579,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   const npy_intp side = M > N ? M : N, grain = 64;
   if (Bt == 1 && K >= SPLIT_K_RATIO * side && K / threads >= grain && cs[2] == es &&
       (threads - 1) * M * N * es <= SPLIT_K_MAX_BYTES) {
+    if (claim_only) return 0;
     j->by_k = 1;
     j->chunks = threads;
     j->partial = malloc((size_t)((threads - 1) * M * N * es));
@@ -587,6 +588,7 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   /* the own kernel cuts rows where it can: each chunk's strips of rows then finish one by one,
    * for an epilogue to follow them (pb_matmul_chunk) */
   const bool by_rows = own ? M / threads >= grain || M >= N : M >= N;
+  if (claim_only && !(own && by_rows && Bt == 1)) return 0;
   const npy_intp len = by_rows ? M : N;
   npy_intp chunks = PB_MM_CHUNKS_PER_THREAD * threads;
   if (len / chunks < grain) chunks = len / grain > 1 ? len / grain : 1;
@@ -597,7 +599,8 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
    * of a row-cut step's threads finishing: 25-40 us of 450 measured) */
   j->claim = own && by_rows && Bt == 1;
   j->product = j->claim ? pb_sgemm_product_id() : 0;
-  const npy_intp counters = j->claim ? pb_sgemm_claim_counters(M, N, K) : 0;
+  npy_intp counters = 0;
+  j->tasks = j->claim ? pb_sgemm_claim_tasks(M, N, K, &counters) : 0;
   if (counters > 0 && !(j->passes = calloc((size_t)counters, sizeof *j->passes))) return -1;
   return Bt * chunks;
 }
@@ -760,7 +763,7 @@ static int own_matmul_pooled(PyArrayObject *a, PyArrayObject *b, PyArrayObject *
   pooled_product p = {.failed = 0};
   const npy_intp n = pb_matmul_chunks(&p.mm, PB_F32, PB_F32, PB_F32, Bt, M, N, K, PyArray_BYTES(a),
                                       PyArray_STRIDES(a), PyArray_BYTES(b), PyArray_STRIDES(b),
-                                      PyArray_BYTES(out), PyArray_STRIDES(out), threads);
+                                      PyArray_BYTES(out), PyArray_STRIDES(out), threads, false);
   int rc = n < 0 ? -1 : 0;
   Py_BEGIN_ALLOW_THREADS
   if (n > 0) {

@@ -276,11 +276,14 @@ static _Atomic uint64_t last_product;
 
 uint64_t pb_sgemm_product_id(void) { return atomic_fetch_add(&last_product, 1) + 1; }
 
-npy_intp pb_sgemm_claim_counters(npy_intp M, npy_intp N, npy_intp K) {
+npy_intp pb_sgemm_claim_tasks(npy_intp M, npy_intp N, npy_intp K, npy_intp *counters) {
 #if PB_HAVE_AVX512
-  return N <= NC && K <= KC ? 0 : (M + MR - 1) / MR;
+  const npy_intp strips = (M + MR - 1) / MR, per = (N + NC - 1) / NC * ((K + KC - 1) / KC);
+  *counters = per > 1 ? strips : 0;
+  return strips * per;
 #else
   (void)M; (void)N; (void)K;
+  *counters = 0;
   return 0;
 #endif
 }

@@ -21,7 +21,7 @@ bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy
  *   the same options (product id included; *claim starting at 0): each runs only the passes
  *   over strips of rows it takes from *claim, so a thread that runs late, or is descheduled,
  *   leaves its share to the others instead of holding them up. Where a strip takes more than
- *   one pass (pb_sgemm_claim_counters), passes[s] (zeroed) counts strip s's finished ones. */
+ *   one pass (pb_sgemm_claim_tasks), passes[s] (zeroed) counts strip s's finished ones. */
 typedef void (*pb_rows_done_fn)(void *ctx, npy_intp r0, npy_intp r1, const char *rows);
 typedef struct {
   pb_rows_done_fn done;
@@ -31,9 +31,10 @@ typedef struct {
   _Atomic npy_intp *claim, *passes;
 } pb_sgemm_opts;
 uint64_t pb_sgemm_product_id(void);
-/* the passes counters a claimed (M, N) = (M, K) @ (K, N) product needs: 0 when each strip is
- * one pass (one block of B: N <= 512, K <= 512), else one per strip of rows */
-npy_intp pb_sgemm_claim_counters(npy_intp M, npy_intp N, npy_intp K);
+/* the passes a claimed (M, N) = (M, K) @ (K, N) product's threads take in all; *counters: the
+ * passes counters it needs, 0 when each strip is one pass (one block of B: N <= 512,
+ * K <= 512), else one per strip of rows */
+npy_intp pb_sgemm_claim_tasks(npy_intp M, npy_intp N, npy_intp K, npy_intp *counters);
 /* c (+)= a @ b for one batch element pb_sgemm_takes accepted (or a chunk of it): 0, or -1 when
  * out of memory. No GIL needed. */
 int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *as, const char *b,

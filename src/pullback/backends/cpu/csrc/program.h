@@ -159,8 +159,14 @@ static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
   return p;
 }
 
-/* schedule.c: one step; pipe.c: a pipe step */
+/* schedule.c: one step, a region step and a region over [lo, hi) of dimension dim of its
+ * space (all of it when dim < 0); products.c: a dot step and a par step; pipe.c: a pipe step */
 int pb_run_thunk(const thunk_t *t, run_ctx *c);
+int pb_run_region(const thunk_t *t, run_ctx *c);
+void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim, npy_intp lo,
+                     npy_intp hi, int tid);
+int pb_run_dot(const thunk_t *t, run_ctx *c);
+int pb_run_par(const thunk_t *t, run_ctx *c);
 int pb_run_pipe(const thunk_t *t, run_ctx *c);
 int pb_pipe_wait(const run_ctx *c, npy_intp i);
 

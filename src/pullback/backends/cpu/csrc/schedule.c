@@ -18,7 +18,7 @@
  *            tile, intermediates live in per-thread scratch (L1-sized), only region outputs are
  *            written to memory. A single element-wise op, a copy or a conversion is a 1-op region.
  *   dot    - batched matmul (BLAS / the own blocked kernel), optionally followed by an epilogue
- *            region run in place on its output while it is still in cache.
+ *            region run in place on its output while it is still in cache (products.c).
  *   reduce - a table reduction (reduce.c's runner) into the output.
  *   py     - a Python callback (a primitive without a native thunk yet): reacquires the GIL,
  *            calls the primitive's cpu rule on ndarray views, copies the result into its slot.
@@ -26,6 +26,8 @@
  *            iteration number of their loop level (xs[i], ys[i]: see ref_t).
  *   while  - a cond block computing a bool, then a body block, until the bool is false.
  *   cond   - one of several blocks, picked by an int32 index (clamped).
+ *   par    - independent products side by side on the pool's threads (products.c).
+ *   pipe   - a scan with products over its iterations on another thread (pipe.c).
  * Every reference is checked against its buffer's extent when the Program is built, so a bad
  * schedule raises instead of touching memory it does not own. */
 #include "program.h"
@@ -108,8 +110,8 @@ typedef struct {
 } region_job;
 
 /* The region over [lo, hi) of dimension dim of its space (the whole space when dim < 0). */
-static void region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim,
-                         npy_intp lo, npy_intp hi, int tid) {
+void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim,
+                     npy_intp lo, npy_intp hi, int tid) {
   rg_params rg = t->rg;
   rg.scratch = scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
   if (dim < 0) { /* the whole space (0-d included) */
@@ -134,11 +136,11 @@ static void region_slice(const thunk_t *t, char *const *base0, char *scratch, in
 static void region_chunk(void *ctx, npy_intp ci, int tid) {
   const region_job *j = ctx;
   const npy_intp len = j->chunks > 1 ? j->t->shape[j->dim] : 0;
-  region_slice(j->t, j->base, j->scratch, j->chunks > 1 ? j->dim : -1, len * ci / j->chunks,
+  pb_region_slice(j->t, j->base, j->scratch, j->chunks > 1 ? j->dim : -1, len * ci / j->chunks,
                len * (ci + 1) / j->chunks, tid);
 }
 
-static int run_region(const thunk_t *t, run_ctx *c) {
+int pb_run_region(const thunk_t *t, run_ctx *c) {
   region_job j = {.t = t, .scratch = c->scratch, .dim = 0, .chunks = 1};
   for (int i = 0; i < t->nref; ++i) j.base[i] = pb_resolve(c, &t->refs[i]);
   for (int k = 0; k < t->ninit; ++k) { /* reduction accumulators start at the identity */
@@ -167,100 +169,6 @@ static int run_region(const thunk_t *t, run_ctx *c) {
   if (j.chunks > 1) pb_pool_run(region_chunk, &j, j.chunks);
   else region_chunk(&j, 0, c->tid);
   return 0;
-}
-
-typedef struct {
-  pb_matmul_job mm;
-  const thunk_t *epi;         /* an epilogue run on each chunk's slice, or NULL */
-  char *epi_base[RG_MAXOPND];
-  char *scratch;
-  int epi_dim;
-  _Atomic int failed;
-} dot_job;
-
-/* the epilogue over rows of the product as the kernel finishes them (while they are in this
- * core's cache): a strip of rows is the epilogue's slice of dimension 0 */
-typedef struct {
-  const thunk_t *epi;
-  char *const *base;
-  char *scratch;
-  int tid;
-} rows_epilogue;
-
-static void epilogue_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows) {
-  const rows_epilogue *r = ctx;
-  const thunk_t *e = r->epi;
-  char *base[RG_MAXOPND];
-  memcpy(base, r->base, sizeof(char *) * (size_t)e->nref);
-  /* row r0 of the product is at rows (perhaps the kernel's scratch strip): based so that
-   * region_slice's row r0 lands there (integer arithmetic: the base may lie outside it) */
-  for (int i = 0; i < e->nref; ++i)
-    if (e->reads >> i & 1)
-      base[i] = (char *)((uintptr_t)rows - (uintptr_t)(r0 * e->strides[i * e->ndim]));
-  region_slice(e, base, r->scratch, 0, r0, r1, r->tid);
-}
-
-static void dot_chunk(void *ctx, npy_intp ci, int tid) {
-  dot_job *j = ctx;
-  rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid};
-  const int rc = pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re,
-                                 true);
-  if (rc < 0) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
-  if (j->epi && rc == 0) { /* the chunk's slice of the product is in cache: post-process it now */
-    npy_intp bi, lo, hi;
-    pb_matmul_chunk_range(&j->mm, ci, &bi, &lo, &hi);
-    region_slice(j->epi, j->epi_base, j->scratch, j->epi_dim, lo, hi, tid);
-  }
-}
-
-static int run_dot(const thunk_t *t, run_ctx *c) {
-  const char *a = pb_resolve(c, &t->refs[0]), *b = pb_resolve(c, &t->refs[1]);
-  char *o = pb_resolve(c, &t->refs[2]);
-  dot_job j = {.epi = NULL, .scratch = c->scratch};
-  atomic_init(&j.failed, 0);
-  npy_intp n = c->threads > 1
-      ? pb_matmul_chunks(&j.mm, t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2],
-                         t->dims[3], a, t->strides, b, t->strides + 3, o, t->strides + 6,
-                         c->threads)
-      : 0;
-  if (n < 0) {
-    c->error = "dot_general: out of memory for the partial products";
-    return -1;
-  }
-  const thunk_t *e = t->epilogue;
-  /* an epilogue over the (M, N) product slices along with it (not when the chunks are parts
-   * of one sum: it runs after them) */
-  const bool sliced = e && e->reads && !e->ninit && t->dims[0] == 1 && e->ndim == 2 &&
-                      e->shape[0] == t->dims[1] && e->shape[1] == t->dims[2];
-  for (int i = 0; sliced && i < e->nref; ++i) j.epi_base[i] = pb_resolve(c, &e->refs[i]);
-  if (n > 0 && sliced && !j.mm.by_k) {
-    j.epi = e;
-    j.epi_dim = j.mm.by_rows ? 0 : 1;
-  }
-  int rc = 0;
-  if (n > 0) {
-    pb_pool_run(dot_chunk, &j, n);
-    pb_matmul_done(&j.mm);
-    rc = atomic_load(&j.failed) ? -1 : 0;
-  } else {
-    if (sliced) { /* whole on this thread: the epilogue follows the kernel's rows if it can */
-      rows_epilogue re = {e, j.epi_base, c->scratch, c->tid};
-      rc = pb_matmul_rows(t->sa, t->sb, t->so, t->dims[1], t->dims[2], t->dims[3], a, t->strides,
-                          b, t->strides + 3, o, t->strides + 6, epilogue_rows, &re, true);
-      if (rc > 0) j.epi = e;
-    }
-    if (rc == 0)
-      rc = pb_matmul_raw(t->sa, t->sb, t->so, t->dims[0], t->dims[1], t->dims[2], t->dims[3], a,
-                         t->strides, b, t->strides + 3, o, t->strides + 6);
-  }
-  if (rc < 0) {
-    c->error = "dot_general: the matmul kernel failed (out of memory)";
-    return -1;
-  }
-  return e && !j.epi ? run_region(e, c) : 0;
 }
 
 static int run_reduce(const thunk_t *t, run_ctx *c) {
@@ -452,43 +360,15 @@ static int run_dcopy(const thunk_t *t, run_ctx *c) {
   return 0;
 }
 
-/* par: each step whole on one thread of the pool (a BLAS product runs single-threaded), rather
- * than each cut in chunks over all threads in turn (see compiler/parallel.py). */
-typedef struct {
-  const thunk_t *t;
-  const run_ctx *c;
-  _Atomic(const char *) error;
-} par_job;
-
-static int run_thunk(const thunk_t *t, run_ctx *c);
-
-static void par_item(void *ctx, npy_intp i, int tid) {
-  par_job *j = ctx;
-  run_ctx cc = *j->c;
-  cc.threads = 1;
-  cc.tid = tid;
-  cc.error = NULL;
-  if (run_thunk(&j->t->blocks[0][i], &cc) < 0)
-    atomic_store(&j->error, cc.error ? cc.error : "par: a step failed");
-}
-
-static int run_par(const thunk_t *t, run_ctx *c) {
-  par_job j = {.t = t, .c = c};
-  atomic_init(&j.error, NULL);
-  pb_pool_run(par_item, &j, t->block_n[0]);
-  c->error = atomic_load(&j.error);
-  return c->error ? -1 : 0;
-}
-
 int pb_run_thunk(const thunk_t *t, run_ctx *c) { return run_thunk(t, c); }
 
 static int run_thunk(const thunk_t *t, run_ctx *c) {
   switch (t->kind) {
-    case TH_PAR: return run_par(t, c);
+    case TH_PAR: return pb_run_par(t, c);
     case TH_PIPE: return pb_run_pipe(t, c);
     case TH_DCOPY: return run_dcopy(t, c);
-    case TH_REGION: return run_region(t, c);
-    case TH_DOT: return run_dot(t, c);
+    case TH_REGION: return pb_run_region(t, c);
+    case TH_DOT: return pb_run_dot(t, c);
     case TH_REDUCE: return run_reduce(t, c);
     case TH_SCAN: return run_scan(t, c);
     case TH_WHILE: return run_while(t, c);

@@ -36,7 +36,8 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
 /* dot.c: a large BLAS product cut into independent chunks for the executor's thread pool:
  * pb_matmul_chunks fills the job and returns the number of chunks (0: run pb_matmul_raw
  * instead, or -1: out of memory); pb_matmul_chunk runs one (BLAS single-threaded on the calling
- * thread); pb_matmul_done finishes the job after all chunks ran. A product whose shared
+ * thread); pb_matmul_done finishes the job after all chunks ran (claim_only: 0 unless the
+ * threads would take strips of rows of it, see pb_matmul_job.claim). A product whose shared
  * dimension K dwarfs the output (a gradient summed over a batch or a sequence) is cut along K
  * (by_k): chunk 0 sums into c, the others into partial buffers that pb_matmul_done adds. */
 typedef struct {
@@ -49,11 +50,12 @@ typedef struct {
   int claim;                   /* own, cut in rows: every chunk is the whole product, of which */
   uint64_t product;            /* a thread runs the strips it takes (pb_sgemm's claim) */
   _Atomic npy_intp taken, *passes;
+  npy_intp tasks;              /* the passes over strips to take in all */
 } pb_matmul_job;
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,
                           const char *b, const npy_intp *bs, char *c, const npy_intp *cs,
-                          int threads);
+                          int threads, bool claim_only);
 /* pb_matmul_chunk returns 0 (or -1 when out of memory); when done is given and the chunk's rows
  * finish strip by strip (the own kernel cutting rows), it calls done(ctx, r0, r1, rows) for
  * each as they do (rows of the whole product, at `rows`: see pb_sgemm, also for `unread`) and

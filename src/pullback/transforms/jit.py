@@ -23,6 +23,7 @@ from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
 
+from ..backends.cpu.kernels import FAST_MAX_LEAVES as _FAST_MAX_LEAVES
 from ..backends.cpu.kernels import JitBase as _JitBase
 from ..backends.cpu.kernels import LayoutError as _LayoutError
 from ..backends.cpu.kernels import jit_setup as _jit_setup
@@ -319,7 +320,6 @@ def _layout_key(vals: list) -> tuple | None:
 
 
 _MAX_FAST = 8  # signatures tried on the fast path, in order of first use
-_FAST_MAX_LEAVES = 64  # csrc/callpath.c's bound on a fast call's arrays
 _NOT_PLAIN = object()
 
 

@@ -61,15 +61,14 @@ static int gather(FastCall *f, PyObject *spec, PyObject *obj, PyObject **vals, P
     return 1;
   }
   if (spec == Py_None) return obj == Py_None;
+  /* a tuple or a list (the spec's nodes, checked when it was made): PySequence_Fast_* read both */
   if (Py_TYPE(obj) != Py_TYPE(spec) || depth >= FAST_MAX_DEPTH) return 0;
-  const bool tuple = PyTuple_CheckExact(spec);
-  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   for (Py_ssize_t i = 0; i < m; ++i) {
     /* sizes re-read each time: comparing avals may run Python code */
-    if ((tuple ? PyTuple_GET_SIZE(obj) : PyList_GET_SIZE(obj)) != m) return 0;
-    const int r = gather(f, tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i),
-                         tuple ? PyTuple_GET_ITEM(obj, i) : PyList_GET_ITEM(obj, i), vals, n,
-                         depth + 1);
+    if (PySequence_Fast_GET_SIZE(obj) != m) return 0;
+    const int r = gather(f, PySequence_Fast_GET_ITEM(spec, i), PySequence_Fast_GET_ITEM(obj, i),
+                         vals, n, depth + 1);
     if (r <= 0) return r;
   }
   return 1;
@@ -94,10 +93,10 @@ static PyObject *build(FastCall *f, PyObject *spec, PyObject *outs, Py_ssize_t *
   if (spec == Py_Ellipsis) return wrap(f, outs, (*k)++);
   if (spec == Py_None) Py_RETURN_NONE;
   const bool tuple = PyTuple_CheckExact(spec);
-  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   PyObject *r = tuple ? PyTuple_New(m) : PyList_New(m);
   for (Py_ssize_t i = 0; r && i < m; ++i) {
-    PyObject *item = build(f, tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i), outs, k);
+    PyObject *item = build(f, PySequence_Fast_GET_ITEM(spec, i), outs, k);
     if (!item) Py_CLEAR(r);
     else if (tuple) PyTuple_SET_ITEM(r, i, item);
     else PyList_SET_ITEM(r, i, item);
@@ -148,11 +147,9 @@ static Py_ssize_t spec_leaves(PyObject *spec, int depth) {
   if (spec == Py_None) return 0;
   if (depth >= FAST_MAX_DEPTH || !(PyTuple_CheckExact(spec) || PyList_CheckExact(spec))) return -1;
   Py_ssize_t total = 0;
-  const bool tuple = PyTuple_CheckExact(spec);
-  const Py_ssize_t m = tuple ? PyTuple_GET_SIZE(spec) : PyList_GET_SIZE(spec);
+  const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   for (Py_ssize_t i = 0; i < m; ++i) {
-    const Py_ssize_t c = spec_leaves(tuple ? PyTuple_GET_ITEM(spec, i) : PyList_GET_ITEM(spec, i),
-                                     depth + 1);
+    const Py_ssize_t c = spec_leaves(PySequence_Fast_GET_ITEM(spec, i), depth + 1);
     if (c < 0) return -1;
     total += c;
   }
@@ -354,6 +351,8 @@ int pb_register_callpath(PyObject *m) {
       return -1;
     }
   }
+  /* jit leaves a signature with more arrays than this to the general path */
+  if (PyModule_AddIntConstant(m, "FAST_MAX_LEAVES", FAST_MAX_LEAVES) < 0) return -1;
   static PyMethodDef methods[] = {
     {"jit_setup", jit_setup, METH_VARARGS,
      "jit_setup(trace_state, config, tree_unflatten): what JitBase's fast path consults."},

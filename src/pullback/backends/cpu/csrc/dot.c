@@ -13,10 +13,11 @@
  * - float16/bfloat16/float8 in, one of those or float32 out: the same blocked kernel on float32,
  *   converting while packing and rounding once on store.
  *
- * The blocked kernel of the last two paths is Goto/BLIS-shaped: a task is an (MC x NC) output tile of one batch element;
- * for each KC slice it packs the A rows and B columns (converting to the accumulator type) into
- * aligned panels and runs an MR x NR register-blocked micro-kernel over them, accumulating in a
- * per-thread tile that is stored (converted) once. Tasks spread over OpenMP threads. */
+ * The blocked kernel of the last two paths is Goto/BLIS-shaped: a task is an (MC x NC) output
+ * tile of one batch element; for each KC slice it packs the A rows and B columns (converting to
+ * the accumulator type) into aligned panels and runs an MR x NR register-blocked micro-kernel
+ * over them, accumulating in a per-thread tile that is stored (converted) once. Tasks spread
+ * over OpenMP threads. */
 #include "cast.h"
 #include "gemm.h"
 #include "move.h"

@@ -233,38 +233,24 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
   /* one pass makes each strip final: when nothing but done reads it, it need not leave this
    * core's cache (a scratch strip, rows ldc apart as in c) */
   const bool strip = done && o->unread && !acc && nk == 1 && N <= NC && ldc <= NC;
-  if (o && o->claim) { /* the passes this thread takes: (column block, K block) major */
-    const npy_intp per = (N + NC - 1) / NC * nk;
-    for (npy_intp q; (q = atomic_fetch_add(o->claim, 1)) < per * strips;) {
-      const npy_intp pass = q / strips, s = q % strips, j0 = pass / nk * NC, kb = pass % nk;
-      const npy_intp nc = N - j0 < NC ? N - j0 : NC, p = K * kb / nk, kc = K * (kb + 1) / nk - p;
-      const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
-      /* the strip's earlier passes first (taken before this one: running or done) */
-      if (pass > 0)
-        while (atomic_load_explicit(&o->passes[s], memory_order_acquire) < pass) relax();
-      pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
-      float *cr = strip ? sc : c + i0 * ldc + j0;
-      strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
-      if (done && pass == per - 1)
-        done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
-      if (per > 1) atomic_store_explicit(&o->passes[s], pass + 1, memory_order_release);
-    }
-    return 0;
-  }
-  for (npy_intp j0 = 0; j0 < N; j0 += NC) {
-    const npy_intp nc = N - j0 < NC ? N - j0 : NC;
-    for (npy_intp kb = 0; kb < nk; ++kb) {
-      const npy_intp p = K * kb / nk, kc = K * (kb + 1) / nk - p;
-      pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
-      for (npy_intp s = 0; s < strips; ++s) {
-        const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
-        float *cr = strip ? sc : c + i0 * ldc + j0;
-        strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
-        /* the strip's last pass: its rows are final, and still in this core's cache */
-        if (done && kb == nk - 1 && j0 + nc == N)
-          done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
-      }
-    }
+  /* passes over strips, (column block, K block) major: all of them in turn, or those this
+   * thread takes from the shared counter (o->claim) */
+  const npy_intp per = (N + NC - 1) / NC * nk;
+  npy_intp next = 0;
+  for (npy_intp q; (q = o && o->claim ? atomic_fetch_add(o->claim, 1) : next++) < per * strips;) {
+    const npy_intp pass = q / strips, s = q % strips, j0 = pass / nk * NC, kb = pass % nk;
+    const npy_intp nc = N - j0 < NC ? N - j0 : NC, p = K * kb / nk, kc = K * (kb + 1) / nk - p;
+    const npy_intp i0 = M * s / strips, m = M * (s + 1) / strips - i0;
+    /* a taken pass waits for the strip's earlier ones (taken before it: running or done) */
+    if (o && o->passes && pass > 0)
+      while (atomic_load_explicit(&o->passes[s], memory_order_acquire) < pass) relax();
+    pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
+    float *cr = strip ? sc : c + i0 * ldc + j0;
+    strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
+    /* the strip's last pass: its rows are final, and still in this core's cache */
+    if (done && pass == per - 1)
+      done(o->ctx, i0, i0 + m, (const char *)(strip ? sc : c + i0 * ldc));
+    if (o && o->passes) atomic_store_explicit(&o->passes[s], pass + 1, memory_order_release);
   }
   return 0;
 }

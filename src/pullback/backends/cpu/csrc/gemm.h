@@ -11,8 +11,9 @@ bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy
                     const char *b, const npy_intp *bs, const char *c, const npy_intp *cs);
 /* What a call of pb_sgemm may do besides the product (NULL: nothing).
  * - done(ctx, r0, r1, rows) is called on the calling thread as soon as rows [r0, r1) of the
- *   product are final (a strip of at most 14 rows, in order), so that an epilogue can read them
- *   while they are in cache; rows points at row r0, rows c's row stride apart.
+ *   product are final (a strip of at most 14 rows; in order on each thread), so that an
+ *   epilogue can read them while they are in cache; rows points at row r0, rows c's row stride
+ *   apart.
  * - unread: nothing but done reads the product, so a strip may be a thread-local scratch
  *   instead of c's rows (c is then never written).
  * - product: nonzero, the same for every call on one product and never reused

@@ -44,8 +44,8 @@ static void epilogue_rows(void *ctx, npy_intp r0, npy_intp r1, const char *rows)
 static void dot_chunk(void *ctx, npy_intp ci, int tid) {
   dot_job *j = ctx;
   rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid};
-  const int rc = pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re,
-                                 true);
+  const int rc =
+      pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re, true);
   if (rc < 0) {
     atomic_store(&j->failed, 1);
     return;
@@ -132,14 +132,23 @@ typedef struct {
   _Atomic(const char *) error;
 } par_job;
 
-static void par_item(void *ctx, npy_intp i, int tid) {
-  par_job *j = ctx;
-  run_ctx cc = *j->c;
+/* a par member's context: on pool thread tid alone, its own error */
+static run_ctx member_ctx(const run_ctx *c, int tid) {
+  run_ctx cc = *c;
   cc.threads = 1;
   cc.tid = tid;
   cc.error = NULL;
-  if (pb_run_thunk(&j->t->blocks[0][i], &cc) < 0)
-    atomic_store(&j->error, cc.error ? cc.error : "par: a step failed");
+  return cc;
+}
+
+static void member_failed(_Atomic(const char *) *error, const run_ctx *cc) {
+  atomic_store(error, cc->error ? cc->error : "par: a step failed");
+}
+
+static void par_item(void *ctx, npy_intp i, int tid) {
+  par_job *j = ctx;
+  run_ctx cc = member_ctx(j->c, tid);
+  if (pb_run_thunk(&j->t->blocks[0][i], &cc) < 0) member_failed(&j->error, &cc);
 }
 
 /* Two products whose threads take strips of rows (pb_sgemm's claim): thread i starts on
@@ -164,12 +173,8 @@ static void par_dot_part(par_dots *p, int i, int tid) {
   if (atomic_fetch_sub(&j->busy, 1) != 1 || atomic_load(&j->mm.taken) < j->mm.tasks ||
       atomic_exchange(&j->tail, 1))
     return;
-  run_ctx cc = *p->c;
-  cc.threads = 1;
-  cc.tid = tid;
-  cc.error = NULL;
-  if (dot_finish(&p->t->blocks[0][i], &cc, j, 0) < 0)
-    atomic_store(&p->error, cc.error ? cc.error : "par: a step failed");
+  run_ctx cc = member_ctx(p->c, tid);
+  if (dot_finish(&p->t->blocks[0][i], &cc, j, 0) < 0) member_failed(&p->error, &cc);
 }
 
 static void par_dot_item(void *ctx, npy_intp i, int tid) {

@@ -137,7 +137,7 @@ static void region_chunk(void *ctx, npy_intp ci, int tid) {
   const region_job *j = ctx;
   const npy_intp len = j->chunks > 1 ? j->t->shape[j->dim] : 0;
   pb_region_slice(j->t, j->base, j->scratch, j->chunks > 1 ? j->dim : -1, len * ci / j->chunks,
-               len * (ci + 1) / j->chunks, tid);
+                  len * (ci + 1) / j->chunks, tid);
 }
 
 int pb_run_region(const thunk_t *t, run_ctx *c) {

@@ -135,6 +135,25 @@ def test_strips_taken_by_any_thread_give_the_same_bits(m, k, n):
         assert np.array_equal(taken[0], halves[0]) and np.array_equal(taken[0], halves[1])
 
 
+@pytest.mark.parametrize("bt, m, k, n", [(1, 1024, 784, 512), (2, 1024, 784, 512),
+                                         (1, 1024, 1100, 1030), (3, 600, 520, 700)])
+def test_a_block_of_b_is_packed_once_per_thread_not_once_per_strip(bt, m, k, n):
+    # B's (K block, column block) blocks are packed once for all the strips of rows a call (one
+    # batch element's chunk) or a thread taking strips runs: at most threads x blocks per batch
+    # element. Packing per strip (73 strips of 14 rows here) costs more than the product.
+    rng = np.random.default_rng(bt + m + k + n)
+    a = rng.standard_normal((bt, m, k), dtype=np.float32)
+    b = rng.standard_normal((bt, k, n), dtype=np.float32)
+    blocks = -(-n // 512) * -(-k // 512)
+    before = kernels.sgemm_blocks_packed()
+    out = kernels.matmul(a, b)
+    packed = kernels.sgemm_blocks_packed() - before
+    check(a, b, out)
+    if packed == 0:
+        pytest.skip("the own AVX-512 kernel does not run on this CPU")
+    assert bt * blocks <= packed <= bt * kernels.schedule_max_threads() * blocks
+
+
 @pytest.mark.parametrize("m, k, n", [(1, 700, 300), (14, 700, 300), (29, 700, 300),
                                      (128, 700, 300), (300, 700, 300), (29, 300, 300),
                                      (100, 300, 300), (300, 300, 300), (128, 512, 512),

@@ -892,6 +892,11 @@ static PyObject *own_sgemm(PyObject *self, PyObject *arg) {
   return PyBool_FromLong(pb_sgemm_set_enabled(on));
 }
 
+/* sgemm_blocks_packed() -> blocks of B the own kernel has packed so far (for tests) */
+static PyObject *sgemm_blocks_packed(PyObject *self, PyObject *unused) {
+  return PyLong_FromUnsignedLongLong(pb_sgemm_blocks_packed());
+}
+
 static PyMethodDef methods[] = {
   {"matmul", (PyCFunction)(void (*)(void))matmul, METH_FASTCALL,
    "matmul(a, b[, dtype]): batched (B, M, K) @ (B, K, N) -> (B, M, N) of dtype (default a's): "
@@ -901,6 +906,8 @@ static PyMethodDef methods[] = {
   {"own_sgemm", own_sgemm, METH_O,
    "own_sgemm(enabled): lets float32 products take the own AVX-512 kernel (or not, for "
    "tests); returns the previous setting."},
+  {"sgemm_blocks_packed", sgemm_blocks_packed, METH_NOARGS,
+   "sgemm_blocks_packed(): blocks of B the own kernel has packed so far (for tests)."},
   {"blas_info", blas_info, METH_NOARGS,
    "blas_info(): the BLAS library behind matmul and its thread count."},
   {NULL, NULL, 0, NULL}};

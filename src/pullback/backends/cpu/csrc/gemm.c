@@ -212,13 +212,20 @@ static PB_AVX512 void strip_pass(npy_intp m, npy_intp kc, npy_intp nc, const flo
     f(kc, a, rs, bp + j * kc, c + j, ldc, mask_of(nc - j), mask_of(nc - j - 16), acc);
 }
 
+/* blocks of B packed so far, all threads (tests check that a block is packed once per call
+ * or per thread, not once per strip of rows) */
+static _Atomic uint64_t blocks_packed;
+
 /* B's block (p, j0) packed in bp, unless this thread's bp holds it already for another chunk
  * of the same product */
 static PB_AVX512 void pack_block(const pb_sgemm_opts *o, npy_intp p, npy_intp j0, npy_intp kc,
                                  npy_intp nc, const float *b, npy_intp brs, npy_intp bcs,
                                  float *bp) {
   if (!(o && o->product && packed.product == o->product && packed.p == p && packed.j0 == j0))
+  {
     pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
+    atomic_fetch_add_explicit(&blocks_packed, 1, memory_order_relaxed);
+  }
   packed = (packed_b){o ? o->product : 0, p, j0};
 }
 
@@ -236,7 +243,7 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
   /* passes over strips, (column block, K block) major: all of them in turn, or those this
    * thread takes from the shared counter (o->claim) */
   const npy_intp per = (N + NC - 1) / NC * nk;
-  npy_intp next = 0;
+  npy_intp next = 0, have = -1; /* have: the pass whose block bp holds in this call */
   for (npy_intp q; (q = o && o->claim ? atomic_fetch_add(o->claim, 1) : next++) < per * strips;) {
     const npy_intp pass = q / strips, s = q % strips, j0 = pass / nk * NC, kb = pass % nk;
     const npy_intp nc = N - j0 < NC ? N - j0 : NC, p = K * kb / nk, kc = K * (kb + 1) / nk - p;
@@ -244,7 +251,8 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
     /* a taken pass waits for the strip's earlier ones (taken before it: running or done) */
     if (o && o->passes && pass > 0)
       while (atomic_load_explicit(&o->passes[s], memory_order_acquire) < pass) relax();
-    pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
+    if (pass != have) pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
+    have = pass;
     float *cr = strip ? sc : c + i0 * ldc + j0;
     strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
     /* the strip's last pass: its rows are final, and still in this core's cache */
@@ -270,6 +278,14 @@ npy_intp pb_sgemm_claim_tasks(npy_intp M, npy_intp N, npy_intp K, npy_intp *coun
 #else
   (void)M; (void)N; (void)K;
   *counters = 0;
+  return 0;
+#endif
+}
+
+uint64_t pb_sgemm_blocks_packed(void) {
+#if PB_HAVE_AVX512
+  return atomic_load(&blocks_packed);
+#else
   return 0;
 #endif
 }

@@ -42,5 +42,7 @@ int pb_sgemm(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy_intp *
              const npy_intp *bs, char *c, const npy_intp *cs, int acc, const pb_sgemm_opts *o);
 /* turns the own kernel off (tests compare it with BLAS); returns the previous setting */
 bool pb_sgemm_set_enabled(bool on);
+/* blocks of B packed since the process started */
+uint64_t pb_sgemm_blocks_packed(void);
 
 #endif

@@ -188,7 +188,7 @@ static float *thread_buf(void) {
   return p;
 }
 
-/* what this thread's packing space holds: block (p, j0) of product `product` (0: unknown) */
+/* what this thread's packing space holds: block (p, j0) of product `product` (0: nothing) */
 typedef struct { uint64_t product; npy_intp p, j0; } packed_b;
 static _Thread_local packed_b packed;
 
@@ -216,17 +216,15 @@ static PB_AVX512 void strip_pass(npy_intp m, npy_intp kc, npy_intp nc, const flo
  * or per thread, not once per strip of rows) */
 static _Atomic uint64_t blocks_packed;
 
-/* B's block (p, j0) packed in bp, unless this thread's bp holds it already for another chunk
- * of the same product */
-static PB_AVX512 void pack_block(const pb_sgemm_opts *o, npy_intp p, npy_intp j0, npy_intp kc,
+/* B's block (p, j0) of product `product` packed in bp, unless this thread's bp holds it
+ * already (an earlier strip of this call, or of another call on the same product) */
+static PB_AVX512 void pack_block(uint64_t product, npy_intp p, npy_intp j0, npy_intp kc,
                                  npy_intp nc, const float *b, npy_intp brs, npy_intp bcs,
                                  float *bp) {
-  if (!(o && o->product && packed.product == o->product && packed.p == p && packed.j0 == j0))
-  {
-    pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
-    atomic_fetch_add_explicit(&blocks_packed, 1, memory_order_relaxed);
-  }
-  packed = (packed_b){o ? o->product : 0, p, j0};
+  if (packed.product == product && packed.p == p && packed.j0 == j0) return;
+  pack_b(kc, nc, b + p * brs + j0 * bcs, brs, bcs, bp);
+  atomic_fetch_add_explicit(&blocks_packed, 1, memory_order_relaxed);
+  packed = (packed_b){product, p, j0};
 }
 
 static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, npy_intp ars,
@@ -243,7 +241,9 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
   /* passes over strips, (column block, K block) major: all of them in turn, or those this
    * thread takes from the shared counter (o->claim) */
   const npy_intp per = (N + NC - 1) / NC * nk;
-  npy_intp next = 0, have = -1; /* have: the pass whose block bp holds in this call */
+  /* a call on a product without an id is a product of its own */
+  const uint64_t product = o && o->product ? o->product : pb_sgemm_product_id();
+  npy_intp next = 0;
   for (npy_intp q; (q = o && o->claim ? atomic_fetch_add(o->claim, 1) : next++) < per * strips;) {
     const npy_intp pass = q / strips, s = q % strips, j0 = pass / nk * NC, kb = pass % nk;
     const npy_intp nc = N - j0 < NC ? N - j0 : NC, p = K * kb / nk, kc = K * (kb + 1) / nk - p;
@@ -251,8 +251,7 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
     /* a taken pass waits for the strip's earlier ones (taken before it: running or done) */
     if (o && o->passes && pass > 0)
       while (atomic_load_explicit(&o->passes[s], memory_order_acquire) < pass) relax();
-    if (pass != have) pack_block(o, p, j0, kc, nc, b, brs, bcs, bp);
-    have = pass;
+    pack_block(product, p, j0, kc, nc, b, brs, bcs, bp);
     float *cr = strip ? sc : c + i0 * ldc + j0;
     strip_pass(m, kc, nc, a + i0 * ars + p * acs, ars, acs, bp, ap, cr, ldc, acc || kb > 0);
     /* the strip's last pass: its rows are final, and still in this core's cache */
@@ -264,8 +263,8 @@ static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, n
 }
 #endif
 
-/* one id per product cut into chunks, so that a thread never takes its packed block of B for
- * another product's (the same address may hold other values by then) */
+/* one id per product, so that a thread never takes its packed block of B for another
+ * product's (the same address may hold other values by then) */
 static _Atomic uint64_t last_product;
 
 uint64_t pb_sgemm_product_id(void) { return atomic_fetch_add(&last_product, 1) + 1; }

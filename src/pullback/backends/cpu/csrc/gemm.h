@@ -17,7 +17,8 @@ bool pb_sgemm_takes(npy_intp M, npy_intp N, npy_intp K, const char *a, const npy
  * - unread: nothing but done reads the product, so a strip may be a thread-local scratch
  *   instead of c's rows (c is then never written).
  * - product: nonzero, the same for every call on one product and never reused
- *   (pb_sgemm_product_id): a thread packs each block of B once for all its calls on it.
+ *   (pb_sgemm_product_id): a thread packs each block of B once for all its calls on it (0:
+ *   the call is a product of its own, each block packed once for all its strips).
  * - claim: several threads share the product, each calling pb_sgemm on the whole of it with
  *   the same options (product id included; *claim starting at 0): each runs only the passes
  *   over strips of rows it takes from *claim, so a thread that runs late, or is descheduled,

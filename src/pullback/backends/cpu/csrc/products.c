@@ -209,4 +209,3 @@ int pb_run_par(const thunk_t *t, run_ctx *c) {
   c->error = atomic_load(&j.error);
   return c->error ? -1 : 0;
 }
-

@@ -47,10 +47,12 @@ typedef struct {
   char *c;
   char *partial;              /* by_k: chunks - 1 contiguous (M, N) partial products */
   npy_intp as[3], bs[3], cs[3];
-  int claim;                   /* own, cut in rows: every chunk is the whole product, of which */
-  uint64_t product;            /* a thread runs the strips it takes (pb_sgemm's claim) */
+  /* claim: own, cut in rows; every chunk is then the whole product, of which a thread runs the
+   * strips it takes (pb_sgemm_opts: product, claim = &taken, passes), tasks of them in all */
+  int claim;
+  uint64_t product;
   _Atomic npy_intp taken, *passes;
-  npy_intp tasks;              /* the passes over strips to take in all */
+  npy_intp tasks;
 } pb_matmul_job;
 npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt, npy_intp M,
                           npy_intp N, npy_intp K, const char *a, const npy_intp *as,

@@ -1,6 +1,8 @@
 """compiler/parallel.py: consecutive independent products run side by side (a "par" step, each
 product on its own pool thread, large ones shared at their ends), dependent or overlapping ones
 in turn."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -100,11 +102,14 @@ def test_large_pair_shares_its_strips(busy):
     want_dx = (g64 @ w64.T) * m
     np.testing.assert_allclose(want[1], want_dx, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(want[2], want_dx.sum(axis=0), rtol=1e-4, atol=1e-2)
-    import threading
     stop = threading.Event()
     other = pb.jit(lambda x, w: pnp.tanh(x @ w) @ w)
-    holder = threading.Thread(target=lambda: [other(args[1], args[2]) for _ in iter(
-        lambda: stop.is_set(), True)])
+
+    def hold_the_pool():
+        while not stop.is_set():
+            other(args[1], args[2])
+
+    holder = threading.Thread(target=hold_the_pool)
     if busy:
         holder.start()
     try:

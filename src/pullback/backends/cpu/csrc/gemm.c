@@ -239,20 +239,28 @@ static PB_AVX512 void pack_block(uint64_t product, npy_intp p, npy_intp j0, npy_
   packed = (packed_b){product, p, j0};
 }
 
+/* strips of rows, and passes over each (one per (column block, K block) of B): the tasks of
+ * a product, as sgemm runs them and as pb_sgemm_claim_tasks counts them */
+static inline npy_intp strips_of(npy_intp M) { return (M + MR - 1) / MR; }
+static inline npy_intp k_blocks(npy_intp K) { return (K + KC - 1) / KC; }
+static inline npy_intp passes_per_strip(npy_intp N, npy_intp K) {
+  return (N + NC - 1) / NC * k_blocks(K);
+}
+
 static PB_AVX512 int sgemm(npy_intp M, npy_intp N, npy_intp K, const float *a, npy_intp ars,
                            npy_intp acs, const float *b, npy_intp brs, npy_intp bcs, float *c,
                            npy_intp ldc, int acc, const pb_sgemm_opts *o) {
   float *buf = thread_buf();
   if (!buf) return -1;
   float *bp = buf, *ap = buf + (npy_intp)KC * (NC + NR), *sc = ap + (npy_intp)KC * MR;
-  const npy_intp strips = (M + MR - 1) / MR, nk = (K + KC - 1) / KC;
+  const npy_intp strips = strips_of(M), nk = k_blocks(K);
   const pb_rows_done_fn done = o ? o->done : NULL;
   /* one pass makes each strip final: when nothing but done reads it, it need not leave this
    * core's cache (a scratch strip, rows ldc apart as in c) */
   const bool strip = done && o->unread && !acc && nk == 1 && N <= NC && ldc <= NC;
   /* passes over strips, (column block, K block) major: all of them in turn, or those this
    * thread takes from the shared counter (o->claim) */
-  const npy_intp per = (N + NC - 1) / NC * nk;
+  const npy_intp per = passes_per_strip(N, K);
   /* a call on a product without an id is a product of its own */
   const uint64_t product = o && o->product ? o->product : pb_sgemm_product_id();
   npy_intp next = 0;
@@ -283,7 +291,7 @@ uint64_t pb_sgemm_product_id(void) { return atomic_fetch_add(&last_product, 1) +
 
 npy_intp pb_sgemm_claim_tasks(npy_intp M, npy_intp N, npy_intp K, npy_intp *counters) {
 #if PB_HAVE_AVX512
-  const npy_intp strips = (M + MR - 1) / MR, per = (N + NC - 1) / NC * ((K + KC - 1) / KC);
+  const npy_intp strips = strips_of(M), per = passes_per_strip(N, K);
   *counters = per > 1 ? strips : 0;
   return strips * per;
 #else

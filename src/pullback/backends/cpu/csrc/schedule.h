@@ -35,9 +35,9 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
 
 /* dot.c: a large BLAS product cut into independent chunks for the executor's thread pool:
  * pb_matmul_chunks fills the job and returns the number of chunks (0: run pb_matmul_raw
- * instead, or -1: out of memory); pb_matmul_chunk runs one (BLAS single-threaded on the calling
- * thread); pb_matmul_done finishes the job after all chunks ran (claim_only: 0 unless the
- * threads would take strips of rows of it, see pb_matmul_job.claim). A product whose shared
+ * instead, or -1: out of memory; with claim_only, 0 unless the threads would take strips of
+ * rows of it, see pb_matmul_job.claim); pb_matmul_chunk runs one (BLAS single-threaded on the
+ * calling thread); pb_matmul_done finishes the job after all chunks ran. A product whose shared
  * dimension K dwarfs the output (a gradient summed over a batch or a sequence) is cut along K
  * (by_k): chunk 0 sums into c, the others into partial buffers that pb_matmul_done adds. */
 typedef struct {

@@ -219,6 +219,24 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
                                [0.5, 0.5, 0.5])
 
 
+def test_custom_jvp_under_vmap_with_an_unmapped_operand():
+    """A custom_jvp call whose operands are partly unmapped (a constant beside a batched x, a
+    tangent of 1.0 beside a batched primal) keeps its per-example shapes."""
+    @pb.custom_jvp
+    def f(x, y):
+        return jnp.sin(x) * y
+    f.defjvps(lambda t, ans, x, y: jnp.cos(x) * y * t * 10.0, lambda t, ans, x, y: jnp.sin(x) * t)
+    xs = f64(5)
+    one = jnp.asarray(1.0, jnp.float64)
+    out, tan = pb.vmap(lambda x: pb.jvp(lambda v: f(v, 2.0), (x,), (one,)))(xs)
+    assert out.shape == tan.shape == (5,)
+    np.testing.assert_allclose(np.asarray(tan), 20.0 * np.cos(np.asarray(xs)), rtol=1e-12)
+    grads = pb.vmap(pb.grad(lambda x: f(x, 3.0)))(xs)
+    np.testing.assert_allclose(np.asarray(grads), 30.0 * np.cos(np.asarray(xs)), rtol=1e-12)
+    out, tan = pb.jvp(pb.vmap(lambda x: f(x, 2.0)), (xs,), (jnp.ones(5, jnp.float64),))
+    np.testing.assert_allclose(np.asarray(tan), 20.0 * np.cos(np.asarray(xs)), rtol=1e-12)
+
+
 def test_custom_vjp_bwd_with_wrong_structure_or_shape_raises():
     @pb.custom_vjp
     def f(x, y):

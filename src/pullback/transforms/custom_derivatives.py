@@ -61,10 +61,10 @@ def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp_flat, fun_flat, **para
 
 def _custom_jvp_batch(vals, dims, *, call_jaxpr, jvp_flat, fun_flat, **params):
     from .vmap import vmap
-    axes = tuple(dims)
+    # every operand is mapped at axis 0 once _batched_vals has moved (or broadcast) it there
     n = len(call_jaxpr.out_avals)
-    bfun = vmap(lambda *xs: fun_flat(*xs), in_axes=axes, out_axes=0)
-    bjvp = vmap(lambda ps, ts: jvp_flat(list(ps), list(ts)), in_axes=(axes, axes), out_axes=0)
+    bfun = vmap(lambda *xs: fun_flat(*xs), in_axes=0, out_axes=0)
+    bjvp = vmap(lambda ps, ts: jvp_flat(list(ps), list(ts)), in_axes=0, out_axes=0)
     outs = _bind_custom_jvp(lambda *xs: list(bfun(*xs)),
                             lambda ps, ts: list(bjvp(tuple(ps), tuple(ts))),
                             _batched_vals(vals, dims))

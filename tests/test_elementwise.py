@@ -517,6 +517,15 @@ def test_select_n_with_a_bool_which():
     np.testing.assert_array_equal(np.asarray(lax.select_n(True, a, b)), b)
 
 
+def test_select_picks_on_true_where_pred_holds():
+    pred = np.array([True, False, True, False])
+    a, b = np.arange(4.0, dtype=np.float32), -np.arange(4.0, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(lax.select(pred, a, b)), [0, -1, 2, -3])
+    np.testing.assert_array_equal(np.asarray(lax.select(False, a, b)), b)
+    with pytest.raises(TypeError, match="select_n"):  # pred must be bool (or int32 for select_n)
+        lax.select(np.array([1.0, 0, 1, 0], np.float32), a, b)
+
+
 @pytest.mark.parametrize("dt", [D.bool_, D.int8, D.bfloat16, D.int32, D.float64, D.complex128,
                                 D.float8_e4m3fn])
 @pytest.mark.parametrize("ncases", [1, 2, 3, 6, 7, 13])

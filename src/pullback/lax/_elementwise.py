@@ -47,7 +47,7 @@ __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "nextafter", "complex",
     "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_logical",
     "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge", "round", "integer_pow",
-    "clamp", "select_n", "RoundingMethod",
+    "clamp", "select", "select_n", "RoundingMethod",
 ]
 
 neg = _unary("neg", ew.neg_p, "Element-wise negation: ``-x``.")
@@ -200,3 +200,16 @@ def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
     if isinstance(which, bool):
         which = Array(np.asarray(which))
     return ew.select_n_p.bind(which, *scalars_to(cases))
+
+
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
+    """Element-wise ``on_true if pred else on_false``: ``select_n(pred, on_false, on_true)``.
+
+    Args:
+      pred: bool, a scalar or of the cases' shape.
+      on_true, on_false: arrays of one shape and dtype.
+
+    Returns:
+      An array of the cases' shape and dtype.
+    """
+    return select_n(pred, on_false, on_true)

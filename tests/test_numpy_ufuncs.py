@@ -159,6 +159,38 @@ def test_where_clip_and_isclose():
     assert bool(jnp.array_equal(x[:2], x[:2])) and not bool(jnp.array_equal(x[:2], x[:3]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logaddexp_derivatives_split_ties_evenly(dtype):
+    """d/dx1 logaddexp(x1, x2) = exp(x1 - out): 0.5 each at a tie (JAX's rule; the max and
+    |x1 - x2| inside the formula would give 0 and 1), 1 and 0 where one operand is +inf."""
+    x1 = np.array([0.0, -2.0, 3.0, 100.0, np.inf, 1.0, -np.inf], dtype)
+    x2 = np.array([0.0, -2.0, 1.0, 0.0, 1.0, -np.inf, 2.0], dtype)
+    out = np.logaddexp(x1.astype(np.float64), x2)
+    with np.errstate(invalid="ignore"):
+        w1 = np.where(x1 == out, 1.0, np.exp(x1 - out))
+        w2 = np.where(x2 == out, 1.0, np.exp(x2 - out))
+    g1, g2 = pb.vmap(pb.grad(jnp.logaddexp, argnums=(0, 1)))(jnp.asarray(x1), jnp.asarray(x2))
+    # (exp(-100) is subnormal in float32)
+    np.testing.assert_allclose(np.asarray(g1), w1, rtol=1e-6, atol=1e-37)
+    np.testing.assert_allclose(np.asarray(g2), w2, rtol=1e-6, atol=1e-37)
+    np.testing.assert_allclose(np.asarray(g1)[:2], [0.5, 0.5])
+    np.testing.assert_allclose(np.asarray(g1 + g2)[:6], 1.0, rtol=1e-6)
+    # logaddexp2 follows: ln2 * 2**x1 / (2**x1 + 2**x2) / ln2 = 0.5 at a tie
+    d1 = pb.grad(jnp.logaddexp2)(jnp.asarray(dtype(1.5)), jnp.asarray(dtype(1.5)))
+    np.testing.assert_allclose(np.asarray(d1), 0.5, rtol=1e-6)
+
+
+def test_fmax_fmin_derivatives_at_ties_and_nan_go_to_one_operand():
+    """As JAX: fmax = where(x > y | isnan(y), x, y), so a tie's derivative is y's, and a NaN
+    operand's is 0."""
+    x = np.array([1.0, 2.0, np.nan, 3.0, -1.0], np.float32)
+    y = np.array([1.0, 1.0, 5.0, np.nan, 0.0], np.float32)
+    for f, pick_x in ((jnp.fmax, [0, 1, 0, 1, 0]), (jnp.fmin, [0, 0, 0, 1, 1])):
+        gx, gy = pb.vmap(pb.grad(f, argnums=(0, 1)))(jnp.asarray(x), jnp.asarray(y))
+        np.testing.assert_array_equal(np.asarray(gx), pick_x)
+        np.testing.assert_array_equal(np.asarray(gy), 1 - np.array(pick_x))
+
+
 def test_bitwise_and_shifts():
     a = np.array([1, -8, 255, 12], np.int32)
     b = np.array([3, 2, 4, 1], np.int32)

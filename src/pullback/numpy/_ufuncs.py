@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import lax
 from ..tracer import dtypes
+from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes)
 
@@ -286,14 +287,34 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     return lax.select_n(lax.eq(hi, lax.full_like(hi, np.inf)), out, hi)
 
 
-def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Any:
-    """``log(exp(x1) + exp(x2))`` without overflow."""
-    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+@custom_jvp
+def _logaddexp(x1: Any, x2: Any) -> Any:
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     nan = lax.ne(delta, delta)  # inf - inf, or a NaN input
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select_n(nan, out, lax.add(x1, x2))
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # d out / d xi = exp(xi - out): 0.5 each at a tie, as JAX (differentiating the max and the
+    # |x1 - x2| above would give 0 and 1). Where xi is the result itself (xi = +inf, or the
+    # other operand negligible), the weight is exp(0) = 1 rather than exp(inf - inf).
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp(x1, x2)
+
+    def weight(x: Any) -> Any:
+        d = lax.sub(x, out)
+        return lax.exp(lax.select_n(lax.eq(x, out), d, lax.full_like(d, 0)))
+    return out, lax.add(lax.mul(t1, weight(x1)), lax.mul(t2, weight(x2)))
+
+
+def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Any:
+    """``log(exp(x1) + exp(x2))`` without overflow; its derivative in ``x1`` is
+    ``exp(x1 - logaddexp(x1, x2))`` (0.5 where the operands are equal)."""
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    return _logaddexp(x1, x2)
 
 
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Any:
@@ -380,7 +401,8 @@ def fmax(x: ArrayLike, y: ArrayLike, /) -> Any:
     x, y = promote_args("fmax", x, y)
     if not dtypes.is_inexact(_dtype(x)):
         return maximum(x, y)
-    return lax.select_n(isnan(x), lax.select_n(isnan(y), lax.max(x, y), x), y)
+    # x where it is larger or y is NaN, else y (a tie's derivative goes to y, as in JAX)
+    return lax.select(lax.bitwise_or(lax.gt(x, y), isnan(y)), x, y)
 
 
 def fmin(x: ArrayLike, y: ArrayLike, /) -> Any:
@@ -388,7 +410,7 @@ def fmin(x: ArrayLike, y: ArrayLike, /) -> Any:
     x, y = promote_args("fmin", x, y)
     if not dtypes.is_inexact(_dtype(x)):
         return minimum(x, y)
-    return lax.select_n(isnan(x), lax.select_n(isnan(y), lax.min(x, y), x), y)
+    return lax.select(lax.bitwise_or(lax.lt(x, y), isnan(y)), x, y)
 
 
 def clip(arr: ArrayLike, min: ArrayLike | None = None, max: ArrayLike | None = None,  # noqa: A002

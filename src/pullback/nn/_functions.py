@@ -9,19 +9,36 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..tracer import dtypes
+from ..transforms.custom_derivatives import custom_jvp
 
 ArrayLike = Any
 Axis = int | Sequence[int] | None
 
 
+def _zero_outside(g: Any, inside: Any) -> Any:
+    return lax.select(inside, g, lax.full_like(g, 0))
+
+
+@custom_jvp
 def relu(x: ArrayLike) -> Any:
-    """Rectified linear unit: ``max(x, 0)``."""
+    """Rectified linear unit: ``max(x, 0)``.
+
+    Its derivative is 0 at ``x == 0`` (as in JAX; differentiating ``maximum`` would give 0.5
+    there), so the backward pass keeps a boolean mask ``x > 0``.
+    """
     return jnp.maximum(x, 0)
 
 
+relu.defjvps(lambda g, ans, x: _zero_outside(g, x > 0))
+
+
+@custom_jvp
 def relu6(x: ArrayLike) -> Any:
-    """``min(max(x, 0), 6)``."""
+    """``min(max(x, 0), 6)``; its derivative is 0 at 0 and at 6 (as in JAX)."""
     return jnp.minimum(jnp.maximum(x, 0), 6)
+
+
+relu6.defjvps(lambda g, ans, x: _zero_outside(g, (x > 0) & (x < 6)))
 
 
 def sigmoid(x: ArrayLike) -> Any:
@@ -78,8 +95,9 @@ def hard_swish(x: ArrayLike) -> Any:
 
 
 def hard_tanh(x: ArrayLike) -> Any:
-    """``clip(x, -1, 1)``."""
-    return jnp.clip(x, -1, 1)
+    """``x`` limited to [-1, 1]; its derivative is 1 at -1 and 1 (as in JAX)."""
+    x = jnp.asarray(x)
+    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
 def elu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Any:

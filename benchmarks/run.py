@@ -42,9 +42,9 @@ def check_agreement(case: Case) -> None:
             raise AssertionError(f"{case.name}: {name} disagrees with numpy")
 
 
-def run_case(case: Case, reps: int, min_sample_s: float, settle_s: float = 0.0) -> dict:
+def run_case(case: Case, reps: int, min_sample_s: float, warm_s: float = 0.15) -> dict:
     check_agreement(case)
-    samples = timing.measure(case.impls, reps=reps, min_sample_s=min_sample_s, settle_s=settle_s)
+    samples = timing.measure(case.impls, reps=reps, min_sample_s=min_sample_s, warm_s=warm_s)
     values = {n: case.value(s.median) for n, s in samples.items()}
     pb = values["pullback"]
     ratios = {n: pb / v for n, v in values.items() if n != "pullback"}
@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=15, help="samples per implementation (default 15)")
     p.add_argument("--min-sample", type=float, default=0.02,
                    help="seconds one sample should last at least (default 0.02)")
-    p.add_argument("--settle", type=float, default=0.0,
-                   help="idle seconds before each sample, so that the previous framework's "
-                   "spinning thread pools go quiet (default 0: back to back)")
+    p.add_argument("--warm", type=float, default=0.15,
+                   help="seconds each implementation runs untimed before each of its samples, "
+                   "so that the previous framework's spinning thread pools go quiet while this "
+                   "one's are hot (default 0.15; 0: back to back)")
     p.add_argument("--json", help="also write the results (with every sample) to this file")
     args = p.parse_args(argv)
     chosen = args.topics.split(",") if args.topics else topic_names()
@@ -101,13 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     fws = frameworks.available(only)
     names = [f.name for f in fws]
     env = frameworks.environment(fws)
-    env["settle_s"] = args.settle
+    env["warm_s"] = args.warm
     print("environment:", json.dumps(env))
     results = []
     for topic in chosen:
         module = importlib.import_module(f"topics.{topic}")
         for case in module.cases(fws):
-            results.append(run_case(case, args.reps, args.min_sample, args.settle))
+            results.append(run_case(case, args.reps, args.min_sample, args.warm))
             print(f"  measured {case.topic}: {case.name}", file=sys.stderr)
     print()
     print_table(results, names)

@@ -5,15 +5,19 @@ sample costs no function call per iteration), followed by a synchronization on t
 (JAX dispatches asynchronously). Every implementation first gets an iteration count that makes
 one sample last about ``min_sample_s``; then the repetitions run round-robin, each round in a
 fresh random order (seeded), so that slow drifts of the machine (frequency, other load) hit
-every implementation alike, and so does what one implementation leaves behind for the next: a
-rotating order kept every implementation right after the same neighbour (JAX always ran after
-NumPy, whose OpenBLAS threads keep spinning ~0.1 s after a call). Optionally the machine idles
-for ``settle_s`` before each sample: the thread pools of NumPy's OpenBLAS, PyTorch's OpenMP and
-XLA keep spinning for a while after their work (OpenBLAS up to ~0.1 s), so a sample run right
-after another framework's also measures those leftovers; an idle machine, on the other hand,
-starts every sample cold (measured: a pullback MLP step's first iteration after 0.2 s idle is
-1.3x the steady one, and JAX's likewise). Results are seconds per iteration; reports use
-medians.
+every implementation alike (a rotating order kept every implementation right after the same
+neighbour).
+
+Before each timed sample the same implementation runs untimed for ``warm_s`` (0.15 s by
+default). The thread pools of NumPy's OpenBLAS, PyTorch's OpenMP and XLA keep spinning after
+their work (OpenBLAS ~0.1 s), so a sample taken right after another framework's measured those
+leftovers too, by chance of the order: with four frameworks, two samples in three followed
+NumPy or PyTorch. Measured on the MLP training step, in eight runs each: pullback 2810-3760 µs
+and JAX 3910-5070 back to back, 1930-2470 and 2530-3520 warmed (each framework's own steady
+state, its threads and caches hot, as in a training loop); the ratio spread 0.63-0.86 back to
+back, 0.68-0.77 warmed. A single-threaded NumPy copy shares a CPU with such a leftover thread:
+2590-3190 µs warmed, 4970-6280 back to back. Idling instead would start every sample cold.
+``warm_s=0`` measures back to back. Results are seconds per iteration; reports use medians.
 """
 from __future__ import annotations
 
@@ -84,9 +88,10 @@ def calibrate(timer: Callable[[int], float], min_sample_s: float) -> int:
 
 
 def measure(impls: dict[str, Impl], *, reps: int = 15, min_sample_s: float = 0.02,
-            warmup: int = 2, settle_s: float = 0.0) -> dict[str, Samples]:
+            warmup: int = 2, warm_s: float = 0.15) -> dict[str, Samples]:
     """Interleaved repetitions of every implementation; returns their samples by name.
-    ``settle_s``: idle seconds before each sample that follows another implementation's."""
+    ``warm_s``: seconds each implementation runs untimed before each of its samples (when
+    there are others to interleave with)."""
     timers = {name: impl.compile() for name, impl in impls.items()}
     for timer in timers.values():
         for _ in range(warmup):
@@ -100,9 +105,11 @@ def measure(impls: dict[str, Impl], *, reps: int = 15, min_sample_s: float = 0.0
         for _ in range(reps):
             rng.shuffle(order)
             for name in order:
-                if settle_s > 0 and len(order) > 1:
-                    time.sleep(settle_s)
                 s = out[name]
+                if warm_s > 0 and len(order) > 1:
+                    t_end = time.perf_counter() + warm_s
+                    while time.perf_counter() < t_end:
+                        timers[name](s.inner)
                 s.seconds.append(timers[name](s.inner) / s.inner)
     finally:
         if gc_was_enabled:

@@ -37,6 +37,13 @@ def _split_static(nondiff_argnums: tuple, args: tuple) -> tuple[dict, list]:
     return static, dyn
 
 
+def _traced(leaves: Sequence) -> bool:
+    # Concrete operands only: no transformation sees the call, so (as in JAX) it runs the
+    # function eagerly, without tracing it to a call primitive first (twice the cost of a
+    # small function such as nn.relu).
+    return any(isinstance(x, core.Tracer) for x in leaves)
+
+
 def _merge(static: dict, dyn: Sequence, n: int) -> list:
     it = iter(dyn)
     return [static[i] if i in static else next(it) for i in range(n)]
@@ -131,6 +138,8 @@ class custom_jvp:
             raise TypeError("custom_jvp functions take positional arguments only")
         static, dyn = _split_static(self.nondiff_argnums, args)
         leaves, in_tree = pytree.tree_flatten(dyn)
+        if not _traced(leaves):  # nothing can differentiate it: the function itself
+            return self.fun(*args)
         leaves = as_operands(leaves)
         n = len(args)
         out_tree_box: list = []
@@ -288,6 +297,8 @@ class custom_vjp:
             raise TypeError("custom_vjp functions take positional arguments only")
         static, dyn = _split_static(self.nondiff_argnums, args)
         leaves, in_tree = pytree.tree_flatten(dyn)
+        if not _traced(leaves):
+            return self.fun(*args)
         leaves = as_operands(leaves)
         n = len(args)
         nondiff = [static[i] for i in self.nondiff_argnums]

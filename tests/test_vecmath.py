@@ -3,7 +3,8 @@
 exp, sin, cos, tanh, log, logistic, expm1 and log1p run as branch-free polynomial loops that
 GCC vectorizes per target clone; sin and cos check each block of 256 elements for arguments
 beyond their range reduction (|x| >= 2^19 in float32, 2^20 in float64, inf, NaN) and redo only
-such blocks through libm. Checked here:
+such blocks through libm; float32 exp likewise takes a cheaper scaling where a block lies in
+(-86.5, 88), with the same bits. Checked here:
 
 * accuracy, in ulps of the result dtype, over sweeps of ~1M float32 values (a stride through
   every bit pattern, uniform ranges, neighbours of multiples of pi/2, tiny and subnormal inputs,
@@ -201,8 +202,25 @@ def test_every_layout_gives_the_contiguous_bits(name, dt, kind):
     assert ulps(got, np.ascontiguousarray(x), name).max() <= max(1.0, MEASURED[dt][name])
 
 
+def test_float32_exp_fast_path_gives_the_general_bits_at_its_edges():
+    """float32 exp scales by adding to the exponent field where a block lies in (-86.5, 88)
+    and through two multiplies elsewhere (and in the strided loop): the same bits either way,
+    on both sides of the bounds, down to subnormal results and up to overflow."""
+    edges = np.array([-86.5, 88.0, -87.33, 88.72, -103.97, 0.0], F32)
+    x = np.concatenate([edges + d for d in np.linspace(-2, 2, 4001, dtype=F32)])
+    x = np.concatenate([x, np.nextafter(edges, F32.type(np.inf)),
+                        np.nextafter(edges, F32.type(-np.inf))])
+    contiguous = ev("exp", x)
+    strided = ev("exp", np.repeat(x, 2)[::2])  # the general expression everywhere
+    np.testing.assert_array_equal(contiguous.view(np.uint32), strided.view(np.uint32))
+    assert ulps(contiguous, x, "exp").max() <= MEASURED[F32]["exp"]
+    inside = x[(x > -86.5) & (x < 88.0)][:256]  # one block all in range: the fast path
+    np.testing.assert_array_equal(ev("exp", inside).view(np.uint32),
+                                  ev("exp", np.repeat(inside, 2)[::2]).view(np.uint32))
+
+
 @pytest.mark.parametrize("dt", [F32, F64])
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "exp"])
 def test_an_out_of_range_lane_changes_no_other_lane(name, dt):
     """A block with one huge element runs scalar: its other elements keep the vector bits."""
     x = np.random.default_rng(3).uniform(-10, 10, 1000).astype(dt)

@@ -88,7 +88,12 @@ PB_FOR_COMPLEXES(UN, conj, conj(a)) PB_FOR_REALS_TO_COMPLEX(UN, conj, PB_MAKE_CO
 #pragma GCC optimize("fp-contract=fast")
 #undef PB_STRIDED_ATTR
 #define PB_STRIDED_ATTR PB_CLONES
-PB_FOR_FLOATS(UN, exp, PB_EXP(a))
+PB_FOR_HALVES(UN, exp, PB_EXP(a))
+/* float32 exp: the exponent-field scaling where a block lies in its range (same bits) */
+PB_UNARY_GUARDED_CONTIG(exp_f32, float, float, float, PB_LD, PB_ST, pb_expf_normal(a),
+                        PB_EXPF_SLOW, pb_expf(a))
+PB_UNARY_STRIDED(exp_f32, float, float, float, PB_LD, PB_ST, pb_expf(a))
+UN(exp_f64, double, double, double, PB_LD, PB_ST, pb_exp(a))
 PB_FOR_FLOATS(UN, logistic, PB_LOGISTIC(a))
 PB_FOR_HALVES(UN, log, pb_logf(a)) PB_FOR_HALVES(UN, tanh, pb_tanhf(a))
 UN(log_f32, float, float, float, PB_LD, PB_ST, pb_logf(a))

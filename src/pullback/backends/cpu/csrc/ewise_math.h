@@ -17,24 +17,38 @@ static inline double pb_bits_f64(uint64_t u) { double f; __builtin_memcpy(&f, &u
 /* ---- exp: e^x = 2^k e^r with k = round(x / ln 2), |r| <= ln2 / 2 ----
  * The input is clamped to where the result is already 0 or inf (NaN passes the clamps), and
  * 2^k is applied as two factors so that subnormal results round once and overflow gives inf. */
-static inline float pb_expf(float x) {
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 89.0f ? 89.0f : xc;
+/* e^x = p 2^k with p = e^r in [0.7, 1.42]: returns p, sets *k */
+static inline float pb_expf_parts(float x, int32_t *k) {
   const float shift = 0x1.8p23f; /* adding it rounds to an integer held in the low bits */
-  const float t = xc * 0x1.715476p+0f + shift;
+  const float t = x * 0x1.715476p+0f + shift;
   const float n = t - shift;
-  float r = xc - n * 0x1.62e4p-1f; /* ln2 high part: n * it is exact */
-  r = r - n * 0x1.7f7d1cp-20f;     /* ln2 low part */
+  float r = x - n * 0x1.62e4p-1f; /* ln2 high part: n * it is exact */
+  r = r - n * 0x1.7f7d1cp-20f;    /* ln2 low part */
   /* e^r = 1 + r + r^2 q(r): a near-minimax fit, relative error 4e-9 on |r| <= ln2/2 */
   float q = 0x1.6a239cp-10f;
   q = q * r + 0x1.1239d6p-7f;
   q = q * r + 0x1.5558f2p-5f;
   q = q * r + 0x1.555492p-3f;
   q = q * r + 0x1.fffffcp-2f;
-  const float p = 1.0f + (r + r * r * q);
-  const int32_t k = (int32_t)(pb_f32_bits(t) - pb_f32_bits(shift)); /* in [-150, 129] */
+  *k = (int32_t)(pb_f32_bits(t) - pb_f32_bits(shift));
+  return 1.0f + (r + r * r * q);
+}
+static inline float pb_expf(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  int32_t k; /* in [-150, 129] */
+  const float p = pb_expf_parts(xc, &k);
   const int32_t k1 = k >> 1, k2 = k - k1;
   return p * pb_bits_f32((uint32_t)(k1 + 127) << 23) * pb_bits_f32((uint32_t)(k2 + 127) << 23);
+}
+/* The same for -86.5 < x < 88 (k in [-125, 127]), where p 2^k is a normal float: adding k to
+ * p's exponent field is then the exact product pb_expf rounds to, in 3 integer operations
+ * instead of 9 (elementwise.c's guarded exp loop takes it where a block lies in the range) */
+#define PB_EXPF_SLOW(a) (!((a) > -86.5f && (a) < 88.0f))
+static inline float pb_expf_normal(float x) {
+  int32_t k;
+  const float p = pb_expf_parts(x, &k);
+  return pb_bits_f32(pb_f32_bits(p) + ((uint32_t)k << 23));
 }
 
 /* q(r) with e^r = 1 + r + r^2 q(r), degree 11: Chebyshev interpolation (near-minimax),

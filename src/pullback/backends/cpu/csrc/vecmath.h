@@ -16,6 +16,10 @@
 
 /* y = EXPR(a), or SLOWEXPR(a) where SLOW(a) (an int) holds: see the comment above. */
 #define PB_UNARY_GEN_GUARDED(NAME, T, C, TO, LD, ST, EXPR, SLOW, SLOWEXPR)                         \
+  PB_UNARY_GUARDED_CONTIG(NAME, T, C, TO, LD, ST, EXPR, SLOW, SLOWEXPR)                            \
+  PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, SLOW(a) ? SLOWEXPR : EXPR)
+/* its contiguous loop alone (the strided one may take another expression) */
+#define PB_UNARY_GUARDED_CONTIG(NAME, T, C, TO, LD, ST, EXPR, SLOW, SLOWEXPR)                      \
   static PB_LOOP_ATTR void NAME##_contig(const T *restrict x, TO *restrict y, npy_intp n,          \
                                          const void *prm) {                                        \
     for (npy_intp i0 = 0; i0 < n; i0 += PB_VM_BLOCK) {                                             \
@@ -32,8 +36,7 @@
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \
-  }                                                                                                \
-  PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, SLOW(a) ? SLOWEXPR : EXPR)
+  }
 
 /* ---- sin and cos of float64 ----
  * x = n pi/2 + r with |r| <= ~pi/4, for |x| < 2^20 (beyond: libm). pi/2 is split in three

@@ -5,7 +5,7 @@ sample costs no function call per iteration), followed by a synchronization on t
 (JAX dispatches asynchronously). Every implementation first gets an iteration count that makes
 one sample last about ``min_sample_s``; then the repetitions run round-robin, each round in a
 fresh random order (seeded), so that slow drifts of the machine (frequency, other load) hit
-every implementation alike (a rotating order kept every implementation right after the same
+every implementation alike (a fixed rotation would keep each one right after the same
 neighbour).
 
 Before each timed sample the same implementation runs untimed for ``warm_s`` (0.15 s by

@@ -14,10 +14,8 @@ static inline float pb_bits_f32(uint32_t u) { float f; __builtin_memcpy(&f, &u, 
 static inline uint64_t pb_f64_bits(double f) { uint64_t u; __builtin_memcpy(&u, &f, 8); return u; }
 static inline double pb_bits_f64(uint64_t u) { double f; __builtin_memcpy(&f, &u, 8); return f; }
 
-/* ---- exp: e^x = 2^k e^r with k = round(x / ln 2), |r| <= ln2 / 2 ----
- * The input is clamped to where the result is already 0 or inf (NaN passes the clamps), and
- * 2^k is applied as two factors so that subnormal results round once and overflow gives inf. */
-/* e^x = p 2^k with p = e^r in [0.7, 1.42]: returns p, sets *k */
+/* ---- exp: e^x = 2^k e^r with k = round(x / ln 2), |r| <= ln2 / 2 ---- */
+/* p = e^r in [0.7, 1.42], and *k */
 static inline float pb_expf_parts(float x, int32_t *k) {
   const float shift = 0x1.8p23f; /* adding it rounds to an integer held in the low bits */
   const float t = x * 0x1.715476p+0f + shift;
@@ -33,6 +31,8 @@ static inline float pb_expf_parts(float x, int32_t *k) {
   *k = (int32_t)(pb_f32_bits(t) - pb_f32_bits(shift));
   return 1.0f + (r + r * r * q);
 }
+/* The input is clamped to where the result is already 0 or inf (NaN passes the clamps), and
+ * 2^k is applied as two factors so that subnormal results round once and overflow gives inf. */
 static inline float pb_expf(float x) {
   float xc = x < -104.0f ? -104.0f : x;
   xc = xc > 89.0f ? 89.0f : xc;

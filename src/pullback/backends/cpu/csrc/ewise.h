@@ -34,11 +34,6 @@ typedef struct {
   pb_loop_fn loops[PB_NDT];
 } pb_ewise_op;
 
-/* Rough per-element costs, as OpenMP grains: memory-bound ops need much more work per thread
- * than transcendental ones before a second thread pays. */
-#define PB_GRAIN_CHEAP 262144
-#define PB_GRAIN_TRANSCENDENTAL 16384
-
 #define PB_PARAM_I64 (*(const int64_t *)prm)
 
 /* Attribute of the generated contiguous loops, read where a generator is instantiated: hot

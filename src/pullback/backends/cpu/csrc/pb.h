@@ -74,6 +74,12 @@ int pb_dtype_slot(PyArray_Descr *d);       /* -1 when the dtype has no slot */
 PyArray_Descr *pb_descr_for_slot(int slot); /* new reference */
 int pb_set_bf16_typenum(int typenum);       /* ml_dtypes' bfloat16 number is known at run time */
 
+/* Rough per-element costs, as OpenMP grains: memory-bound ops need much more work per thread
+ * than transcendental ones before a second thread pays (and a compiled region of cheap ops
+ * alone is memory-bound: program_build.c streams its large outputs). */
+#define PB_GRAIN_CHEAP 262144
+#define PB_GRAIN_TRANSCENDENTAL 16384
+
 /* The inner loop of every strided kernel: n elements, operand i starts at ptrs[i] and advances
  * by strides[i] bytes. Inputs come first, outputs last. */
 typedef void (*pb_loop_fn)(char **ptrs, const npy_intp *strides, npy_intp n, const void *params);

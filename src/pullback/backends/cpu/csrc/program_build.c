@@ -198,10 +198,15 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
       st->item[i] = sz[i];
     }
   }
-  /* A large program output is written with non-temporal stores: the caller gets it, no later
-   * step reads it while it is cached, and streaming stores skip reading each line before
-   * writing it (measured: x * y + z on 4M float32, 64 MB moved instead of 80 MB: 1.9 against
-   * 2.4 ms). */
+  /* A large program output of a memory-bound region (cheap ops only) is written with
+   * non-temporal stores: the caller gets it, no later step reads it while it is cached, and
+   * streaming stores skip reading each line before writing it (measured: x * y + z on 4M
+   * float32, 64 MB moved instead of 80 MB: 1.9 against 2.4 ms). A region with a costlier op
+   * writes its output directly: staging a tile and streaming it out stalls on the write
+   * buffers, where ordinary stores drain behind the arithmetic (4M float32, medians of 11
+   * interleaved rounds, streamed against direct: exp(x) * y + sin(z) 2874-3124 against
+   * 2457-2492 us, log(|x|) 2009-2097 against 1625-1706, x / y + z 1495-1549 against
+   * 1460-1521). */
   npy_intp nel = 1;
   for (int d = 0; d < t->ndim; ++d) nel *= t->shape[d];
   t->rg.ntslot = -1;
@@ -216,6 +221,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
                          * far too big to stay cached (run_scan fences once at the end) */
     for (int i = 0; i < nloop; ++i) loop_slice |= in_loop[i] == o && p->depth > 0;
     if (o >= 0 && !inits && ((t->refs[o].kind == BUF_OUTPUT && p->depth == 0 &&
+                              t->grain >= PB_GRAIN_CHEAP &&
                               nel * st->item[st->nin] >= PB_NT_MIN_BYTES) ||
                              (loop_slice && nel * st->item[st->nin] >= 4096))) {
       st->nt = 1;

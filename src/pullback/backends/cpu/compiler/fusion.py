@@ -16,6 +16,12 @@ of the region with zero strides along the reduced axes, reset to the reduction's
 before the region runs; such a region runs on one thread (its chunks would share the
 accumulator), and nothing in it may read the accumulator.
 
+Pairs: inside a region, a float32 transcendental (exp, sin, cos, log, tanh, logistic) whose
+value is read once, by an add, subtract or multiply of the region, and nowhere else, runs as one
+step with that reader (``exp>mul``: vecmath.h's pair loops), so the value goes from registers
+into the arithmetic instead of through scratch. It runs at the reader's place: its operand is
+available there, as it already was at its own.
+
 Epilogue fusion: a region that immediately follows a matmul whose result it alone consumes runs
 inside the matmul's thunk, on the product while it is still in cache (bias add + activation).
 """
@@ -23,11 +29,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .lower import SCHEDULE
+import numpy as np
+
+from .. import kernels
+from .lower import EWISE_NAMES, SCHEDULE, slots
 from .values import Step, View
 
 MAX_OPERANDS = 12
 MAX_MEMBERS = 64
+_PAIR_UNARY = frozenset(kernels.schedule_pair_ops())
+_F32 = slots(np.dtype(np.float32))[0]
+# (reader, which of its operands is the unary's value) -> pb_pair_loop's variant
+_PAIR_VARIANT = {("add", 0): 0, ("add", 1): 0, ("sub", 0): 1, ("sub", 1): 2,
+                 ("mul", 0): 3, ("mul", 1): 3}
 
 
 class _Group:
@@ -164,10 +178,44 @@ def _reduce_member(s: Step, g: _Group | None) -> Step | None:
 
 def _region(g: _Group, readers: dict, kept: set[int]) -> Step:
     ins, outs = list(g.ins.values()), _outputs(g.members, g.ids, readers, kept)
-    grain = min(m.info["grain"] for m in g.members)
-    label = "+".join(m.label for m in g.members)
-    return Step("region", ins, outs, {"members": g.members, "shape": g.shape, "grain": grain},
+    members = _pair(g.members, {o.buf.id for o in outs})
+    grain = min(m.info["grain"] for m in members)
+    label = "+".join(m.label for m in members)
+    return Step("region", ins, outs, {"members": members, "shape": g.shape, "grain": grain},
                 label)
+
+
+def _ewise_op(m: Step) -> tuple[str | None, int]:
+    """(name, dtype slot) of an element-wise member, (None, -1) for other loop kinds."""
+    kind, code, slot = m.info["loop"]
+    return (EWISE_NAMES[code], slot) if kind == SCHEDULE["ewise"] else (None, -1)
+
+
+def _pair(members: list[Step], out_ids: set[int]) -> list[Step]:
+    """The members with each pairable transcendental merged into its one reader (see above)."""
+    reads: dict[int, list[Step]] = defaultdict(list)
+    for m in members:
+        for v in m.ins:
+            reads[v.buf.id].append(m)
+    pair_of: dict[int, Step] = {}  # id(reader) -> the pair step replacing it
+    gone: set[int] = set()         # ids of the transcendentals merged
+    for m in members:
+        _, slot = _ewise_op(m)
+        o = m.outs[0]
+        if slot != _F32 or m.info["loop"][1] not in _PAIR_UNARY or o.buf.id in out_ids or \
+                len(reads[o.buf.id]) != 1:
+            continue
+        r = reads[o.buf.id][0]
+        rname, rslot = _ewise_op(r)
+        at = [i for i, v in enumerate(r.ins) if v.buf.id == o.buf.id]  # one: r reads o once
+        if id(r) in pair_of or rslot != _F32 or (rname, at[0]) not in _PAIR_VARIANT:
+            continue
+        pair_of[id(r)] = Step("ewise", [m.ins[0], r.ins[1 - at[0]]], list(r.outs), {
+            "loop": (SCHEDULE["pair"], m.info["loop"][1], _PAIR_VARIANT[rname, at[0]]),
+            "params": (), "shape": r.info["shape"], "ops": 2,
+            "grain": min(m.info["grain"], r.info["grain"])}, f"{m.label}>{r.label}")
+        gone.add(id(m))
+    return [pair_of.get(id(m), m) for m in members if id(m) not in gone]
 
 
 def fuse_epilogues(steps: list[Step]) -> list[Step]:

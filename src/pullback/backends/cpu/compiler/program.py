@@ -202,7 +202,7 @@ def _cost(s: Step) -> tuple[float, float]:
         return f, nbytes
     if s.kind == "region":
         n = math.prod(s.info["shape"])
-        return float(n * len(s.info["members"])), nbytes
+        return float(n * sum(m.info.get("ops", 1) for m in s.info["members"])), nbytes
     if s.kind == "reduce":
         return float(s.ins[0].size), nbytes
     if s.kind == "ewise":

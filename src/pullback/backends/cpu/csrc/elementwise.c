@@ -117,6 +117,13 @@ UN(expm1_f32, float, float, float, PB_LD, PB_ST, pb_expm1f(a))
 UN(log1p_f32, float, float, float, PB_LD, PB_ST, pb_log1pf(a))
 UN(expm1_f64, double, double, double, PB_LD, PB_ST, pb_expm1(a))
 UN(log1p_f64, double, double, double, PB_LD, PB_ST, pb_log1p(a))
+/* pairs f(a) OP b of the float32 loops above (vecmath.h; a compiled region's "exp>mul") */
+PB_PAIRS_GEN(exp_f32, pb_expf_normal(a), PB_EXPF_SLOW)
+PB_PAIRS_GEN(sin_f32, pb_sinf(a), PB_TRIGF_SLOW)
+PB_PAIRS_GEN(cos_f32, pb_cosf(a), PB_TRIGF_SLOW)
+PB_PAIRS_GEN(log_f32, pb_logf(a), PB_NEVER_SLOW)
+PB_PAIRS_GEN(tanh_f32, pb_tanhf(a), PB_NEVER_SLOW)
+PB_PAIRS_GEN(logistic_f32, pb_logisticf(a), PB_NEVER_SLOW)
 #pragma GCC pop_options
 #undef PB_STRIDED_ATTR
 #define PB_STRIDED_ATTR
@@ -499,6 +506,18 @@ pb_loop_fn pb_ewise_loop(int op, int slot) {
 }
 npy_intp pb_ewise_grain(int op) { return op >= 0 && op < NOPS ? ops[op].grain : PB_GRAIN_CHEAP; }
 int pb_ewise_nin(int op) { return op >= 0 && op < NOPS ? ops[op].nin : -1; }
+static const struct {
+  const char *op;
+  pb_loop_fn loops[4];
+} pairs[] = {PB_PAIRS_ROW("exp", exp_f32), PB_PAIRS_ROW("sin", sin_f32),
+             PB_PAIRS_ROW("cos", cos_f32), PB_PAIRS_ROW("log", log_f32),
+             PB_PAIRS_ROW("tanh", tanh_f32), PB_PAIRS_ROW("logistic", logistic_f32)};
+pb_loop_fn pb_pair_loop(int op, int variant) {
+  if (op < 0 || op >= NOPS || variant < 0 || variant >= 4) return NULL;
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); ++i)
+    if (!strcmp(pairs[i].op, ops[op].name)) return pairs[i].loops[variant];
+  return NULL;
+}
 pb_loop_fn pb_select_loop(int which_slot, npy_intp itemsize) {
   if (which_slot != PB_BOOL && which_slot != PB_I32) return NULL;
   return select_loop(which_slot, itemsize);

@@ -9,7 +9,7 @@
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
 enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE };
 
-enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE };
+enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE, LOOP_PAIR };
 
 #define RG_MAXOPND 12       /* pb_iterate's operand limit: region inputs + outputs */
 #define RG_TILE 1024        /* elements per tile: a few KB per intermediate, stays in L1/L2 */

@@ -164,6 +164,7 @@ static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
       case LOOP_COPY: fn = pb_move_copy_loop(a); nin = 1; break;
       case LOOP_SELECT: fn = pb_select_loop(a, b); nin = (int)PyTuple_GET_SIZE(opnd) - 1; break;
       case LOOP_REDUCE: fn = pb_reduce_loop(a, b); nin = 1; break;
+      case LOOP_PAIR: fn = pb_pair_loop(a, b); nin = 2; break;
     }
     if (!fn || nin < 1 || nin > RG_MAXSTEPIN || PyTuple_GET_SIZE(opnd) != nin + 1 ||
         PyTuple_GET_SIZE(its) != nin + 1) {

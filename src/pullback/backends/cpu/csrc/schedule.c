@@ -649,6 +649,17 @@ static PyObject *sched_ewise_grains(PyObject *self, PyObject *unused) {
   return t;
 }
 
+static PyObject *sched_pair_ops(PyObject *self, PyObject *unused) {
+  PyObject *t = PyList_New(0);
+  for (int i = 0; t && i < pb_ewise_nops(); ++i) {
+    if (!pb_pair_loop(i, 0)) continue;
+    PyObject *v = PyLong_FromLong(i);
+    if (!v || PyList_Append(t, v) < 0) Py_CLEAR(t);
+    Py_XDECREF(v);
+  }
+  return t;
+}
+
 static PyMethodDef methods[] = {
   {"schedule_slots", sched_slots, METH_O,
    "schedule_slots(dtype) -> (dtype slot, cast slot): the kernel tables' indices of a dtype."},
@@ -656,6 +667,8 @@ static PyMethodDef methods[] = {
    "schedule_max_threads(): OpenMP threads a program may use."},
   {"schedule_ewise_grains", sched_ewise_grains, METH_NOARGS,
    "schedule_ewise_grains(): per EWISE_OPS row, elements per thread worth an OpenMP split."},
+  {"schedule_pair_ops", sched_pair_ops, METH_NOARGS,
+   "schedule_pair_ops(): the EWISE_OPS rows with float32 pair loops f(a) OP b (vecmath.h)."},
   {NULL, NULL, 0, NULL}};
 
 int pb_register_schedule(PyObject *m) {
@@ -673,10 +686,10 @@ int pb_register_schedule(PyObject *m) {
   if (!pb_layout_error || PyModule_AddObject(m, "LayoutError", pb_layout_error) < 0) return -1;
   Py_INCREF(pb_layout_error);
   if (pb_register_callpath(m) < 0) return -1;
-  PyObject *consts = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA,
-                                   "input", BUF_INPUT, "output", BUF_OUTPUT, "const", BUF_CONST,
-                                   "ewise", LOOP_EWISE, "cast", LOOP_CAST, "copy", LOOP_COPY,
-                                   "select", LOOP_SELECT, "reduce", LOOP_REDUCE, "tile", RG_TILE);
+  PyObject *consts = Py_BuildValue(
+      "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA, "input", BUF_INPUT,
+      "output", BUF_OUTPUT, "const", BUF_CONST, "ewise", LOOP_EWISE, "cast", LOOP_CAST, "copy",
+      LOOP_COPY, "select", LOOP_SELECT, "reduce", LOOP_REDUCE, "pair", LOOP_PAIR, "tile", RG_TILE);
   if (!consts) return -1;
   if (PyModule_AddObject(m, "SCHEDULE", consts) < 0) { Py_DECREF(consts); return -1; }
   return 0;

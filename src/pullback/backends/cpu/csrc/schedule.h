@@ -14,6 +14,9 @@ pb_loop_fn pb_ewise_loop(int op, int slot);
 npy_intp pb_ewise_grain(int op);
 int pb_ewise_nin(int op);
 pb_loop_fn pb_select_loop(int which_slot, npy_intp itemsize);
+/* the float32 loop y = f(a) OP b of unary row `op` (vecmath.h's pairs; NULL if it has none),
+ * variant 0: f + b, 1: f - b, 2: b - f, 3: f * b */
+pb_loop_fn pb_pair_loop(int op, int variant);
 typedef struct { int first, count; int64_t last; } pb_select_params; /* = select_params */
 #define PB_SELECT_MAX 6
 

@@ -199,3 +199,18 @@ def test_pairs_under_grad_and_scan():
     # logistic's and exp's values are residuals for the backward pass: they stay unpaired
     text = fused_text(pb.grad(loss), w, xs)
     assert "mul ; logistic ; sub ; mul ; mul ; tanh>add ; mul ; exp ; sub ; reduce_sum" in text
+
+
+@pytest.mark.parametrize("mkn", [(3, 5, 7), (512, 256, 512)])
+def test_pairs_in_matmul_epilogues(mkn):
+    """A pair in a matmul's epilogue runs on the product while it is cached (on each thread's
+    slice of it when the product is cut), and equals eager's."""
+    m, k, n = mkn
+    x = RNG.standard_normal((m, k)).astype(np.float32)
+    w = RNG.standard_normal((k, n)).astype(np.float32)
+    c = RNG.standard_normal((m, n)).astype(np.float32)
+    b = RNG.standard_normal(n).astype(np.float32)
+    for f, pin in [(lambda x, w, c, b: pb.nn.sigmoid(x @ w) * c, "epilogue: logistic>mul"),
+                   (lambda x, w, c, b: c - pnp.tanh(x @ w + b), "epilogue: add ; tanh>sub")]:
+        assert pin in pb.jit(f).lower(x, w, c, b).compile().as_text()
+        assert_same_bits(pb.jit(f)(x, w, c, b), eager(f, x, w, c, b))

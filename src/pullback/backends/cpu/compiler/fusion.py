@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import kernels
 from .lower import EWISE_NAMES, SCHEDULE, slots
+from .order import Barrier, may_move
 from .values import Step, View
 
 MAX_OPERANDS = 12
@@ -47,7 +48,8 @@ _PAIR_VARIANT = {("add", 0): 0, ("add", 1): 0, ("sub", 0): 1, ("sub", 1): 2,
 class _Group:
     """A region being formed: its members, where it runs, what it produces and reads."""
 
-    __slots__ = ("members", "first", "produced", "shape", "ins", "ids", "accumulators")
+    __slots__ = ("members", "first", "produced", "shape", "ins", "ids", "accumulators",
+                 "passed")
 
     def __init__(self, step: Step, first: int):
         self.members: list[Step] = []
@@ -57,6 +59,7 @@ class _Group:
         self.ids: set[int] = set()
         self.ins: dict[tuple, View] = {}  # external inputs by layout
         self.accumulators: set[int] = set()  # buffers of reductions in the region
+        self.passed = Barrier()  # the steps after its place that are not members
         self.add(step)
 
     def add(self, step: Step) -> None:
@@ -86,31 +89,20 @@ def _outputs(members: list[Step], ids: set[int], readers: dict, kept: set[int]) 
             any(id(r) not in ids for r, _ in readers.get(o.buf.id, ()))]
 
 
-def _can_join(g: _Group, s: Step, def_pos: dict[int, int], readers: dict, kept: set[int],
-              writers: dict[int, list[Step]], step_pos: dict[int, int]) -> bool:
-    if len(g.members) >= MAX_MEMBERS:
-        return False
+def _can_join(g: _Group, s: Step, readers: dict, kept: set[int]) -> bool:
+    if len(g.members) >= MAX_MEMBERS or not g.passed.allows(s):
+        return False  # joining moves s back to the region's place (order.py's rule)
     for o in s.outs:
         if o.buf.id in g.produced:
             return False  # writes more of a buffer the region writes (pad's copy over its fill)
-        origin = s.info.get("origin", s)  # a reduction member stands for its reduce step
-        if any(w is not origin and step_pos[id(w)] >= g.first
-               for w in writers.get(o.buf.id, ())):
-            return False  # must stay after the buffer's other writers
     new_ins = set()
     for v in s.ins:
         if v.buf.id in g.accumulators:
             return False      # complete only once the region has run
-        if len(writers.get(v.buf.id, ())) > 1 and \
-                any(id(w) not in g.ids for w in writers[v.buf.id]) and \
-                max(step_pos[id(w)] for w in writers[v.buf.id]) >= g.first:
-            return False      # written in parts (pad, concatenate): wait for the last part
         prod = g.produced.get(v.buf.id)
         if prod is not None:
             if not (v.same_layout(prod) and v.strides == prod.strides):
                 return False  # reads a member's result in another order: needs all of it
-        elif def_pos.get(v.buf.id, -1) >= g.first:
-            return False      # produced after the region starts, outside it
         elif (v.buf.id, v.offset, v.strides) not in g.ins:
             new_ins.add((v.buf.id, v.offset, v.strides))
     n_in = len(g.ins) + len(new_ins)
@@ -124,36 +116,34 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
     """Steps with element-wise runs grouped into ``region`` steps. ``kept``: ids of buffers that
     must be materialized (program outputs)."""
     readers = _readers(steps)
-    def_pos: dict[int, int] = {}
-    writers: dict[int, list[Step]] = defaultdict(list)
-    step_pos: dict[int, int] = {}
-    for i, s in enumerate(steps):
-        step_pos[id(s)] = i
-        for o in s.outs:
-            def_pos.setdefault(o.buf.id, i)
-            writers[o.buf.id].append(s)
     order: list = []
     open_by_shape: dict[tuple, _Group] = {}
     for i, s in enumerate(steps):
+        into = None  # the group s joins or opens
         if s.kind == "reduce":
             g = open_by_shape.get(s.ins[0].shape)
             m = _reduce_member(s, g)
             if m is not None:
                 g.ids.add(id(s))  # the original step reads as a member (see _outputs)
-                if _can_join(g, m, def_pos, readers, kept, writers, step_pos):
+                if _can_join(g, m, readers, kept):
                     g.add(m)
-                    continue
-                g.ids.discard(id(s))
-        if s.kind != "ewise":
+                    into = g
+                else:
+                    g.ids.discard(id(s))
+        if into is None and s.kind != "ewise":
             order.append(s)
-            continue
-        g = open_by_shape.get(s.info["shape"])
-        if g is not None and _can_join(g, s, def_pos, readers, kept, writers, step_pos):
-            g.add(s)
-            continue
-        g = _Group(s, i)
-        open_by_shape[g.shape] = g
-        order.append(g)
+        elif into is None:
+            g = open_by_shape.get(s.info["shape"])
+            if g is not None and _can_join(g, s, readers, kept):
+                g.add(s)
+            else:
+                g = _Group(s, i)
+                open_by_shape[g.shape] = g
+                order.append(g)
+            into = g
+        for g in open_by_shape.values():  # s now lies between each other region and its place
+            if g is not into:
+                g.passed.add(s)
     return [x if isinstance(x, Step) else _region(x, readers, kept) for x in order]
 
 
@@ -220,13 +210,10 @@ def _pair(members: list[Step], out_ids: set[int]) -> list[Step]:
 
 def fuse_epilogues(steps: list[Step]) -> list[Step]:
     """A region that alone consumes a matmul's result moves into the matmul's thunk, as its
-    epilogue, when everything else it reads is available before the matmul (so running it right
-    after the product, while the product is in cache, changes no data dependence)."""
+    epilogue, when it is independent of every step between them (order.py's rule: so running
+    it right after the product, while the product is in cache, changes no data dependence)."""
     readers = _readers(steps)
-    def_pos: dict[int, int] = {}
-    for i, s in enumerate(steps):
-        for o in s.outs:
-            def_pos.setdefault(o.buf.id, i)
+    pos = {id(s): i for i, s in enumerate(steps)}
     moved: set[int] = set()
     for i, d in enumerate(steps):
         if d.kind != "dot" or "epilogue" in d.info:
@@ -236,8 +223,8 @@ def fuse_epilogues(steps: list[Step]) -> list[Step]:
         if prod.kind != "arena" or not rs or any(r is not rs[0][0] for r, _ in rs):
             continue
         r = rs[0][0]
-        if r.kind != "region" or id(r) in moved or \
-                any(v.buf is not prod and def_pos.get(v.buf.id, -1) >= i for v in r.ins):
+        if r.kind != "region" or id(r) in moved or pos[id(r)] < i or \
+                not may_move(r, [x for x in steps[i + 1:pos[id(r)]] if id(x) not in moved]):
             continue
         d.info["epilogue"] = r
         d.outs = d.outs + r.outs

@@ -79,12 +79,10 @@ def _inplace_ok(step: Step, src: View, dst: View) -> bool:
 
 
 def liveness(steps: Sequence[Step]) -> dict[int, int]:
-    """buffer id -> index of the last step reading it (its defining step if never read)."""
+    """buffer id -> index of the last step reading or writing it."""
     last: dict[int, int] = {}
     for i, s in enumerate(steps):
-        for o in s.outs:
-            last.setdefault(o.buf.id, i)
-        for v in s.ins:
+        for v in list(s.ins) + list(s.outs):  # a later write (pad's interior) keeps it too
             last[v.buf.id] = i
     return last
 
@@ -144,20 +142,21 @@ def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict,
                 held.append((b.offset, b.nbytes))
 
 
-def donations(steps: Sequence[Step], outputs: Sequence[View], donated: dict[int, list[int]]
-              ) -> list[int]:
+def donations(steps: Sequence[Step], outputs: Sequence[View], donated: dict[int, list[int]],
+              views: Sequence[bool] = ()) -> list[int]:
     """For each program output, the program input whose buffer it may take (-1: none).
 
     ``donated`` maps (shape, dtype) to donated input numbers. An output qualifies when it is
     a region's whole C-contiguous result of an input's aval, and every read of that input
-    happens at or before the region, in place-safe order."""
+    happens at or before the region, in place-safe order. ``views[k]``: output k is a view of
+    an input, a constant or another output (it has no buffer of its own to place)."""
     last = liveness(steps)
     pos = {id(s): i for i, s in enumerate(steps)}
     out = [-1] * len(outputs)
     used: set[int] = set()
     for k, v in enumerate(outputs):
         b = v.buf
-        if b.kind != "output" or b.producer is None:
+        if k < len(views) and views[k] or b.kind != "output" or b.producer is None:
             continue
         prod = next((s for s in steps if any(o.buf is b for o in s.outs)), None)
         if prod is None or prod.kind != "region":

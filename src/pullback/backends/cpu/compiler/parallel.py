@@ -30,6 +30,7 @@ import numpy as np
 from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
 from .lower import slots
 from .control import walk
+from .order import may_move
 from .rows import row_split
 from .values import Step, View
 
@@ -212,11 +213,7 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
             if r.id == root and not any(lvl == level for lvl, _ in loops) or \
                     v in st.outs and r.id in reads:
                 return None
-    for s in between:
-        if any(v.buf.root()[0].id == root for v in s.ins) or \
-                any(o.buf.root()[0].id in reads for o in s.outs):
-            return None
-    return rper
+    return rper if may_move(d, between) else None
 
 
 def pipeline_scans(steps: list[Step]) -> list[Step]:

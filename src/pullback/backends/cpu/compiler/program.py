@@ -263,7 +263,8 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
                                                        in_strides[n] is None):
             a = jaxpr.invars[i].aval
             don.setdefault((a.shape, np.dtype(a.dtype)), []).append(n)
-    donate = memory.donations(steps, outs, don) if don else [-1] * len(outs)
+    donate = memory.donations(steps, outs, don, [a is not None for a in alias]) if don \
+        else [-1] * len(outs)
     const_index: dict[int, int] = {}
     const_vals: list[np.ndarray] = []
 

@@ -1,0 +1,140 @@
+"""Steps that write parts of one buffer keep their order through the compiler's moves.
+
+A pad's fill and its interior, a concatenate's parts, a dynamic_update_slice's copy and its
+update, write one buffer in turn; fusion, matmul epilogues and pipelined producers move steps
+across others only when neither touches what the other writes (compiler/order.py). The
+transformer block is the program in which this was first seen wrong: its gradients must match
+eager execution and JAX."""
+import numpy as np
+import pytest
+
+import pullback as pb
+import pullback.lax as lax
+import pullback.numpy as jnp
+from pullback.backends.cpu.compiler import memory, order
+from pullback.backends.cpu.compiler.values import Step, View
+
+A = np.array([[1., 2.], [3., 4.]], np.float32)
+X = np.ones(2, np.float32)
+
+
+@pytest.mark.parametrize("fn, want", [
+    (lambda x: jnp.pad(x @ A, 1), [0, 4, 6, 0]),
+    (lambda x: lax.pad(x @ A, np.float32(0), [(0, 0, 1)]), [4, 0, 6]),
+    (lambda x: lax.pad(x @ A, np.float32(-1), [(-1, 2, 0)]), [6, -1, -1]),
+    (lambda x: lax.dynamic_update_slice(jnp.zeros(3), x @ A, (1,)), [0, 4, 6]),
+    (lambda x: jnp.concatenate([x @ A, jnp.zeros(1), x @ A.T]), [4, 6, 0, 3, 7]),
+    (lambda x: jnp.zeros(5).at[1:3].set(x @ A), [0, 4, 6, 0, 0]),
+    (lambda x: jnp.pad(jnp.exp(x @ A) * 0 + x @ A, (2, 1), constant_values=7.), [7, 7, 4, 6, 7]),
+])
+def test_part_written_after_a_product_keeps_its_place(fn, want):
+    np.testing.assert_array_equal(fn(X), want)
+    np.testing.assert_array_equal(pb.jit(fn)(X), want)
+
+
+def test_transposed_product_into_a_pad_interior_under_grad():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    y = rng.standard_normal((1, 4, 4)).astype(np.float32)
+    f = lambda y: jnp.sum((a @ y[:, :, 2:]) ** 2)
+    want = np.zeros_like(y)
+    want[:, :, 2:] = 2 * a.T @ (a @ y[:, :, 2:])
+    np.testing.assert_allclose(pb.grad(f)(y), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(pb.jit(pb.grad(f))(y), want, rtol=1e-5, atol=1e-5)
+    text = pb.jit(pb.grad(f)).lower(y).compile().as_text()
+    # the fill of the pad's zeros (a copy of a 0-d constant over the whole output) comes first
+    lines = [ln for ln in text.splitlines() if "output0" in ln and "->" in ln]
+    assert "strides=(0, 0, 0)" in lines[0], text
+
+
+def _step(ins, outs, label="s"):
+    return Step("ewise", ins, outs, {"shape": (4,)}, label)
+
+
+def test_order_rule_independence():
+    a, b, c = (View.fresh((4,), np.float32) for _ in range(3))
+    part = View(c.buf, 4, (2,), (4,), np.float32)  # another view of c's memory
+    fill = _step([a], [c])
+    interior = _step([b], [part])
+    reader = _step([c], [View.fresh((4,), np.float32)])
+    other = _step([a], [View.fresh((4,), np.float32)])
+    assert not order.independent(fill, interior)   # both write c
+    assert not order.independent(interior, reader)  # one writes what the other reads
+    assert not order.independent(reader, interior)
+    assert order.independent(other, interior)       # both read a: free to swap
+    assert order.may_move(other, [fill, interior, reader])
+    assert not order.may_move(interior, [reader])
+
+
+def test_liveness_counts_writes():
+    # a buffer written again after its last read stays allocated until that write
+    a, c = View.fresh((4,), np.float32), View.fresh((4,), np.float32)
+    part = View(c.buf, 0, (2,), (4,), np.float32)
+    steps = [_step([a], [c]), _step([c], [View.fresh((4,), np.float32)]), _step([a], [part])]
+    assert memory.liveness(steps)[c.buf.id] == 2
+
+
+# ---- the transformer block: jit(value_and_grad) equals eager and JAX ----
+
+def _block_loss(p, x, heads=4):
+    def layer_norm(x, g, b):
+        m = jnp.mean(x, axis=-1, keepdims=True)
+        v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+        return (x - m) * lax.rsqrt(v + 1e-5) * g + b
+
+    B, T, D = x.shape
+    dh = D // heads
+    h = layer_norm(x, p["ln1_g"], p["ln1_b"])
+    q, k, v = jnp.split(h @ p["w_qkv"] + p["b_qkv"], 3, axis=-1)
+    q, k, v = (t.reshape(B, T, heads, dh).transpose(0, 2, 1, 3) for t in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh).astype(np.float32)
+    s = jnp.where(jnp.tril(jnp.ones((T, T), dtype=bool)), s, -1e9)
+    o = (pb.nn.softmax(s, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(B, T, D)
+    x = x + o @ p["w_o"] + p["b_o"]
+    h = layer_norm(x, p["ln2_g"], p["ln2_b"])
+    m = pb.nn.gelu(h @ p["w_1"] + p["b_1"], approximate=True) @ p["w_2"] + p["b_2"]
+    return jnp.mean((x + m) ** 2)
+
+
+def _block_data(B=2, T=16, D=32):
+    rng = np.random.default_rng(0)
+    f = lambda *s, scale=1.0: (rng.standard_normal(s) * scale).astype(np.float32)
+    p = {"ln1_g": 1 + f(D, scale=.1), "ln1_b": f(D, scale=.1),
+         "w_qkv": f(D, 3 * D, scale=D ** -.5), "b_qkv": f(3 * D, scale=.1),
+         "w_o": f(D, D, scale=D ** -.5), "b_o": f(D, scale=.1),
+         "ln2_g": 1 + f(D, scale=.1), "ln2_b": f(D, scale=.1),
+         "w_1": f(D, 4 * D, scale=D ** -.5), "b_1": f(4 * D, scale=.1),
+         "w_2": f(4 * D, D, scale=(4 * D) ** -.5), "b_2": f(D, scale=.1)}
+    return p, f(B, T, D)
+
+
+# jax.jit(jax.value_and_grad(loss)) on the same data (JAX 0.10.2, CPU): the loss, and each
+# gradient's sum and Euclidean norm
+JAX_LOSS = 1.919097900390625
+JAX_GRADS = {
+    "b_1": (0.9450150728225708, 0.15015530586242676),
+    "b_2": (0.11647099256515503, 0.19491617381572723),
+    "b_o": (0.11647103726863861, 0.21501564979553223),
+    "b_qkv": (0.10896028578281403, 0.2481263279914856),
+    "ln1_b": (-0.7004563808441162, 0.2909618020057678),
+    "ln1_g": (0.934071958065033, 0.20907604694366455),
+    "ln2_b": (-0.07904469221830368, 0.15051603317260742),
+    "ln2_g": (1.1511443853378296, 0.23605453968048096),
+    "w_1": (0.21824879944324493, 0.5011278986930847),
+    "w_2": (4.710927963256836, 1.045024037361145),
+    "w_o": (0.41686415672302246, 0.5189287066459656),
+    "w_qkv": (0.06711723655462265, 0.5817165970802307),
+}
+
+
+def test_transformer_block_gradients_jit_equal_eager_and_jax():
+    p, x = _block_data()
+    loss_e, g_e = pb.value_and_grad(_block_loss)(p, x)
+    loss_j, g_j = pb.jit(pb.value_and_grad(_block_loss))(p, x)
+    np.testing.assert_allclose(loss_j, loss_e, rtol=1e-6)
+    np.testing.assert_allclose(loss_j, JAX_LOSS, rtol=1e-6)
+    for k, (total, norm) in JAX_GRADS.items():
+        np.testing.assert_allclose(g_j[k], g_e[k], rtol=1e-5, atol=1e-6, err_msg=k)
+        g = np.asarray(g_j[k], np.float64)
+        np.testing.assert_allclose(np.sqrt((g ** 2).sum()), norm, rtol=1e-5, err_msg=k)
+        np.testing.assert_allclose(g.sum(), total, rtol=1e-4, atol=2e-6, err_msg=k)

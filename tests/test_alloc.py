@@ -18,8 +18,9 @@ def _data_ptr(a) -> int:
 
 
 def _owner(a) -> np.ndarray:
-    """The ndarray that owns a pullback Array's buffer (np.asarray gives a read-only view)."""
-    v = np.asarray(a)
+    """The ndarray that owns a pullback Array's buffer (np.asarray gives a frozen view, whose
+    base is not it: reached through the Array itself)."""
+    v = a._value
     while isinstance(v.base, np.ndarray):
         v = v.base
     return v

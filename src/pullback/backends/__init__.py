@@ -71,8 +71,26 @@ def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
     else:
         out = _run(prim, vals, params)
     if prim.multiple_results:
-        return [_wrap(o, a) for o, a in zip(out, out_aval)]
-    return _wrap(out, out_aval)
+        outs = [_wrap(o, a) for o, a in zip(out, out_aval)]
+    else:
+        outs = [_wrap(out, out_aval)]
+    for a in args:
+        if type(a) is not Array and isinstance(a, np.ndarray):  # the caller's memory
+            outs = [_unshared(o, args) for o in outs]
+            break
+    return outs if prim.multiple_results else outs[0]
+
+
+def _unshared(x: Array, args: Sequence[Any]) -> Array:
+    """``x``, or a copy of it when it is a view of a caller's NumPy argument (a reshape of it):
+    an Array never shares memory its caller can write or free (JAX copies such arguments)."""
+    v = x._value
+    owner = v if v.base is None else v.base
+    for a in args:
+        if type(a) is not Array and isinstance(a, np.ndarray) and \
+                (owner is a or owner is a.base):
+            return Array._new(np.array(v), x._aval)
+    return x
 
 
 def _wrap(x: Any, aval: ShapedArray) -> Array:

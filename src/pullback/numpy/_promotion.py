@@ -46,8 +46,8 @@ def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     """``x`` (an Array, tracer, NumPy value or Python scalar) as ``dtype``."""
     if dtypes.is_python_scalar(x):
         return scalar_array(x, dtype, weak)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return Array(np.asarray(x, dtype), weak)
+    if isinstance(x, (np.ndarray, np.generic)):  # a copy: the caller may write theirs later
+        return Array(np.array(x, dtype), weak)
     av = aval_of(x)
     if av.dtype == dtype and av.weak_type == weak:
         return x

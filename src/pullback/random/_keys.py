@@ -117,7 +117,7 @@ def check_key_data(name: str, data: Any) -> Any:
     if aval.ndim < 1 or aval.shape[-1] != 2:
         raise TypeError(f"{name}: invalid PRNG key data: expected key_data.shape to end with "
                         f"(2,); got shape={aval.shape} for impl={IMPL}")
-    return Array(np.asarray(data)) if isinstance(data, (np.ndarray, np.generic)) else data
+    return Array(np.array(data)) if isinstance(data, (np.ndarray, np.generic)) else data
 
 
 def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
@@ -166,7 +166,7 @@ def _seed_value(name: str, seed: Any) -> Any:
                         f"{aval.shape} != (). Use vmap for batching")
     if not dtypes.is_integer(aval.dtype):
         raise TypeError(f"{name}: argument 'seed' must be an integer, got dtype {aval.dtype}")
-    return Array(np.asarray(seed)) if isinstance(seed, (np.ndarray, np.generic)) else seed
+    return Array(np.array(seed)) if isinstance(seed, (np.ndarray, np.generic)) else seed
 
 
 def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:

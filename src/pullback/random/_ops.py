@@ -42,7 +42,7 @@ def as_value(x: Any) -> Any:
     if isinstance(x, (Array, core.Tracer)):
         return x
     if isinstance(x, (np.ndarray, np.generic)):  # np.float64 is a Python float subclass
-        return Array(np.asarray(x))
+        return Array(np.array(x))  # a copy: the caller may write theirs later
     return pnp.asarray(x)
 
 

@@ -49,11 +49,9 @@ class Array:
     itemsize = property(lambda self: self._value.itemsize)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        v = self._value.view()
-        v.flags.writeable = False
-        if dtype is not None and np.dtype(dtype) != v.dtype:
-            return v.astype(dtype)
-        return v.copy() if copy else v
+        if dtype is not None and np.dtype(dtype) != self._value.dtype:
+            return self._value.astype(dtype)
+        return self._value.copy() if copy else frozen_view(self._value)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self.__array__().__dlpack__(*args, **kwargs)
@@ -66,6 +64,14 @@ class Array:
 
     def tolist(self) -> Any:
         return self._value.tolist()
+
+    def is_deleted(self) -> bool:
+        """Whether the Array's buffer was donated to a jitted call (as ``jax.Array``)."""
+        return False
+
+    def delete(self) -> None:
+        """Release the buffer; any later use raises ``RuntimeError`` (as ``jax.Array``)."""
+        delete(self)
 
     def block_until_ready(self) -> "Array":
         return self  # execution is synchronous
@@ -118,6 +124,45 @@ class Array:
 
     def __reduce__(self) -> Any:
         return (_rebuild, (np.array(self._value), self._aval.weak_type))
+
+
+class _DeletedArray(Array):
+    """An Array whose buffer was donated (or deleted): every use raises, as in JAX."""
+
+    __slots__ = ()
+
+    @property
+    def _value(self) -> np.ndarray:
+        raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}: its "
+                           "buffer was donated to a jitted call (donate_argnums) or deleted")
+
+    def is_deleted(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"<deleted Array {self._aval.str_short()}>"
+
+
+def delete(x: Array) -> None:
+    """Make ``x`` a deleted Array: its buffer belongs to someone else now."""
+    if type(x) is Array:
+        Array._value.__set__(x, None)  # (the slot: drop the reference)
+        x.__class__ = _DeletedArray
+
+
+def frozen_view(v: np.ndarray) -> np.ndarray:
+    """A read-only view of ``v`` whose write flag cannot be turned back on: its base is a
+    read-only buffer, not ``v`` (NumPy lets a view become writeable while its base array is)."""
+    try:
+        return np.asarray(memoryview(v).toreadonly())
+    except (ValueError, TypeError, NotImplementedError):
+        pass  # a dtype the buffer protocol cannot name (bfloat16, float8): its bits instead
+    bits = np.dtype(f"u{v.dtype.itemsize}") if v.dtype.itemsize in (1, 2, 4, 8) else None
+    if bits is None:
+        out = v.copy()
+        out.flags.writeable = False
+        return out
+    return np.asarray(memoryview(v.view(bits)).toreadonly()).view(v.dtype)
 
 
 def _rebuild(value: np.ndarray, weak_type: bool) -> Array:

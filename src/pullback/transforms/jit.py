@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..config import config
 from ..tracer import core, pytree
-from ..tracer.array import Array
+from ..tracer.array import Array, delete
 from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
@@ -281,20 +282,21 @@ class JitFunction(_JitBase):
     def _call(self, args: tuple, kwargs: dict) -> Any:
         entry, leaves, avals, dyn_args, statics = self._entry(args, kwargs)
         if core.state.eager and config.backend == "cpu":
+            donated = self._donated_leaves(dyn_args)
             vals = [np.asarray(_to_ndarray(x, a)) for x, a in zip(leaves, avals)]
             layout = _layout_key(vals)
+            compiled = self._compiled(entry, dyn_args, layout)
             try:
-                outs = self._compiled(entry, dyn_args, layout).run(*vals)
+                outs = run_program(compiled, leaves, vals, donated)
             except _LayoutError:  # misaligned for the program: run on aligned copies
                 vals, layout = [np.array(v) for v in vals], None
-                outs = self._compiled(entry, dyn_args, layout).run(*vals)
-            compiled = entry.compiled[layout]
+                compiled = self._compiled(entry, dyn_args, layout)
+                outs = run_program(compiled, leaves, vals, donated)
             if layout is None and entry.in_spec is not _NOT_PLAIN and not kwargs and \
-                    len(self._fast) < _MAX_FAST and len(leaves) <= _FAST_MAX_LEAVES and \
-                    all(type(x) is Array for x in leaves):
+                    not donated and len(self._fast) < _MAX_FAST and \
+                    len(leaves) <= _FAST_MAX_LEAVES and all(type(x) is Array for x in leaves):
                 self._fast.append(_fast_runner(compiled, entry.out_tree, avals, entry.in_spec))
-            return pytree.tree_unflatten(
-                entry.out_tree, [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)])
+            return pytree.tree_unflatten(entry.out_tree, outs)
         outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)
         return pytree.tree_unflatten(entry.out_tree, outs)
 
@@ -309,6 +311,43 @@ class JitFunction(_JitBase):
 
     def __repr__(self) -> str:
         return f"<jitted function {self._name}>"
+
+
+def run_program(compiled: Any, leaves: Sequence[Any], vals: list[np.ndarray],
+                donated: Sequence[int] = ()) -> list[Array]:
+    """Run ``compiled`` on ``vals`` (the ndarrays of ``leaves``) and wrap its results.
+
+    Memory the caller can see never changes and no result shares it: a donated leaf's buffer
+    is taken only when the leaf is an Array that alone holds it (it owns its memory, nothing
+    -- a view, an exported NumPy array, another Array or argument -- refers to it); the leaf is
+    then deleted, as in JAX. Any other donated leaf is passed read-only, so the program leaves
+    it alone. A result that is a view of a caller's NumPy argument is copied (JAX copies
+    arguments to its device)."""
+    taken = []
+    for j in donated:
+        if _sole_owner(leaves[j], leaves, vals[j]):
+            taken.append(j)
+        elif vals[j].flags.writeable:
+            vals[j] = vals[j].view()
+            vals[j].flags.writeable = False
+    outs = compiled.run(*vals)
+    for j in taken:
+        if any(o is vals[j] for o in outs):
+            delete(leaves[j])
+    results = []
+    for o, a, al in zip(outs, compiled.out_avals, compiled.alias):
+        if al is not None and al.buf.kind == "input" and type(leaves[al.buf.index]) is not Array:
+            o = np.array(o)
+        results.append(Array._new(o, a))
+    return results
+
+
+def _sole_owner(x: Any, leaves: Sequence[Any], v: np.ndarray) -> bool:
+    """``x`` is an Array whose ndarray ``v`` owns its memory and is referred to only by ``x``
+    (the references counted are x's, the argument list's and this call's), and ``x`` is passed
+    once."""
+    return (type(x) is Array and v.base is None and v.flags.writeable and
+            sys.getrefcount(v) <= 4 and sum(y is x for y in leaves) == 1)
 
 
 def _layout_key(vals: list) -> tuple | None:
@@ -367,14 +406,15 @@ class Lowered:
 
     def compile(self) -> "Compiled":
         """The compiled schedule."""
-        return Compiled(self._fun._compiled(self._entry, self._dyn_args), self._entry)
+        return Compiled(self._fun._compiled(self._entry, self._dyn_args), self._entry,
+                        self._fun._donated_leaves(self._dyn_args))
 
 
 class Compiled:
     """A compiled jit program (``jit(f).lower(*args).compile()``)."""
 
-    def __init__(self, compiled: Any, entry: _Entry):
-        self._compiled, self._entry = compiled, entry
+    def __init__(self, compiled: Any, entry: _Entry, donated: Sequence[int] = ()):
+        self._compiled, self._entry, self._donated = compiled, entry, list(donated)
 
     def as_text(self) -> str:
         """The schedule: one line per step (kernel, operands with arena offsets and shapes,
@@ -393,9 +433,9 @@ class Compiled:
     def __call__(self, *args: Any) -> Any:
         leaves = pytree.tree_leaves(args)
         avals = [core.get_aval(x) for x in leaves]
-        outs = self._compiled.run(*[_to_ndarray(x, a) for x, a in zip(leaves, avals)])
-        return pytree.tree_unflatten(self._entry.out_tree, [
-            Array._new(o, a) for o, a in zip(outs, self._compiled.out_avals)])
+        vals = [np.asarray(_to_ndarray(x, a)) for x, a in zip(leaves, avals)]
+        return pytree.tree_unflatten(self._entry.out_tree, run_program(
+            self._compiled, leaves, vals, self._donated))
 
 
 _jit_setup(core.state, config, pytree.tree_unflatten)

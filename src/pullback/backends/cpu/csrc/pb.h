@@ -101,8 +101,9 @@ int pb_threads_for(npy_intp n, npy_intp grain);
 PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg);
 /* alloc.c: a new C-contiguous array (steals descr); large ones reuse freed blocks */
 PyArrayObject *pb_new_array(int ndim, const npy_intp *shape, PyArray_Descr *descr);
-/* A view of x's buffer starting at `data` (steals descr; keeps x alive as the view's base; the
- * caller has checked the view stays inside x). */
+/* A read-only view of x's buffer starting at `data` (steals descr; keeps x alive as the view's
+ * base; the caller has checked the view stays inside x). Read-only, so that no view an Array
+ * holds or hands out can write the memory other Arrays share. */
 PyObject *pb_new_view(PyArrayObject *x, PyArray_Descr *descr, int nd, const npy_intp *shape,
                       const npy_intp *strides, char *data);
 

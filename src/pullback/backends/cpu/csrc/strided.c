@@ -63,8 +63,7 @@ PyArrayObject *pb_arg_array(PyObject *obj, const char *kernel, const char *arg) 
 PyObject *pb_new_view(PyArrayObject *x, PyArray_Descr *descr, int nd, const npy_intp *shape,
                       const npy_intp *strides, char *data) {
   PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, (npy_intp *)shape,
-                                     (npy_intp *)strides, data,
-                                     PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+                                     (npy_intp *)strides, data, 0, NULL);
   if (!v) return NULL;
   Py_INCREF(x);
   if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) < 0) {

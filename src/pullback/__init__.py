@@ -7,6 +7,9 @@ from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
 from . import lax, numpy, tree_util  # noqa: F401
 from . import nn  # noqa: F401,E402
 from .config import config  # noqa: F401
+from .config import (debug_infs, debug_nans, default_matmul_precision,  # noqa: F401
+                     default_prng_impl, disable_jit, enable_x64, numpy_dtype_promotion,
+                     numpy_rank_promotion, threefry_partitionable)
 from .tracer.array import Array  # noqa: F401
 from .tracer.avals import ShapeDtypeStruct, ShapedArray  # noqa: F401
 from .tracer.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401

@@ -13,6 +13,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 import pullback.backends.cpu.kernels  # noqa: E402,F401  (fails loudly on an unbuilt tree)
 import pytest  # noqa: E402
 
+from pullback.config import enable_x64  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "x32: runs with jax_enable_x64 off, JAX's default mode "
+                            "(32-bit defaults; 64-bit data and requests narrowed)")
+    config.addinivalue_line("markers", "x64: runs with jax_enable_x64 on (the default here; "
+                            "overrides a module's x32 mark)")
+
+
+@pytest.fixture(autouse=True)
+def _x64_mode(request):
+    """As JAX's own suite, the tests run their float64 checks with x64 enabled; tests of the
+    default (32-bit) mode are marked x32. (The notebooks, run in their own kernels, and
+    tests/test_x64.py cover the default mode end to end.)"""
+    mode = next((m.name for m in request.node.iter_markers() if m.name in ("x32", "x64")),
+                "x64")
+    with enable_x64(mode == "x64"):
+        yield
+
 
 @pytest.fixture
 def concurrently():

@@ -13,6 +13,7 @@ TESTS = Path(__file__).resolve().parent
 SUBSET = ["test_reductions.py", "test_movement.py", "test_dot.py", "test_conversion.py"]
 
 
+@pytest.mark.x32
 @pytest.mark.skipif(os.environ.get("PULLBACK_TEST_JIT") == "1", reason="already under jit")
 def test_primitive_subset_passes_under_jit(tmp_path):
     env = {**os.environ, "PULLBACK_TEST_JIT": "1", "CI": "1"}

@@ -129,6 +129,7 @@ def test_scan_weak_carry_promoted_to_body_type():
     assert c.dtype == np.float32
 
 
+@pytest.mark.x32
 def test_scan_errors_name_the_leaf():
     with pytest.raises(TypeError, match=r"carry\['h'\] has type float32\[3\].*float32\[4\]"):
         lax.scan(lambda c, x: ({"h": jnp.zeros(4)}, x), {"h": jnp.zeros(3)}, jnp.zeros((2, 1)))
@@ -234,6 +235,7 @@ def test_switch_clamps_index_and_batches():
     check_grads(lambda x: lax.switch(2, branches, x), (x,), order=2)
 
 
+@pytest.mark.x32
 def test_cond_errors():
     x = jnp.zeros(3)
     with pytest.raises(TypeError, match=r"output\['a'\] has type float32\[3\] in false_fun but "
@@ -249,6 +251,7 @@ def test_cond_errors():
         lax.switch(1.5, [lambda x: x], x)
 
 
+@pytest.mark.x32
 def test_cond_weak_type_mismatch_is_allowed():
     out = lax.cond(True, lambda x: x * 2, lambda x: 1.0 + x * 0, jnp.zeros(3))
     assert out.dtype == np.float32
@@ -294,6 +297,7 @@ def test_while_loop_vmap_batched_predicate_runs_each_lane_to_completion():
     close(pb.vmap(f, in_axes=(None, 0))(jnp.asarray(2), xs)[1], np.asarray(xs) * 4 + 3)
 
 
+@pytest.mark.x32
 def test_while_loop_errors():
     with pytest.raises(TypeError, match="boolean scalar"):
         lax.while_loop(lambda c: c, lambda c: c, jnp.zeros(()))

@@ -288,6 +288,7 @@ def test_large_arrays_use_threads_correctly(dst):
 
 # ---- the public function: weak types, scalars, jit, the reference backend ----
 
+@pytest.mark.x32
 def test_weak_type_and_identity():
     x = pb.Array(np.arange(4, dtype=np.float32))
     assert lax.convert_element_type(x, np.float32) is x
@@ -301,7 +302,11 @@ def test_weak_type_and_identity():
     assert float(lax.convert_element_type(2**40, np.float32)) == 2.0**40
     assert lax.convert_element_type(3, float).dtype == np.float32
     assert lax.convert_element_type(np.float32(3), int).dtype == np.int32
-    assert lax.convert_element_type(x, np.int64).dtype == np.int64  # not Python's int
+    with pb.enable_x64():
+        assert lax.convert_element_type(x, np.int64).dtype == np.int64  # not Python's int
+    with pytest.warns(UserWarning, match="int64 requested in convert_element_type is not "
+                      "available, and will be truncated to dtype int32"):
+        assert lax.convert_element_type(x, np.int64).dtype == np.int32
     with pytest.raises(OverflowError, match="convert_element_type"):
         lax.convert_element_type(2**70, np.float32)
 

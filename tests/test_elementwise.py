@@ -844,6 +844,7 @@ def test_jit_of_select_n_and_scalar_operands():
     assert "select_n" in text and "clamp" in text
 
 
+@pytest.mark.x32
 def test_weak_types_and_python_scalars():
     x = pb.Array(np.ones(3, np.float16))
     assert lax.add(x, 2.0).dtype == np.float16 and not lax.add(x, 2.0).weak_type

@@ -17,6 +17,7 @@ def check_concretization_message(msg, what, aval, origin):
     (int, "int()", pb.TracerIntegerConversionError),
     (float, "float()", pb.ConcretizationTypeError),
 ])
+@pytest.mark.x32
 def test_python_conversions_of_traced_values(convert, what, err):
     def f(x):
         return convert(x)
@@ -27,6 +28,7 @@ def test_python_conversions_of_traced_values(convert, what, err):
     assert issubclass(err, pb.ConcretizationTypeError) and issubclass(err, TypeError)
 
 
+@pytest.mark.x32
 def test_if_on_a_traced_intermediate_names_the_op_and_line():
     def f(x):
         y = jnp.sum(x)
@@ -62,6 +64,7 @@ def test_concrete_values_convert_fine_outside_staging():
     assert bool(jnp.ones(())) and int(jnp.ones(()) * 3.0) == 3
 
 
+@pytest.mark.x32
 def test_escaped_tracer_names_its_function():
     leaked = []
 

@@ -6,6 +6,7 @@ import pullback as pb
 import pullback.numpy as jnp
 
 
+@pytest.mark.x32
 def test_traces_once_per_signature():
     traces = []
 
@@ -19,9 +20,13 @@ def test_traces_once_per_signature():
         np.testing.assert_allclose(np.asarray(f(a, b)), [3, 3, 3])
     assert len(traces) == 1
     f(jnp.ones(4), jnp.ones(4))  # new shape
-    f(jnp.asarray(np.ones(3)), jnp.asarray(np.ones(3)))  # new dtype (float64 stays float64)
-    assert traces[1:] == [((4,), np.float32), ((3,), np.float64)]
-    assert f._cache_size() == 3
+    f(jnp.asarray(np.ones(3)), jnp.asarray(np.ones(3)))  # float64 data becomes float32
+    assert traces[1:] == [((4,), np.float32)]
+    with pb.enable_x64():  # the mode is part of the signature; float64 stays float64
+        f(jnp.ones(3, np.float32), jnp.ones(3, np.float32))
+        f(jnp.asarray(np.ones(3)), jnp.asarray(np.ones(3)))
+    assert traces[1:] == [((4,), np.float32), ((3,), np.float32), ((3,), np.float64)]
+    assert f._cache_size() == 4
 
 
 def test_weak_types_are_part_of_the_signature():

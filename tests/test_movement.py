@@ -223,6 +223,7 @@ def test_iota_large_and_exactness():
     assert_same(lax.iota(ml_dtypes.bfloat16, 300), np.arange(300).astype(ml_dtypes.bfloat16))
 
 
+@pytest.mark.x32
 def test_full():
     f = lax.full((2, 3), 1.5)
     assert f.dtype == np.float32 and f.weak_type and np.asarray(f).tolist() == [[1.5] * 3] * 2

@@ -22,6 +22,7 @@ def test_reductions(name, axis, keepdims):
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(got), rtol=1e-6)
 
 
+@pytest.mark.x32
 def test_sum_dtype_rules_as_jax():
     assert jnp.sum(jnp.asarray([True, True, False])).dtype == np.int32
     assert int(jnp.sum(jnp.asarray([True, True, False]))) == 2

@@ -86,6 +86,7 @@ def test_creation_against_numpy(name, f):
     assert got.shape == want.shape
 
 
+@pytest.mark.x32
 def test_creation_dtypes_are_jax_defaults():
     assert jnp.arange(3).dtype == np.int32 and jnp.arange(3.0).dtype == np.float32
     assert jnp.zeros(2).dtype == np.float32 and jnp.eye(2).dtype == np.float32

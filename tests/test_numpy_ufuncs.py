@@ -136,12 +136,14 @@ def test_bool_arithmetic_is_logical_as_in_jax():
         jnp.subtract(t, f)
 
 
+@pytest.mark.x32
 def test_int_inputs_of_inexact_functions_become_float32():
     x = jnp.asarray([1, 4, 9])
     assert jnp.sqrt(x).dtype == np.float32 and jnp.sqrt(x).tolist() == [1.0, 2.0, 3.0]
     assert (jnp.asarray([1, 2]) / 2).dtype == np.float32
 
 
+@pytest.mark.x32
 def test_weak_scalars_keep_array_dtypes():
     h = jnp.asarray(np.ones(3, np.float16))
     assert (h * 2.0).dtype == np.float16 and (h + 1).dtype == np.float16

@@ -23,6 +23,7 @@ PINNED = [
 ]
 
 
+@pytest.mark.x32
 @pytest.mark.parametrize("pair, want", PINNED, ids=str)
 def test_pinned_table_entries(pair, want):
     assert D.promote_types(*pair) == want
@@ -70,6 +71,7 @@ def test_float8_only_meets_weak_floats():
         D.promote_types(f8, D.float32)
 
 
+@pytest.mark.x32
 def test_result_type_and_promote_types_in_the_numpy_namespace():
     assert jnp.promote_types(jnp.int8, jnp.uint8) == np.dtype("int16")
     assert jnp.result_type(jnp.ones(2, jnp.float16), 2.0) == np.dtype("float16")

@@ -33,6 +33,15 @@ from pullback.lax._random_bits import (random_bits, random_fold_in, random_seed,
 from pullback.primitives.random_bits import threefry2x32_reference
 from pullback.tracer.array import Array
 
+# The pins come from JAX's default (32-bit) mode, PINS_X64 from its x64 mode: the tests run in
+# the default mode and compute each x64 pin's value with x64 enabled.
+pytestmark = pytest.mark.x32
+
+
+def x64(compute):
+    with pullback.enable_x64():
+        return compute()
+
 U32 = np.uint32
 KEYS = {"k0": np.array([0, 0], U32), "k42": np.array([0, 42], U32),
         "kr": np.array([0x12345678, 0x9ABCDEF0], U32)}
@@ -245,7 +254,7 @@ def test_PRNGKey_of_narrow_numpy_seeds(name, seed):
     ("PRNGKey(np.int64(9223372036854775807))", np.int64(2 ** 63 - 1)),
     ("PRNGKey(np.uint64(18446744073709551615))", np.uint64(2 ** 64 - 1))])
 def test_PRNGKey_of_64_bit_seeds_keeps_the_high_word_as_jax_x64(name, seed):
-    check_pin(PINS_X64, name, random.PRNGKey(seed))
+    check_pin(PINS_X64, name, x64(lambda: random.PRNGKey(seed)))
 
 
 def test_key_derivation_under_jit_with_traced_seed():
@@ -253,7 +262,7 @@ def test_key_derivation_under_jit_with_traced_seed():
     check_pin(PINS_X32, "split(k42,3)", f(np.int32(42)))
     g = pullback.jit(lambda s: random.key_data(random.key(s)))
     check_pin(PINS_X32, "PRNGKey(-1)", g(np.int32(-1)))
-    check_pin(PINS_X64, "PRNGKey(np.int64(-1))", g(np.int64(-1)))
+    check_pin(PINS_X64, "PRNGKey(np.int64(-1))", x64(lambda: g(np.int64(-1))))
 
 
 def test_seed_errors():
@@ -334,8 +343,8 @@ def test_bits_match_jax(kn, shape, dtype):
 @pytest.mark.parametrize("kn", sorted(KEYS))
 def test_bits_uint64_match_jax_x64(kn):
     name = f"bits({kn},(2,3),uint64)"
-    check_pin(PINS_X64, name, random.bits(KEYS[kn], (2, 3), np.uint64))
-    check_pin(PINS_X64, name, on_reference(random.bits, KEYS[kn], (2, 3), np.uint64))
+    check_pin(PINS_X64, name, x64(lambda: random.bits(KEYS[kn], (2, 3), np.uint64)))
+    check_pin(PINS_X64, name, x64(lambda: on_reference(random.bits, KEYS[kn], (2, 3), np.uint64)))
 
 
 def test_bits_default_dtype_large_and_empty():
@@ -408,6 +417,7 @@ def test_key_primitives_over_batched_keys_in_every_layout(batch, seed, layout):
             np.testing.assert_array_equal(got[b], f(*single))
 
 
+@pytest.mark.x64
 def test_fold_in_primitive_broadcasts_messages_and_seed_primitive_batches():
     keys = np.stack([KEYS["k0"], KEYS["k42"]])
     np.testing.assert_array_equal(random_fold_in(keys, U32(7)),
@@ -536,6 +546,7 @@ def test_uniform_range_rounds_with_one_fused_multiply_add():
     np.testing.assert_array_equal(f(u, np.float32(-2.5), np.float32(3.0)), fused)
 
 
+@pytest.mark.x64
 def test_uniform_range_errors():
     f32 = np.zeros(3, np.float32)
     with pytest.raises(TypeError, match="random_uniform_range: argument 'u' must be float16, "
@@ -659,9 +670,9 @@ def test_uniform_ranges_shapes_and_float64():
         check_pin(PINS_X32, f"typed:uniform(key_data,{kn})",
                   random.uniform(random.wrap_key_data(KEYS[kn]), (3,)))
         check_pin(PINS_X64, f"uniform({kn},(5,),float64)",
-                  random.uniform(KEYS[kn], (5,), np.float64))
+                  x64(lambda: random.uniform(KEYS[kn], (5,), np.float64)))
     check_pin(PINS_X64, "uniform(k42,(4,),float64,-2.5,3.0)",
-              random.uniform(KEYS["k42"], (4,), np.float64, -2.5, 3.0))
+              x64(lambda: random.uniform(KEYS["k42"], (4,), np.float64, -2.5, 3.0)))
 
 
 @needs_normal
@@ -679,7 +690,7 @@ def test_normal_many_values_and_float64():
               ulps=ERF_INV_ULPS["float32"])
     for kn in KEYS:
         check_pin(PINS_X64, f"normal({kn},(5,),float64)",
-                  random.normal(random.wrap_key_data(KEYS[kn]), (5,), np.float64),
+                  x64(lambda: random.normal(random.wrap_key_data(KEYS[kn]), (5,), np.float64)),
                   ulps=ERF_INV_ULPS["float64"])
     # the construction, exactly: sqrt(2) * erf_inv(uniform in (-1, 1))
     lo = np.nextafter(np.float32(-1), np.float32(0))
@@ -694,7 +705,7 @@ def test_complex_normal_matches_jax():
     z = random.normal(KEYS["k42"], (5,), np.complex64)
     check_pin(PINS_X32, "normal(k42,(5,),complex64)", np.asarray(z).view(np.float32).reshape(5, 2),
               ulps=ERF_INV_ULPS["float32"] + 1)
-    z = random.normal(KEYS["k42"], (3,), np.complex128)
+    z = x64(lambda: random.normal(KEYS["k42"], (3,), np.complex128))
     check_pin(PINS_X64, "normal(k42,(3,),complex128)", np.asarray(z).view(np.float64).reshape(3, 2),
               ulps=ERF_INV_ULPS["float64"] + 1)
 
@@ -709,7 +720,7 @@ def test_truncated_normal_matches_jax_and_stays_inside():
     check_pin(PINS_X32, "truncated_normal(k42,[-3,0,1],[0,0.5,4],None,float32)",
               random.truncated_normal(KEYS["k42"], lo, hi), ulps=ERF_INV_ULPS["float32"])
     check_pin(PINS_X64, "truncated_normal(k42,-1.0,2.0,(6,),float64)",
-              random.truncated_normal(KEYS["k42"], -1.0, 2.0, (6,), np.float64),
+              x64(lambda: random.truncated_normal(KEYS["k42"], -1.0, 2.0, (6,), np.float64)),
               ulps=ERF_INV_ULPS["float64"])
 
 
@@ -727,11 +738,11 @@ def test_gumbel_high_mode_and_float64():
     check_pin(PINS_X32, "gumbel(k42,(6,),float32,high)",
               random.gumbel(KEYS["k42"], (6,), mode="high"), ulps=LOG_ULPS)
     check_pin(PINS_X64, "exponential(k0,(5,),float64)",
-              random.exponential(KEYS["k0"], (5,), np.float64), ulps=LOG_ULPS)
-    check_pin(PINS_X64, "gumbel(k0,(5,),float64)", random.gumbel(KEYS["k0"], (5,), np.float64),
+              x64(lambda: random.exponential(KEYS["k0"], (5,), np.float64)), ulps=LOG_ULPS)
+    check_pin(PINS_X64, "gumbel(k0,(5,),float64)", x64(lambda: random.gumbel(KEYS["k0"], (5,), np.float64)),
               ulps=LOG_ULPS)
     check_pin(PINS_X64, "gumbel(k0,(5,),float64,high)",
-              random.gumbel(KEYS["k0"], (5,), np.float64, mode="high"), ulps=LOG_ULPS)
+              x64(lambda: random.gumbel(KEYS["k0"], (5,), np.float64, mode="high")), ulps=LOG_ULPS)
 
 
 RANDINT_CASES = [
@@ -758,9 +769,9 @@ def test_randint_matches_jax(case):
 @needs_randint
 def test_randint_64_bit_and_under_jit():
     check_pin(PINS_X64, "randint(k0,(5,),-10**12,10**12,int64)",
-              random.randint(KEYS["k0"], (5,), np.int64(-10 ** 12), np.int64(10 ** 12), np.int64))
+              x64(lambda: random.randint(KEYS["k0"], (5,), np.int64(-10 ** 12), np.int64(10 ** 12), np.int64)))
     check_pin(PINS_X64, "randint(k42,(5,),0,1000,uint64)",
-              random.randint(KEYS["k42"], (5,), np.int64(0), np.int64(1000), np.uint64))
+              x64(lambda: random.randint(KEYS["k42"], (5,), np.int64(0), np.int64(1000), np.uint64)))
     f = pullback.jit(lambda k, lo, hi: random.randint(k, (2, 3), lo, hi))
     check_pin(PINS_X32, "randint(k0,(2,3),[0,10,100],[5,20,1000],int32)",
               f(KEYS["k0"], np.array([0, 10, 100], np.int32), np.array([5, 20, 1000], np.int32)))
@@ -774,7 +785,7 @@ def test_bernoulli_matches_jax():
     check_pin(PINS_X32, "bernoulli(kr,0.5,(8,),high)",
               random.bernoulli(KEYS["kr"], 0.5, (8,), mode="high"))
     check_pin(PINS_X64, "bernoulli(kr,float64 0.3,(6,))",
-              random.bernoulli(KEYS["kr"], np.float64(0.3), (6,)))
+              x64(lambda: random.bernoulli(KEYS["kr"], np.float64(0.3), (6,))))
 
 
 @needs_categorical

@@ -1,3 +1,4 @@
+import pytest
 """The interpreter stack, tracing to Jaxprs, eval_jaxpr and source locations."""
 import collections
 
@@ -184,6 +185,7 @@ def test_make_jaxpr_accepts_shape_dtype_structs_and_static_args():
                            "  in (b,) }")
 
 
+@pytest.mark.x32
 def test_literals_and_weak_types():
     closed = pb.make_jaxpr(lambda x: x * 2)(jnp.asarray(np.ones(2, np.float16)))
     (eqn,) = closed.eqns

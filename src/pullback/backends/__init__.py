@@ -42,6 +42,7 @@ def _run(prim: core.Primitive, vals: list[np.ndarray], params: dict) -> Any:
 # checks) runs once per signature, as it does under jit.
 _out_avals: dict = {}
 _MAX_CACHED = 65536
+config.watch(lambda name, value: _out_avals.clear())  # (jax_enable_x64 changes defaults)
 
 
 def _out_aval(prim: core.Primitive, avals: tuple, params: dict) -> Any:

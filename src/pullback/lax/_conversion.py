@@ -29,8 +29,8 @@ def _target(op: str, new_dtype: Any) -> np.dtype:
     # Python's int/float/complex mean JAX's 32-bit defaults (compared by identity: a NumPy
     # dtype compares equal to the Python type it can be made from)
     if any(new_dtype is t for t in (int, float, complex)):
-        return dtypes.canonicalize(new_dtype)
-    return check_dtype(op, "new_dtype", new_dtype)
+        return dtypes.requested(new_dtype)
+    return dtypes.requested(check_dtype(op, "new_dtype", new_dtype), op)
 
 
 def _convert_element_type(operand: ArrayLike, new_dtype: Any, weak_type: bool = False) -> Any:

@@ -34,7 +34,7 @@ def dot_general(lhs: ArrayLike, rhs: ArrayLike, dimension_numbers: Any,
     dn = ((lc, rc), (lb, rb))
     if preferred_element_type is not None:
         preferred_element_type = (
-            dtypes.canonicalize(preferred_element_type)
+            dtypes.requested(preferred_element_type)
             if any(preferred_element_type is t for t in (int, float, complex))
             else check_dtype("dot_general", "preferred_element_type", preferred_element_type))
     lhs, rhs = scalars_to((lhs, rhs))

@@ -27,7 +27,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None,
       A zero-copy broadcast of the one value.
     """
     av = core.get_aval(x)
-    dt = av.dtype if dtype is None else dtypes.canonicalize(dtype)
+    dt = av.dtype if dtype is None else dtypes.requested(dtype)
     weak = av.weak_type if dtype is None else False
     value = Array(np.asarray(fill_value, dt), weak)
     shape = av.shape if shape is None else tuple(shape)

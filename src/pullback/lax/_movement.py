@@ -247,7 +247,7 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
       The array.
     """
     shape = check_shape(shape, "broadcasted_iota")
-    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape,
+    return iota_p.bind(dtype=dtypes.requested(dtype), shape=shape,
                        dimension=canonicalize_axis(dimension, len(shape), "broadcasted_iota",
                                                    "dimension"))
 
@@ -271,19 +271,19 @@ def full(shape: Sequence[int], fill_value: ArrayLike, dtype: Any = None) -> Arra
         if dtypes.is_python_scalar(fill_value):
             dt, weak = dtypes.dtype_of_python(fill_value)
         else:
-            dt, weak = dtypes.canonicalize(np.asarray(fill_value).dtype), False
-        want = dt if dtype is None else dtypes.canonicalize(dtype)
+            dt, weak = dtypes.canonical(dtypes.canonicalize(np.asarray(fill_value).dtype)), False
+        want = dt if dtype is None else dtypes.requested(dtype)
         value = Array(np.asarray(fill_value, dtype=want), weak and dtype is None)
     else:
         aval = core.get_aval(fill_value)
         if aval.ndim:
             raise TypeError(f"full: argument 'fill_value' must be a scalar, got shape {aval.shape}")
         value = fill_value
-        if dtype is not None and dtypes.canonicalize(dtype) != aval.dtype:
+        if dtype is not None and dtypes.requested(dtype) != aval.dtype:
             from . import _conversion  # the conversion family, when it provides the op
             convert = getattr(_conversion, "convert_element_type", None)
             if convert is None:
                 raise TypeError(f"full: argument 'fill_value' has dtype {aval.dtype}, not the "
-                                f"requested {dtypes.canonicalize(dtype)}; convert it first")
-            value = convert(fill_value, dtypes.canonicalize(dtype))
+                                f"requested {dtypes.requested(dtype)}; convert it first")
+            value = convert(fill_value, dtypes.requested(dtype))
     return broadcast_in_dim_p.bind(value, shape=shape, broadcast_dimensions=())

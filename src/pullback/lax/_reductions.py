@@ -123,7 +123,7 @@ def _arg(prim: Primitive, operand: ArrayLike, axis: int, index_dtype: Any) -> Ar
     (operand,) = scalars_to((operand,))
     axis = canonicalize_axis(axis, core.get_aval(operand).ndim, prim.name, "axis")
     try:
-        index_dtype = dtypes.canonicalize(index_dtype)
+        index_dtype = dtypes.requested(index_dtype)
     except TypeError as e:
         raise TypeError(f"{prim.name}: argument 'index_dtype': {e}") from None
     return prim.bind(operand, axes=(axis,), index_dtype=index_dtype)

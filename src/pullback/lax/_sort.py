@@ -124,7 +124,7 @@ def argsort(operand: ArrayLike, dimension: int = -1, *, descending: bool = False
         n = core.get_aval(operand).shape[dim]
         index_dtype = dtypes.int32 if n < 2**31 else dtypes.int64
     try:
-        index_dtype = dtypes.canonicalize(index_dtype)
+        index_dtype = dtypes.requested(index_dtype)
     except TypeError as e:
         raise TypeError(f"argsort: argument 'index_dtype': {e}") from None
     return argsort_p.bind(operand, dimension=dim, descending=bool(descending),

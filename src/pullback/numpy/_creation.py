@@ -17,7 +17,7 @@ ArrayLike = Any
 
 
 def _python_default(x: np.ndarray) -> np.dtype:
-    # Python data defaults to 32-bit types (JAX's defaults); NumPy data keeps its dtype
+    # Python data takes the default types (32 bits unless x64 is on), as in JAX
     if x.dtype.kind == "f" and x.dtype.itemsize == 8:
         return dtypes.DEFAULT_FLOAT
     if x.dtype.kind in "iu" and x.dtype.itemsize == 8:
@@ -50,16 +50,16 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
       An Array (or the traced value, under a transformation).
     """
     from ._promotion import convert
-    want = None if dtype is None else dtypes.canonicalize(dtype)
+    want = None if dtype is None else dtypes.requested(dtype, "asarray")
     if isinstance(a, (Array, core.Tracer)):
         return a if want is None else convert(a, want)
     if dtypes.is_python_scalar(a):
         dt, weak = dtypes.dtype_of_python(a)
         return Array(np.asarray(a, want or dt), weak and want is None)
     if isinstance(a, (np.ndarray, np.generic)):
-        v = np.array(a, dtype=want, copy=True)  # the caller may mutate their NumPy array later
-        dtypes.canonicalize(v.dtype)
-        return Array(v)
+        # a copy (the caller may mutate their NumPy array later), of the dtype pullback keeps
+        return Array(np.array(a, dtype=want or dtypes.canonical(dtypes.canonicalize(a.dtype)),
+                              copy=True))
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (list, tuple)) and any(isinstance(x, (Array, core.Tracer)) or
@@ -71,7 +71,8 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
     if v.dtype == object:
         raise TypeError(f"asarray: cannot make an array from {type(a).__name__} with "
                         "elements of mixed or non-numeric types")
-    default = v.dtype if _contains_numpy(a) else _python_default(v)
+    default = dtypes.canonical(dtypes.canonicalize(v.dtype)) if _contains_numpy(a) else \
+        _python_default(v)
     return Array(np.asarray(v, dtype=want or default))
 
 
@@ -123,12 +124,12 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """An array of zeros (float32 by default)."""
-    return full(shape, 0, dtypes.canonicalize(dtype or float))
+    return full(shape, 0, dtypes.requested(dtype or float, "zeros"))
 
 
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (float32 by default)."""
-    return full(shape, 1, dtypes.canonicalize(dtype or float))
+    return full(shape, 1, dtypes.requested(dtype or float, "ones"))
 
 
 def empty(shape: Any, dtype: Any = None) -> Any:
@@ -139,7 +140,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
 def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
     av = core.get_aval(asarray(a))
     return (av.shape if shape is None else _shape_arg(shape, name),
-            av.dtype if dtype is None else dtypes.canonicalize(dtype))
+            av.dtype if dtype is None else dtypes.requested(dtype))
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
@@ -194,7 +195,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
                        for v in (start, stop, step))
         dt = dtypes.DEFAULT_FLOAT if is_float else dtypes.DEFAULT_INT
     else:
-        dt = dtypes.canonicalize(dtype)
+        dt = dtypes.requested(dtype)
     i = lax.iota(dt, n)
     if step != 1:
         i = lax.mul(i, lax.full_like(i, step))
@@ -228,7 +229,7 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
         out = where(lax.eq(last, lax.full_like(last, num - 1)), expand_dims(stop, 0), out)
     out = moveaxis(out, 0, axis) if bshape else out
     if dtype is not None:
-        dt = dtypes.canonicalize(dtype)
+        dt = dtypes.requested(dtype)
         if dtypes.is_integer(dt):
             from ._ufuncs import floor
             out = floor(out)
@@ -242,7 +243,7 @@ def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
     from ._promotion import convert
     from ._ufuncs import power
     out = power(base, linspace(start, stop, num, endpoint, axis=axis))
-    return out if dtype is None else convert(out, dtypes.canonicalize(dtype))
+    return out if dtype is None else convert(out, dtypes.requested(dtype))
 
 
 def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
@@ -269,7 +270,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     mask = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
-    return convert(mask, dtypes.canonicalize(dtype or float))
+    return convert(mask, dtypes.requested(dtype or float))
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -282,7 +283,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     from ._promotion import convert
     N = operator.index(N)
     M = N if M is None else operator.index(M)
-    return convert(_tri_mask(N, M, operator.index(k)), dtypes.canonicalize(dtype or float))
+    return convert(_tri_mask(N, M, operator.index(k)), dtypes.requested(dtype or float))
 
 
 def tril(m: ArrayLike, k: int = 0) -> Any:
@@ -358,7 +359,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) 
     """The grid of indices of an array of shape ``dimensions`` (stacked, or a sparse tuple)."""
     from ._shape import stack
     dims = check_shape(dimensions, "indices")
-    dt = dtypes.canonicalize(dtype or int)
+    dt = dtypes.requested(dtype or int)
     grids = []
     for i, d in enumerate(dims):
         if sparse:

@@ -47,7 +47,7 @@ def matmul(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
     a2 = broadcast_to_shape(a2, as_, batch + as_[-2:])
     b2 = broadcast_to_shape(b2, bs, batch + bs[-2:])
     nb = len(batch)
-    pref = None if preferred_element_type is None else dtypes.canonicalize(preferred_element_type)
+    pref = None if preferred_element_type is None else dtypes.requested(preferred_element_type)
     out = _dot(a2, b2, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))), pref)
     shape = batch + (as_[-2],) * (av.ndim > 1) + (bs[-1],) * (bv.ndim > 1)
     return reshape(out, shape)
@@ -248,7 +248,7 @@ def _einsum_pair(a: Any, b: Any, an: str, bn: str, out: str, preferred: Any) -> 
           (tuple(an.index(c) for c in batch), tuple(bn.index(c) for c in batch)))
     r = dot_general_p.bind(a, b, dimension_numbers=dn, precision=None,
                            preferred_element_type=None if preferred is None
-                           else dtypes.canonicalize(preferred))
+                           else dtypes.requested(preferred))
     rn = "".join(batch) + "".join(c for c in an if c not in bn) + \
         "".join(c for c in bn if c not in an)
     return transpose(r, tuple(rn.index(c) for c in out)) if rn != out else r

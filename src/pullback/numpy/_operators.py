@@ -42,14 +42,14 @@ def _transpose(self: Any, *axes: Any) -> Any:
 
 
 def _astype(self: Any, dtype: Any, copy: bool = False) -> Any:
-    return convert(self, dtypes.canonicalize(dtype))
+    return convert(self, dtypes.requested(dtype, "astype"))
 
 
 def _view(self: Any, dtype: Any = None) -> Any:
     if dtype is None:
         return self
     from .. import lax
-    return lax.bitcast_convert_type(self, dtypes.canonicalize(dtype))
+    return lax.bitcast_convert_type(self, dtypes.requested(dtype))
 
 
 def _flatten(self: Any, order: str = "C") -> Any:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
@@ -23,6 +24,10 @@ def aval_of(x: Any) -> ShapedArray:
 @functools.lru_cache(maxsize=4096)
 def _promoted(kinds: tuple) -> tuple[np.dtype, bool]:
     return dtypes.promote(kinds)
+
+
+# (weak operands alone promote to the default dtypes, which jax_enable_x64 changes)
+config.watch(lambda name, value: _promoted.cache_clear())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -184,7 +184,7 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = 
     arrs = promote_dtypes("concatenate", *arrays)
     if dtype is not None:
         from ._promotion import convert
-        arrs = [convert(a, dtypes.canonicalize(dtype)) for a in arrs]
+        arrs = [convert(a, dtypes.requested(dtype)) for a in arrs]
     if axis is None:
         arrs, axis = [ravel(a) for a in arrs], 0
     nd = aval_of(arrs[0]).ndim

@@ -20,7 +20,7 @@ def canonicalize_shape(name: str, shape: Any, arg: str = "shape") -> tuple[int, 
 def user_dtype(name: str, dtype: Any) -> np.dtype:
     """``dtype`` canonicalized; a TypeError naming ``name`` if pullback lacks it."""
     try:
-        return dtypes.canonicalize(dtype)
+        return dtypes.requested(dtype)
     except TypeError as e:
         raise TypeError(f"{name}: argument 'dtype': {e}") from None
 

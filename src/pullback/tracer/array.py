@@ -113,11 +113,8 @@ class Array:
 
     def __repr__(self) -> str:
         body = np.array2string(self._value, separator=", ", prefix="Array(")
-        dt = self._value.dtype
-        show = dt not in (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)) \
-            or self._value.size == 0
         weak = ", weak_type=True" if self._aval.weak_type else ""
-        return f"Array({body}, dtype={dt.name}{weak})" if show or weak else f"Array({body})"
+        return f"Array({body}, dtype={self._value.dtype.name}{weak})"  # (as JAX 0.10)
 
     def __format__(self, spec: str) -> str:
         return format(self._value.item(), spec) if self._value.ndim == 0 else repr(self)

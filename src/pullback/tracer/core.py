@@ -336,7 +336,7 @@ def get_aval(x: Any) -> ShapedArray:
     if aval is not None:
         return aval
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
+        return ShapedArray(x.shape, dtypes.canonical(dtypes.canonicalize(x.dtype)), False)
     if dtypes.is_python_scalar(x):
         dt, weak = dtypes.dtype_of_python(x)
         return ShapedArray((), dt, weak)

@@ -1,16 +1,21 @@
 """Dtypes, JAX's type-promotion lattice with weak types, and the dtype of Python values.
 
 Python scalars are *weak*: they take the dtype of the array they meet (``x_f16 * 2.0`` stays
-float16). Python floats and lists default to float32 and ints to int32, as in JAX; a NumPy
-float64 array stays float64 (pullback has no global x64 switch).
+float16). The 64-bit policy is JAX's (``config.jax_enable_x64``): off (the default), Python
+floats and ints default to float32 and int32, NumPy data of a 64-bit dtype becomes its 32-bit
+counterpart (``canonical``) and an explicitly requested 64-bit dtype is truncated with JAX's
+warning (``requested``); on, the defaults are float64 and int64 and 64-bit data is kept.
 """
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from ..config import config
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -30,8 +35,10 @@ INEXACT_FLOATS = (bfloat16, float16, float32, float64) + FLOAT8
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bfloat16, float16,
              float32, float64, complex64, complex128) + FLOAT8
 
-# Defaults for weakly typed Python values.
+# Defaults for weakly typed Python values (and dtype=float/int/complex): 32 or 64 bits, set by
+# config.jax_enable_x64 (_follow_x64).
 DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX = int32, float32, complex64
+_NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8",
           uint16: "u16", uint32: "u32", uint64: "u64", bfloat16: "bf16", float16: "f16",
@@ -74,6 +81,41 @@ def canonicalize(dtype: Any) -> np.dtype:
         raise TypeError(f"dtype {d} is not supported by pullback; supported: "
                         f"{', '.join(str(s) for s in SUPPORTED)}")
     return d
+
+
+def x64_enabled() -> bool:
+    return config.jax_enable_x64
+
+
+def canonical(dtype: np.dtype) -> np.dtype:
+    """The dtype data of ``dtype`` takes in pullback: its 32-bit counterpart for a 64-bit dtype
+    while x64 is off (as JAX's ``dtypes.canonicalize_dtype``), else itself."""
+    return dtype if config.jax_enable_x64 else _NARROW.get(dtype, dtype)
+
+
+def requested(dtype: Any, where: str | None = None) -> np.dtype:
+    """A dtype the user asked for (``dtype=`` of a creation function, ``astype``, ...),
+    resolved as ``canonicalize`` does; while x64 is off a 64-bit request becomes 32-bit with
+    JAX's UserWarning (``where`` names the function)."""
+    d = canonicalize(dtype)
+    if config.jax_enable_x64 or d not in _NARROW:
+        return d
+    n = _NARROW[d]
+    if not any(dtype is t for t in (float, int, complex)):  # (a dtype == float is True)
+        place = f" requested in {where}" if where else ""
+        warnings.warn(f"Explicitly requested dtype {d.name}{place} is not available, and will be "
+                      f"truncated to dtype {n.name}. To enable more dtypes, set the "
+                      "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+                      "environment variable.", UserWarning, stacklevel=3)
+    return n
+
+
+def _follow_x64(name: str, value: Any) -> None:
+    global DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX
+    if name == "jax_enable_x64":
+        DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX = \
+            (int64, float64, complex128) if value else (int32, float32, complex64)
+        _join.cache_clear()
 
 
 # ---- promotion lattice (JAX's), with weak categories i*, f*, c* for Python scalars ----
@@ -150,3 +192,7 @@ def dtype_of_python(x: Any) -> tuple[np.dtype, bool]:
     if isinstance(x, complex):
         return DEFAULT_COMPLEX, True
     raise TypeError(f"{type(x).__name__} is not a valid pullback value")
+
+
+config.watch(_follow_x64)
+_follow_x64("jax_enable_x64", config.jax_enable_x64)

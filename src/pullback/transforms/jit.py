@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -206,6 +207,7 @@ class JitFunction(_JitBase):
 
     def __init__(self, fun: Callable, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
+        _live.add(self)
         self._fun = fun
         self._name = fun_name(fun)
         self._static_argnums, self._static_argnames = _normalize_static(
@@ -245,7 +247,7 @@ class JitFunction(_JitBase):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, treedef = pytree.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(core.get_aval(x) for x in leaves)
-        key = (treedef, avals, statics)
+        key = (treedef, avals, statics, config.jax_enable_x64)
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
@@ -348,6 +350,20 @@ def _sole_owner(x: Any, leaves: Sequence[Any], v: np.ndarray) -> bool:
     once."""
     return (type(x) is Array and v.base is None and v.flags.writeable and
             sys.getrefcount(v) <= 4 and sum(y is x for y in leaves) == 1)
+
+
+# Every JitFunction: the fast path keys on argument avals alone, so a change of the 64-bit mode
+# (which changes what a trace produces) empties their fast lists.
+_live: "weakref.WeakSet[JitFunction]" = weakref.WeakSet()
+
+
+def _forget_fast_paths(name: str, value: Any) -> None:
+    if name == "jax_enable_x64":
+        for f in list(_live):
+            f._fast.clear()
+
+
+config.watch(_forget_fast_paths)
 
 
 def _layout_key(vals: list) -> tuple | None:

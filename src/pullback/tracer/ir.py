@@ -94,8 +94,13 @@ def locate_error(e: BaseException, eqn: "Eqn", doing: str = "in") -> None:
     (once: the innermost equation wins)."""
     src = eqn.source_info
     if src is not None and not getattr(e, "_pb_located", False):
-        e.add_note(f"  {doing} '{eqn.primitive.name}' created at {src.file}:{src.line} "
-                   f"({src.function})")
+        base = getattr(e, "_pb_fp_base", None)
+        if base is not None:  # debug_nans: the message names the equation's own line
+            what = "created" if doing == "in" else f"{doing} '{eqn.primitive.name}' created"
+            e.args = (f"{base} ({what} at {src.file}:{src.line} ({src.function}))",)
+        else:
+            e.add_note(f"  {doing} '{eqn.primitive.name}' created at {src.file}:{src.line} "
+                       f"({src.function})")
         e._pb_located = True
 
 

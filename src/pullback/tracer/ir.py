@@ -56,8 +56,17 @@ class SourceInfo(NamedTuple):
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# The line of the equation being evaluated by eval_jaxpr (None outside): equations that its
+# evaluation creates under a transformation (vmap of a scan body, jvp of a jit program) keep
+# the user's line of the equation they come from, as JAX's source-info context does.
+current: list[SourceInfo | None] = [None]
+
+
 def user_source_info() -> SourceInfo | None:
-    """The innermost stack frame outside the pullback package: the user's line."""
+    """The user's line: that of the equation being evaluated, else the innermost stack frame
+    outside the pullback package."""
+    if current[0] is not None:
+        return current[0]
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename

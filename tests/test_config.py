@@ -92,9 +92,11 @@ def test_debug_nans_inside_jit_reruns_op_by_op(capsys):
             with _raises_at("nan", "log", line):
                 f(x)
         assert "Calling the de-optimized version" in capsys.readouterr().out
-        g = pb.jit(lambda x: jnp.sin(x) + 1.0)
-        np.testing.assert_allclose(np.asarray(g(x)), np.sin([0.0, 1.0]) + 1.0, rtol=1e-6)
-        g(x)
+        g = pb.jit(lambda x: jnp.log(x) + 1.0)
+        np.testing.assert_allclose(np.asarray(g(x + 1.0)), np.log([1.0, 2.0]) + 1.0, rtol=1e-6)
+        g(x + 1.0)  # a clean call must not install a path that skips the check
+        with pytest.raises(FloatingPointError, match=r"nan\) encountered in log"):
+            g(x - 1.0)
 
 
 def test_debug_nans_jit_not_reproduced_by_the_deoptimized_function():

@@ -407,3 +407,32 @@ def test_prng_impl_arguments():
     with pytest.raises(ValueError, match="jax_default_prng_impl"):
         config.update("jax_default_prng_impl", "rbg")
     assert config.jax_default_prng_impl == "threefry2x32"
+
+
+def test_disable_jit_runs_control_flow_in_python():
+    seen = []
+
+    def body(c, x):
+        seen.append(type(c).__name__)
+        return c + x, c * 2
+
+    with pb.disable_jit():
+        c, ys = lax.scan(body, 0.0, jnp.arange(3.0), reverse=True)
+        assert seen == ["float", "Array", "Array"]  # the body itself, init as given
+        assert float(c) == 3.0 and np.asarray(ys).tolist() == [6.0, 4.0, 0.0]
+        with pytest.raises(ValueError, match="zero-length scan is not supported in "
+                                             "disable_jit"):
+            lax.scan(body, 0.0, jnp.ones(0))
+        kinds = []
+        assert lax.fori_loop(0, 3, lambda i, v: kinds.append(type(i)) or v + i, 0.0) == 3.0
+        assert kinds == [int, int, int]  # Python ints, as JAX
+        assert lax.fori_loop(2, 2, lambda i, v: v + 1, 0.5) == 0.5
+        assert float(lax.while_loop(lambda v: v < 3, lambda v: v + 1, 0.0)) == 3.0
+        assert lax.cond(True, lambda v: ("t", v), lambda v: ("f", v), 1.0) == ("t", 1.0)
+        assert lax.switch(7, [lambda v: v, lambda v: v * 2], 1.5) == 3.0  # clamped index
+        # traced predicates (under vmap) fall back to the primitives
+        out = pb.vmap(lambda x: lax.while_loop(lambda v: v < 2, lambda v: v + 1, x))(
+            jnp.array([0.0, 5.0]))
+        assert np.asarray(out).tolist() == [2.0, 5.0]
+        out = pb.vmap(lambda x: lax.cond(x > 0, lambda: x, lambda: -x))(jnp.array([-1.0, 2.0]))
+        assert np.asarray(out).tolist() == [1.0, 2.0]

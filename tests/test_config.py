@@ -194,6 +194,7 @@ def test_rank_promotion_warn_and_raise_with_jax_wording():
                          (lambda: jnp.ones((0,)) + jnp.ones((2, 0)), "add"),
                          (lambda: jnp.isclose(a, b), "isclose"),
                          (lambda: jnp.logical_and(a > 0, b > 0), "logical_and"),
+                         (lambda: jnp.divmod(a, b), "divmod"),
                          (lambda: pb.jit(lambda u, v: u - v)(a, b), "subtract")]:
             with pytest.raises(ValueError, match=f"broadcast together for {name} on shapes"):
                 fn()

@@ -124,6 +124,7 @@ def fmod(x: ArrayLike, y: ArrayLike, /) -> Any:
 
 def divmod(x: ArrayLike, y: ArrayLike, /) -> tuple[Any, Any]:  # noqa: A001
     """``(floor_divide(x, y), remainder(x, y))``."""
+    x, y = promote_args_numeric("divmod", x, y)  # (rank promotion is reported as divmod's)
     return floor_divide(x, y), remainder(x, y)
 
 

@@ -92,6 +92,9 @@ def test_debug_nans_inside_jit_reruns_op_by_op(capsys):
             with _raises_at("nan", "log", line):
                 f(x)
         assert "Calling the de-optimized version" in capsys.readouterr().out
+        compiled = pb.jit(_log_of_shifted).lower(x).compile()
+        with _raises_at("nan", "log", line):
+            compiled(x)
         g = pb.jit(lambda x: jnp.log(x) + 1.0)
         np.testing.assert_allclose(np.asarray(g(x + 1.0)), np.log([1.0, 2.0]) + 1.0, rtol=1e-6)
         g(x + 1.0)  # a clean call must not install a path that skips the check

@@ -471,8 +471,10 @@ class Compiled:
         avals = [core.get_aval(x) for x in leaves]
         vals = [np.asarray(_to_ndarray(x, a)) for x, a in zip(leaves, avals)]
         outs = run_program(self._compiled, leaves, vals, self._donated)
-        if debug.checking:
-            self._fun._check(outs, args, {})
+        kind = debug.invalid_kind([o._value for o in outs]) if debug.checking else None
+        if kind is not None:  # re-run the program op by op: the first bad equation raises
+            eval_jaxpr(self._entry.program.jaxpr, [], *self._entry.consts, *leaves)
+            raise _not_reproduced(kind, self._fun._name)
         return pytree.tree_unflatten(self._entry.out_tree, outs)
 
 

@@ -193,7 +193,8 @@ def test_rank_promotion_warn_and_raise_with_jax_wording():
             "Operands could not be broadcast together for maximum on shapes (2, 3) (3,) and "
             "with the config option jax_numpy_rank_promotion='raise'. For more information, "
             f"see {_RANK_URL}.")
-        for fn, name in [(lambda: a * np.ones(3), "multiply"), (lambda: jnp.arctan2(a, b), "arctan2"),
+        for fn, name in [(lambda: a * np.ones(3), "multiply"),
+                         (lambda: jnp.arctan2(a, b), "arctan2"),
                          (lambda: jnp.ones((0,)) + jnp.ones((2, 0)), "add"),
                          (lambda: jnp.isclose(a, b), "isclose"),
                          (lambda: jnp.logical_and(a > 0, b > 0), "logical_and"),

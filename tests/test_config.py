@@ -92,6 +92,9 @@ def test_debug_nans_inside_jit_reruns_op_by_op(capsys):
             with _raises_at("nan", "log", line):
                 f(x)
         assert "Calling the de-optimized version" in capsys.readouterr().out
+        d = x + 0.0  # an Array alone holding its buffer: donation would take it
+        with _raises_at("nan", "log", line):
+            pb.jit(_log_of_shifted, donate_argnums=0)(d)
         compiled = pb.jit(_log_of_shifted).lower(x).compile()
         with _raises_at("nan", "log", line):
             compiled(x)

@@ -4,7 +4,7 @@ Write NumPy-style code with ``pullback.numpy``; transform it with ``jit``, ``gra
 ``custom_vjp``, ``checkpoint``, the control flow of ``pullback.lax``; inspect what is traced with ``make_jaxpr``.
 """
 from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
-from . import lax, numpy, tree_util  # noqa: F401
+from . import dtypes, lax, numpy, tree_util  # noqa: F401
 from . import nn  # noqa: F401,E402
 from .config import config  # noqa: F401
 from .config import (debug_infs, debug_nans, default_matmul_precision,  # noqa: F401

@@ -310,7 +310,7 @@ def jit_every_primitive() -> Any:
     from .backends.cpu.compiler import compile_jaxpr
     from .backends.cpu.kernels import LayoutError
     from .config import config
-    from .tracer import core
+    from .tracer import core, debug
     from .tracer.array import Array
     from .tracer.ir import Eqn, Jaxpr, Var
 
@@ -342,6 +342,8 @@ def jit_every_primitive() -> Any:
             outs = compiled.run(*vals)
         except LayoutError:  # compiled for strides but misaligned here: run contiguous copies
             return impl(prim, [np.array(v) for v in vals], params)
+        if debug.checking:  # jax_debug_nans / jax_debug_infs, as eval_impl
+            debug.check(prim.name, outs)
         res = [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
         return res if prim.multiple_results else res[0]
 

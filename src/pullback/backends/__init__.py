@@ -3,7 +3,8 @@
 Eager execution is one kernel call per primitive: the primitive's abstract evaluation checks
 the operands (raising the user-facing errors), then its ``cpu`` rule runs the C kernel on the
 operands' NumPy views. With ``config.backend == "reference"`` (or for a primitive without a
-kernel, counted in ``fallbacks``) its NumPy reference runs instead.
+kernel, counted in ``fallbacks``) its NumPy reference runs instead. Under ``jax_debug_nans`` /
+``jax_debug_infs`` every result is checked (tracer/debug.py).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import config
-from ..tracer import core
+from ..tracer import core, debug
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from .cpu import kernels
@@ -75,6 +76,8 @@ def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
         outs = [_wrap(o, a) for o, a in zip(out, out_aval)]
     else:
         outs = [_wrap(out, out_aval)]
+    if debug.checking:  # jax_debug_nans / jax_debug_infs
+        debug.check(prim.name, [o._value for o in outs])
     for a in args:
         if type(a) is not Array and isinstance(a, np.ndarray):  # the caller's memory
             outs = [_unshared(o, args) for o in outs]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import config
-from ..tracer import core
+from ..tracer import core, debug
 from ..tracer.array import Array
 from .cpu import kernels
 
@@ -29,4 +29,7 @@ def binary(prim: core.Primitive, x: Array, y: Array) -> Any:
         _out_avals[key] = out
     if out is False:
         return None
-    return Array._new(prim.cpu(kernels, x._value, y._value), out)
+    r = prim.cpu(kernels, x._value, y._value)
+    if debug.checking:  # jax_debug_nans / jax_debug_infs
+        debug.check(prim.name, (r,))
+    return Array._new(r, out)

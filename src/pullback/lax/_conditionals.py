@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from ..config import config
 from ..tracer import core, dtypes, pytree
 from ..tracer.ir import ClosedJaxpr, Jaxpr, Var
 from ..transforms.control_flow.cond import cond_p
@@ -97,6 +98,8 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: An
     idx = convert_element_type(idx, dtypes.int32)
     if len(branches) > 1:
         idx = clamp(0, idx, len(branches) - 1)
+    if config.jax_disable_jit and not isinstance(idx, core.Tracer):  # as JAX: call the branch
+        return branches[int(idx)](*operands)
     bodies, consts, leaves, out_tree = _branches(
         "switch", branches, operands, [f"branch {i}" for i in range(len(branches))])
     return _bind(idx, bodies, consts, leaves, out_tree)
@@ -120,6 +123,8 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
         operands = (operand,)
     p = asarray(pred) if not isinstance(pred, core.Tracer) else pred
     check_scalar_predicate("cond", core.get_aval(p), "the predicate", bool_only=False)
+    if config.jax_disable_jit and not isinstance(p, core.Tracer):  # as JAX: call the branch
+        return true_fun(*operands) if bool(p) else false_fun(*operands)
     if core.get_aval(p).dtype != dtypes.bool_:
         p = ne(p, 0)
     idx = convert_element_type(p, dtypes.int32)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..config import config
+from ._movement import concatenate, expand_dims, index_in_dim
 from ..tracer import core, pytree
 from ..tracer.avals import ShapedArray
+from ..tracer.errors import ConcretizationTypeError
 from ..transforms.control_flow.loops import while_p
 from ..transforms.control_flow.scan import scan_p
 from ..transforms.control_flow.tracing import (as_operands, check_carry, check_scalar_predicate,
@@ -82,6 +85,8 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     xs_leaves, xs_tree = pytree.tree_flatten(xs)
     xs_leaves = as_operands(xs_leaves)
     n = _scan_length(xs_leaves, xs_tree, length)
+    if config.jax_disable_jit:
+        return _scan_in_python(f, init, xs_leaves, xs_tree, n, reverse)
     if checkpoints is not None:
         from ..transforms.control_flow.checkpointed_scan import checkpointed_scan
         return checkpointed_scan(f, init, xs, n, reverse, unroll, checkpoints)
@@ -103,6 +108,25 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
                        unroll=int(unroll) if not isinstance(unroll, bool) else (n if unroll else 1))
     nc = len(init_leaves)
     return pytree.tree_unflatten(c_tree, outs[:nc]), pytree.tree_unflatten(y_tree, outs[nc:])
+
+
+def _scan_in_python(f: Callable, init: Any, xs_leaves: list, xs_tree: Any, n: int,
+                    reverse: bool) -> tuple[Any, Any]:
+    """scan under ``jax_disable_jit``, as JAX: a Python loop calling ``f`` on each slice."""
+    if n == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because the "
+                         "output type is unknown.")
+    carry, ys = init, []
+    steps = range(n - 1, -1, -1) if reverse else range(n)
+    for i in steps:
+        x = pytree.tree_unflatten(xs_tree, [index_in_dim(v, i, keepdims=False)
+                                            for v in xs_leaves])
+        carry, y = _pair("scan")(f(carry, x))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = pytree.tree_map(lambda *y: concatenate([expand_dims(v, (0,)) for v in y], 0), *ys)
+    return carry, stacked
 
 
 def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
@@ -155,6 +179,17 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     Returns:
       The final value.
     """
+    if config.jax_disable_jit:  # as JAX: a Python loop, unless a predicate is traced
+        def as_arrays(v: Any) -> Any:
+            leaves, tree = pytree.tree_flatten(v)
+            return pytree.tree_unflatten(tree, as_operands(leaves))
+        try:
+            val = as_arrays(init_val)
+            while cond_fun(val):
+                val = as_arrays(body_fun(val))
+            return val
+        except ConcretizationTypeError:
+            pass
     leaves, tree = pytree.tree_flatten(init_val)
     leaves = as_operands(leaves)
     for attempt in range(2):
@@ -209,6 +244,12 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     dt = result_type(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
+        if config.jax_disable_jit:  # as JAX: Python ints count the steps of a Python scan
+            if hi <= lo:
+                return init_val
+            (_, out), _ = scan(lambda c, _: ((c[0] + 1, body_fun(*c)), None), (lo, init_val),
+                               None, length=hi - lo)
+            return out
         i0 = convert_element_type(asarray(lo), dt)
 
         def step(carry, _):

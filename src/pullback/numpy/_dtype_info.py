@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from ..tracer import dtypes
+from ._promotion import promoted
 
 
 class _ScalarType:
@@ -98,7 +99,8 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
 
 def promote_types(a: Any, b: Any) -> np.dtype:
     """The dtype JAX's promotion lattice gives two dtypes."""
-    return dtypes.promote_types(_to_dtype(a), _to_dtype(b))
+    return promoted(((dtypes.canonicalize(_to_dtype(a)), False),
+                     (dtypes.canonicalize(_to_dtype(b)), False)))[0]
 
 
 def result_type(*args: Any) -> np.dtype:
@@ -115,7 +117,7 @@ def result_type(*args: Any) -> np.dtype:
             kinds.append((dtypes.canonicalize(a), False))
     if not kinds:
         raise ValueError("result_type: at least one argument is required")
-    return dtypes.promote(tuple(kinds))[0]
+    return promoted(tuple(kinds))[0]
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 import opt_einsum
 
 from .. import lax
+from ..lax._dot import canonicalize_precision
 from ..primitives.dot import dot_general_p
 from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes, canonicalize_axis
@@ -33,6 +34,7 @@ def matmul(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's ``@`` semantics (1-D operands promoted, batch dims
     broadcast)."""
+    canonicalize_precision(precision, "matmul")
     a, b = promote_dtypes("matmul", a, b)
     av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
@@ -57,6 +59,7 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
         preferred_element_type: Any = None) -> Any:
     """NumPy's ``dot``: scalars multiply, 1-D·1-D is an inner product, otherwise a's last axis
     contracts with b's second-to-last (or only) axis."""
+    canonicalize_precision(precision, "dot")
     a, b = promote_dtypes("dot", a, b)
     av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
@@ -72,6 +75,7 @@ def vdot(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
          preferred_element_type: Any = None) -> Any:
     """Inner product of the flattened inputs, conjugating the first."""
     from ._ufuncs import conj
+    canonicalize_precision(precision, "vdot")
     a, b = promote_dtypes("vdot", a, b)
     return dot(ravel(conj(a)), ravel(b))
 
@@ -87,6 +91,7 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Any:
 def inner(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
           preferred_element_type: Any = None) -> Any:
     """Sum product over the last axes."""
+    canonicalize_precision(precision, "inner")
     a, b = promote_dtypes("inner", a, b)
     av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
@@ -107,6 +112,7 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence = 2, *, precision
               preferred_element_type: Any = None) -> Any:
     """Contract ``a`` and ``b`` over ``axes`` (the last n of a with the first n of b, or two
     explicit axis lists)."""
+    canonicalize_precision(precision, "tensordot")
     a, b = promote_dtypes("tensordot", a, b)
     av, bv = aval_of(a), aval_of(b)
     if isinstance(axes, (int, np.integer)):
@@ -185,6 +191,7 @@ def einsum(subscripts: str, /, *operands: ArrayLike, out: None = None,
     Returns:
       The contraction.
     """
+    canonicalize_precision(precision, "einsum")
     ops = promote_dtypes("einsum", *operands)
     shapes = [aval_of(o).shape for o in ops]
     strategy = "auto" if optimize is True else ("left_to_right" if optimize is False else optimize)

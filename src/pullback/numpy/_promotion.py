@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,12 +23,21 @@ def aval_of(x: Any) -> ShapedArray:
 
 
 @functools.lru_cache(maxsize=4096)
-def _promoted(kinds: tuple) -> tuple[np.dtype, bool]:
+def _promoted_standard(kinds: tuple) -> tuple[np.dtype, bool]:
     return dtypes.promote(kinds)
 
 
 # (weak operands alone promote to the default dtypes, which jax_enable_x64 changes)
-config.watch(lambda name, value: _promoted.cache_clear())
+config.watch(lambda name, value: _promoted_standard.cache_clear())
+
+
+def promoted(kinds: tuple) -> tuple[np.dtype, bool]:
+    """The (dtype, weak) of combining values of these (dtype, weak) kinds under
+    ``jax_numpy_dtype_promotion`` ("strict" raises TypePromotionError between different
+    dtypes)."""
+    if config.jax_numpy_dtype_promotion == "strict":
+        return dtypes.promote_strict(kinds)
+    return _promoted_standard(kinds)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -64,7 +74,7 @@ def promote_dtypes(op: str, *args: Any) -> list[Any]:
     """Operands converted to their common dtype (JAX's lattice); Python scalars become weakly
     typed arrays of that dtype."""
     avals = [aval_of(a) for a in args]
-    dt, weak = _promoted(tuple((a.dtype, a.weak_type) for a in avals))
+    dt, weak = promoted(tuple((a.dtype, a.weak_type) for a in avals))
     return [a if av.dtype == dt and (av.weak_type == weak or not dtypes.is_python_scalar(a))
             and not dtypes.is_python_scalar(a) and not isinstance(a, (np.ndarray, np.generic))
             else convert(a, dt, weak and av.weak_type) for a, av in zip(args, avals)]
@@ -88,13 +98,36 @@ def promote_dtypes_numeric(op: str, *args: Any) -> list[Any]:
     return out
 
 
-def broadcast_args(op: str, *args: Any) -> list[Any]:
+_RANK_DOC = "https://docs.jax.dev/en/latest/rank_promotion_warning.html"
+
+
+def check_rank_promotion(op: str, shapes: list[tuple[int, ...]]) -> None:
+    """``jax_numpy_rank_promotion``: warn or raise (JAX's messages) when operands of ``op``
+    with these shapes differ in rank, 0-d ones aside."""
+    mode = config.jax_numpy_rank_promotion
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    listed = " ".join(map(str, shapes))
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {op} on shapes {listed}. "
+                      "Set the jax_numpy_rank_promotion config option to 'allow' to disable "
+                      f"this warning; for more information, see {_RANK_DOC}.", stacklevel=4)
+    else:
+        raise ValueError(f"Operands could not be broadcast together for {op} on shapes "
+                         f"{listed} and with the config option jax_numpy_rank_promotion="
+                         f"'raise'. For more information, see {_RANK_DOC}.")
+
+
+def broadcast_args(op: str, *args: Any, rank_check: bool = True) -> list[Any]:
     """Operands broadcast to their common shape, except 0-d ones (element-wise primitives
-    broadcast those themselves)."""
+    broadcast those themselves); ``jax_numpy_rank_promotion`` applies unless ``rank_check``
+    is False (functions JAX broadcasts without that check, e.g. ``where``)."""
     avals = [aval_of(a) for a in args]
     shapes = [av.shape for av in avals if av.ndim]
     if not shapes or all(s == shapes[0] for s in shapes):
         return list(args)
+    if rank_check:
+        check_rank_promotion(op, [av.shape for av in avals])
     target = broadcast_shapes(*shapes, op=op)
     return [broadcast_to_shape(a, av.shape, target) if av.ndim else a
             for a, av in zip(args, avals)]

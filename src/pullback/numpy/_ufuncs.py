@@ -13,7 +13,7 @@ from .. import lax
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args, promote_args_inexact,
-                         promote_args_numeric, promote_dtypes)
+                         promote_args_numeric, promote_dtypes, promote_dtypes_inexact)
 
 ArrayLike = Any
 
@@ -124,6 +124,7 @@ def fmod(x: ArrayLike, y: ArrayLike, /) -> Any:
 
 def divmod(x: ArrayLike, y: ArrayLike, /) -> tuple[Any, Any]:  # noqa: A001
     """``(floor_divide(x, y), remainder(x, y))``."""
+    x, y = promote_args_numeric("divmod", x, y)  # (rank promotion is reported as divmod's)
     return floor_divide(x, y), remainder(x, y)
 
 
@@ -648,7 +649,9 @@ def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None 
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Any:
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
-    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    # (JAX broadcasts heaviside's operands without the jax_numpy_rank_promotion check)
+    x1, x2 = broadcast_args("heaviside", *promote_dtypes_inexact("heaviside", x1, x2),
+                            rank_check=False)
     zero = lax.full_like(x1, 0)
     return lax.select_n(lax.lt(x1, zero), lax.select_n(lax.gt(x1, zero), x2,
                                                         lax.full_like(x1, 1)), zero)

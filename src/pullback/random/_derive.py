@@ -1,7 +1,8 @@
 """Deriving keys and raw bits: ``split``, ``fold_in``, ``bits``.
 
 These are single primitives over the key data (JAX's ``random_split``, ``random_fold_in`` and
-``random_bits``), with the results of JAX's default partitionable threefry.
+``random_bits``), with the results of JAX's default partitionable threefry, or compositions
+giving those of its original scheme under ``jax_threefry_partitionable=False``.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lax
+from ..config import config
 from ..lax._random_bits import random_bits, random_fold_in, random_split
 from ..tracer import core, dtypes
 from ..tracer.array import Array
@@ -67,8 +69,12 @@ def fold_in(key: Any, data: Any) -> Any:
 
 
 def split2(keys: Any) -> tuple[Any, Any]:
-    """The two keys of ``split(key)`` as separate key data (``split(k, n)[i]`` is
-    ``fold_in(k, i)``, which needs no slicing)."""
+    """The two keys of ``split(key)`` as separate key data (with the partitionable threefry,
+    ``split(k, n)[i]`` is ``fold_in(k, i)``, which needs no slicing)."""
+    if not config.jax_threefry_partitionable:
+        both = random_split(keys, (2,))
+        axis = core.get_aval(both).ndim - 2
+        return tuple(lax.index_in_dim(both, i, axis, keepdims=False) for i in (0, 1))
     return tuple(random_fold_in(keys, np.uint32(i)) for i in (0, 1))
 
 

@@ -143,11 +143,20 @@ def like_input(typed: bool, data: Any) -> Any:
 
 # ---- constructors ----
 
+# JAX's other implementations: known names, but no kernels here
+_OTHER_IMPLS = ("threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
+
+
 def _check_impl(name: str, impl: Any) -> None:
     if impl is None or impl == IMPL or isinstance(impl, KeyTy):
         return
-    raise ValueError(f'{name}: unrecognized PRNG implementation "{impl}"; pullback has '
-                     f'"{IMPL}" only')
+    if isinstance(impl, str) and impl in _OTHER_IMPLS:
+        raise ValueError(f'{name}: argument \'impl\': the PRNG implementation "{impl}" is not '
+                         f'supported on this backend (CPU); use "{IMPL}" (or None)')
+    raise ValueError(f'{name}: argument \'impl\': unrecognized PRNG implementation "{impl}". '
+                     f'Did you mean one of: "{IMPL}", '
+                     f'{", ".join(repr(i).replace(chr(39), chr(34)) for i in _OTHER_IMPLS)}? '
+                     f'(pullback supports "{IMPL}" only)')
 
 
 def _seed_value(name: str, seed: Any) -> Any:

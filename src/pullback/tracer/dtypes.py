@@ -170,6 +170,38 @@ def promote(dtypes_and_weak: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtyp
     return j, False
 
 
+class TypePromotionError(ValueError):
+    """Raised when JAX type promotion fails (``jax.dtypes.TypePromotionError``)."""
+
+
+def _strict_name(dtype: np.dtype, weak: bool) -> str:
+    # JAX names a weak operand by its Python type
+    if weak and dtype != bool_:
+        return "<class 'int'>" if is_integer(dtype) else \
+            "<class 'float'>" if is_float(dtype) else "<class 'complex'>"
+    return str(dtype)
+
+
+def promote_strict(dtypes_and_weak: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+    """``promote`` under ``jax_numpy_dtype_promotion='strict'`` (JAX's strict lattice): no
+    implicit promotion between two different dtypes; a weak Python int adapts to any numeric
+    dtype, a weak float to a floating or complex one, a weak complex to a complex one."""
+    strong = {d for d, w in dtypes_and_weak if not w or d == bool_}
+    if not strong:
+        return promote(dtypes_and_weak)  # weak only: as in the standard lattice
+    if len(strong) == 1:
+        (d,) = strong
+        reach = {_I: "iufcV", _F: "fcV", _C: "c"}  # (V: ml_dtypes' floats)
+        if all(not w or dt == bool_ or (d.kind in reach[_node(dt, w)] and d != bool_)
+               for dt, w in dtypes_and_weak):
+            return d, False
+    names = tuple(dict.fromkeys(_strict_name(d, w) for d, w in dtypes_and_weak))
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output "
+        "type, or set jax_numpy_dtype_promotion=standard.")
+
+
 def promote_types(a: Any, b: Any) -> np.dtype:
     """The dtype JAX's lattice gives two (strong) dtypes, as ``jnp.promote_types``."""
     return promote(((canonicalize(a), False), (canonicalize(b), False)))[0]

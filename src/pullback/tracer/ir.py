@@ -56,8 +56,17 @@ class SourceInfo(NamedTuple):
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# The line of the equation being evaluated by eval_jaxpr (None outside): equations that its
+# evaluation creates under a transformation (vmap of a scan body, jvp of a jit program) keep
+# the user's line of the equation they come from, as JAX's source-info context does.
+current: list[SourceInfo | None] = [None]
+
+
 def user_source_info() -> SourceInfo | None:
-    """The innermost stack frame outside the pullback package: the user's line."""
+    """The user's line: that of the equation being evaluated, else the innermost stack frame
+    outside the pullback package."""
+    if current[0] is not None:
+        return current[0]
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
@@ -94,8 +103,13 @@ def locate_error(e: BaseException, eqn: "Eqn", doing: str = "in") -> None:
     (once: the innermost equation wins)."""
     src = eqn.source_info
     if src is not None and not getattr(e, "_pb_located", False):
-        e.add_note(f"  {doing} '{eqn.primitive.name}' created at {src.file}:{src.line} "
-                   f"({src.function})")
+        base = getattr(e, "_pb_fp_base", None)
+        if base is not None:  # debug_nans: the message names the equation's own line
+            what = "created" if doing == "in" else f"{doing} '{eqn.primitive.name}' created"
+            e.args = (f"{base} ({what} at {src.file}:{src.line} ({src.function}))",)
+        else:
+            e.add_note(f"  {doing} '{eqn.primitive.name}' created at {src.file}:{src.line} "
+                       f"({src.function})")
         e._pb_located = True
 
 

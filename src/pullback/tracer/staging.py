@@ -9,6 +9,7 @@ from . import core, pytree
 from .array import Array
 from .avals import ShapedArray
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, locate_error, user_source_info
+from .ir import current as ir_current
 
 
 class JaxprBuilder:
@@ -165,12 +166,17 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     def read(a: Any) -> Any:
         return a.val if isinstance(a, Literal) else env[a.id]
 
+    ctx = ir_current
+    outer = ctx[0]
     for eqn in jaxpr.eqns:
+        ctx[0] = eqn.source_info or outer
         try:
             out = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         except Exception as e:
             locate_error(e, eqn)
             raise
+        finally:
+            ctx[0] = outer
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):
                 env[v.id] = x

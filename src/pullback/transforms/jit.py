@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import config
-from ..tracer import core, pytree
+from ..tracer import core, debug, pytree
 from ..tracer.array import Array, delete
 from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
@@ -71,10 +71,27 @@ def _jit_run(*args, name: str, jaxpr: ClosedJaxpr):
         hit = _compiled_eqns[id(jaxpr)] = (jaxpr, _compile(program, consts, name, ()))
     compiled = hit[1]
     outs = compiled.run(*[_to_ndarray(a, v.aval) for a, v in zip(args, jaxpr.jaxpr.invars)])
+    if debug.checking and debug.invalid_kind(outs):
+        # re-run op by op: the first equation making the value raises, naming its line
+        _jit_interpret(*args, name=name, jaxpr=jaxpr)
+        raise _not_reproduced(debug.invalid_kind(outs), name)
     return [Array._new(o, a) for o, a in zip(outs, compiled.out_avals)]
 
 
 _jit_run.interpreted = True  # takes Arrays (it is a call primitive), not ndarrays
+
+
+def _not_reproduced(kind: str, name: str) -> FloatingPointError:
+    """JAX's error when the program's result holds a NaN (an inf) but its op-by-op re-run
+    does not (e.g. different rounding of fused operations)."""
+    return FloatingPointError(
+        f"invalid value ({kind}) encountered in jit({name}). Because jax_config.debug_nans.value "
+        "and/or config.jax_debug_infs is set, the de-optimized function (i.e., the function as "
+        "if the `jit` decorator were removed) was called in an attempt to get a more precise "
+        "error message. However, the de-optimized function did not produce invalid values "
+        "during its execution. This behavior can result from `jit` optimizations causing the "
+        "invalid value to be produced. It may also arise from having nan/inf constants as "
+        "outputs, like `jax.jit(lambda ...: jax.numpy.nan)(...)`. ")
 
 
 def _to_ndarray(x: Any, aval) -> Any:
@@ -207,7 +224,6 @@ class JitFunction(_JitBase):
 
     def __init__(self, fun: Callable, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
-        _live.add(self)
         self._fun = fun
         self._name = fun_name(fun)
         self._static_argnums, self._static_argnames = _normalize_static(
@@ -215,6 +231,7 @@ class JitFunction(_JitBase):
         self._donate_argnums = ((donate_argnums,) if isinstance(donate_argnums, int)
                                 else tuple(donate_argnums or ()))
         self._cache: dict[Any, _Entry] = {}
+        _live.add(self)
         # self._fast (the C base's list): (FastCall, output tree or None) per compiled
         # signature of Arrays in tuples and lists; a FastCall returns NotImplemented otherwise
 
@@ -247,7 +264,7 @@ class JitFunction(_JitBase):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, treedef = pytree.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(core.get_aval(x) for x in leaves)
-        key = (treedef, avals, statics, config.jax_enable_x64)
+        key = (treedef, avals, statics, _trace_context())
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
@@ -282,6 +299,8 @@ class JitFunction(_JitBase):
         return compiled
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
+        if config.jax_disable_jit:  # as JAX: the function itself, op by op
+            return self._fun(*args, **kwargs)
         entry, leaves, avals, dyn_args, statics = self._entry(args, kwargs)
         if core.state.eager and config.backend == "cpu":
             donated = self._donated_leaves(dyn_args)
@@ -294,13 +313,28 @@ class JitFunction(_JitBase):
                 vals, layout = [np.array(v) for v in vals], None
                 compiled = self._compiled(entry, dyn_args, layout)
                 outs = run_program(compiled, leaves, vals, donated)
+            if debug.checking:
+                self._check(outs, args, kwargs)
             if layout is None and entry.in_spec is not _NOT_PLAIN and not kwargs and \
-                    not donated and len(self._fast) < _MAX_FAST and \
+                    not donated and len(self._fast) < _MAX_FAST and not _slow_only() and \
                     len(leaves) <= _FAST_MAX_LEAVES and all(type(x) is Array for x in leaves):
                 self._fast.append(_fast_runner(compiled, entry.out_tree, avals, entry.in_spec))
             return pytree.tree_unflatten(entry.out_tree, outs)
         outs = jit_p.bind(*entry.consts, *leaves, name=self._name, jaxpr=entry.program)
         return pytree.tree_unflatten(entry.out_tree, outs)
+
+    def _check(self, outs: Sequence[Array], args: tuple, kwargs: dict) -> None:
+        """debug_nans/debug_infs: when a result holds a NaN (an inf), run the function again
+        op by op, eagerly, so that the first primitive making one raises, naming its line (as
+        JAX re-runs the de-optimized function)."""
+        kind = debug.invalid_kind([o._value for o in outs])
+        if kind is None:
+            return
+        print("Invalid nan value encountered in the output of a jax.jit function. Calling the "
+              "de-optimized version.")  # (JAX's notice)
+        with config.scoped("jax_disable_jit", True):
+            self._fun(*args, **kwargs)
+        raise _not_reproduced(kind, self._name)
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         """Trace for these arguments (as JAX's ``jit(f).lower``): the Jaxpr after the passes,
@@ -327,7 +361,8 @@ def run_program(compiled: Any, leaves: Sequence[Any], vals: list[np.ndarray],
     arguments to its device)."""
     taken = []
     for j in donated:
-        if _sole_owner(leaves[j], leaves, vals[j]):
+        # (under debug_nans/debug_infs nothing is taken: a hit re-runs on the same arguments)
+        if not debug.checking and _sole_owner(leaves[j], leaves, vals[j]):
             taken.append(j)
         elif vals[j].flags.writeable:
             vals[j] = vals[j].view()
@@ -350,20 +385,6 @@ def _sole_owner(x: Any, leaves: Sequence[Any], v: np.ndarray) -> bool:
     once."""
     return (type(x) is Array and v.base is None and v.flags.writeable and
             sys.getrefcount(v) <= 4 and sum(y is x for y in leaves) == 1)
-
-
-# Every JitFunction: the fast path keys on argument avals alone, so a change of the 64-bit mode
-# (which changes what a trace produces) empties their fast lists.
-_live: "weakref.WeakSet[JitFunction]" = weakref.WeakSet()
-
-
-def _forget_fast_paths(name: str, value: Any) -> None:
-    if name == "jax_enable_x64":
-        for f in list(_live):
-            f._fast.clear()
-
-
-config.watch(_forget_fast_paths)
 
 
 def _layout_key(vals: list) -> tuple | None:
@@ -450,11 +471,45 @@ class Compiled:
         leaves = pytree.tree_leaves(args)
         avals = [core.get_aval(x) for x in leaves]
         vals = [np.asarray(_to_ndarray(x, a)) for x, a in zip(leaves, avals)]
-        return pytree.tree_unflatten(self._entry.out_tree, run_program(
-            self._compiled, leaves, vals, self._donated))
+        outs = run_program(self._compiled, leaves, vals, self._donated)
+        kind = debug.invalid_kind([o._value for o in outs]) if debug.checking else None
+        if kind is not None:  # re-run the program op by op: the first bad equation raises
+            eval_jaxpr(self._entry.program.jaxpr, [], *self._entry.consts, *leaves)
+            raise _not_reproduced(kind, self._fun._name)
+        return pytree.tree_unflatten(self._entry.out_tree, outs)
 
 
 _jit_setup(core.state, config, pytree.tree_unflatten)
+
+
+# ---- switches read when a function is traced or called ----
+
+# Options that change what tracing produces: part of the cache key (as JAX's jit key).
+_TRACE_OPTIONS = ("jax_enable_x64", "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
+                  "jax_threefry_partitionable", "jax_default_matmul_precision")
+# Options under which calls must reach ``_call`` (disable_jit, result checks): the C fast path
+# skips both, so while one is on no fast runner is kept.
+_SLOW_OPTIONS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs")
+_live: "weakref.WeakSet[JitFunction]" = weakref.WeakSet()
+
+
+def _trace_context() -> tuple:
+    return tuple([getattr(config, n) for n in _TRACE_OPTIONS])
+
+
+def _slow_only() -> bool:
+    return any(getattr(config, n) for n in _SLOW_OPTIONS)
+
+
+def _on_update(name: str, value: Any) -> None:
+    # the fast runners dispatch on argument avals alone: drop them when an option changes what
+    # a call must do (they are rebuilt on the next calls)
+    if name in _TRACE_OPTIONS or (name in _SLOW_OPTIONS and value):
+        for f in list(_live):
+            del f._fast[:]
+
+
+config.watch(_on_update)
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -15,6 +15,9 @@ from pullback.dtypes import TypePromotionError
 
 _HERE = __file__
 
+# JAX 0.10.2's behaviour was recorded in its default (32-bit) mode
+pytestmark = pytest.mark.x32
+
 
 def _line_of(fn, text):
     """The line number in this file of ``text`` inside function ``fn``."""

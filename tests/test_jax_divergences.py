@@ -80,3 +80,253 @@ def test_has_aux_requires_a_pair():
         pb.grad(lambda x: x * 2.0, has_aux=True)(1.0)
     with pytest.raises(TypeError, match="has_aux"):
         pb.jvp(lambda x: x * 2.0, (1.0,), (1.0,), has_aux=True)
+
+
+# ---- out-of-bounds indices: JAX's modes, forward and backward ----
+
+def _both(f, *args):
+    """f's value eagerly and under jit (they must agree)."""
+    eager = np.asarray(f(*args))
+    np.testing.assert_array_equal(np.asarray(pb.jit(f)(*args)), eager)
+    return eager
+
+
+def test_static_int_index_out_of_bounds_clamps():
+    # counted from the end once, then clamped (JAX's slicing); slices are unaffected
+    x, x2 = jnp.arange(5.), jnp.arange(12.).reshape(3, 4)
+    for f, want in [(lambda x: x[10], 4.), (lambda x: x[-10], 0.), (lambda x: x[5], 4.),
+                    (lambda x: x[-6], 0.), (lambda x: x.at[10].get(), 4.),
+                    (lambda x: x.at[-10].get(), 0.), (lambda x: x.at[10].get(mode="clip"), 4.),
+                    (lambda x: x[jnp.array([10])], [4.])]:
+        np.testing.assert_array_equal(_both(f, x), want)
+    assert np.isnan(_both(lambda x: x.at[10].get(mode="fill"), x))
+    assert _both(lambda x: x[10:12], x).shape == (0,)
+    for f, want in [(lambda x: x[10, 0], 8.), (lambda x: x[0, 10], 3.),
+                    (lambda x: x[10], [8., 9., 10., 11.]), (lambda x: x[-10], [0., 1., 2., 3.]),
+                    (lambda x: x[10, :2], [8., 9.]), (lambda x: x[1:, 10], [7., 11.]),
+                    (lambda x: x[10, jnp.array([0, 1])], [8., 9.]),
+                    (lambda x: x[..., 10], [3., 7., 11.]),
+                    (lambda x: x[None, 10], [[8., 9., 10., 11.]])]:
+        np.testing.assert_array_equal(_both(f, x2), want)
+    # the derivative goes to the clamped element (a slice's), and vmap clamps per lane
+    np.testing.assert_array_equal(np.asarray(pb.grad(lambda x: x[10] * 2)(x)), [0, 0, 0, 0, 2])
+    np.testing.assert_array_equal(np.asarray(pb.grad(lambda x: x[-10] * 2)(x)), [2, 0, 0, 0, 0])
+    np.testing.assert_array_equal(np.asarray(pb.vmap(lambda x: x[10])(x2)), [3., 7., 11.])
+
+
+def test_static_int_update_out_of_bounds():
+    x = jnp.arange(5.)
+    for f, want in [(lambda x: x.at[10].set(9.), [0, 1, 2, 3, 4]),
+                    (lambda x: x.at[-10].set(9.), [0, 1, 2, 3, 4]),
+                    (lambda x: x.at[10].set(9., mode="clip"), [0, 1, 2, 3, 9]),
+                    (lambda x: x.at[-10].add(9., mode="clip"), [9, 1, 2, 3, 4])]:
+        np.testing.assert_array_equal(_both(f, x), want)
+
+
+X3 = jnp.array([1., 2., 3.])
+I5 = jnp.array([5, 1, -1, -4, -3])  # two out of bounds (5 and -4), three counted from the end
+
+
+def _fwd_grad_jvp(f):
+    fwd = _both(f, X3)
+    loss = lambda x: (f(x) ** 2).sum()
+    grad = np.asarray(pb.grad(loss)(X3))
+    np.testing.assert_array_equal(np.asarray(pb.jit(pb.grad(loss))(X3)), grad)
+    jvp = np.asarray(pb.jvp(f, (X3,), (X3 * 10,))[1])
+    return fwd, grad, jvp
+
+
+@pytest.mark.parametrize("how, fwd, grad, jvp", [
+    # x[I] / .get(): gather in promise_in_bounds, which clamps; its transpose drops
+    ("getitem", [3, 2, 3, 1, 1], [2, 4, 6], [30, 20, 30, 10, 10]),
+    ("get", [3, 2, 3, 1, 1], [2, 4, 6], [30, 20, 30, 10, 10]),
+    ("get-promise_in_bounds", [3, 2, 3, 1, 1], [2, 4, 6], [30, 20, 30, 10, 10]),
+    ("get-clip", [3, 2, 3, 1, 1], [4, 4, 12], [30, 20, 30, 10, 10]),
+    ("get-fill", [np.nan, 2, 3, np.nan, 1], [2, 4, 6], [0, 20, 30, 0, 10]),
+    ("take", [np.nan, 2, 3, np.nan, 1], [2, 4, 6], [0, 20, 30, 0, 10]),
+    ("take-clip", [3, 2, 1, 1, 1], [6, 4, 6], [30, 20, 10, 10, 10]),  # no counting from the end
+    ("take-fill", [np.nan, 2, 3, np.nan, 1], [2, 4, 6], [0, 20, 30, 0, 10]),
+    ("lax.gather", [3, 2, 1, 1, 1], [0, 4, 0], [30, 20, 10, 10, 10]),
+    ("lax.gather-clip", [3, 2, 1, 1, 1], [6, 4, 6], [30, 20, 10, 10, 10]),
+    ("lax.gather-fill", [np.nan, 2, np.nan, np.nan, np.nan], [0, 4, 0], [0, 20, 0, 0, 0]),
+])
+def test_out_of_bounds_gather_values_and_derivatives(how, fwd, grad, jvp):
+    name, _, mode = how.partition("-")
+    mode = mode or None
+    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+    f = {"getitem": lambda x: x[I5], "get": lambda x: x.at[I5].get(mode=mode),
+         "take": lambda x: jnp.take(x, I5, mode=mode),
+         "lax.gather": lambda x: lax.gather(x, I5[:, None], dn, (1,), mode=mode)}[name]
+    got = _fwd_grad_jvp(f)
+    for g, w in zip(got, (fwd, grad, jvp)):
+        np.testing.assert_array_equal(g, np.asarray(w, np.float32))
+
+
+def test_out_of_bounds_gather_gradient_under_vmap():
+    xs = jnp.array([[1., 2., 3.], [4., 5., 6.]])
+    g = pb.vmap(pb.grad(lambda x: (x[I5] ** 2).sum()))(xs)
+    np.testing.assert_array_equal(np.asarray(g), [[2., 4., 6.], [8., 10., 12.]])
+    # the brief's example: x[[5, 1]] reads x[2] and x[1], the gradient of x[2] is dropped
+    np.testing.assert_array_equal(
+        np.asarray(pb.grad(lambda x: (x[jnp.array([5, 1])] ** 2).sum())(X3)), [0., 4., 0.])
+
+
+@pytest.mark.parametrize("mode, fwd, grad, jvp", [
+    (None, [[np.nan, 4, np.nan], [4, 18, np.nan]], [32, 16, 216],
+     [[0, 40, 0], [40, 180, 0]]),
+    ("clip", [[9, 4, 1], [4, 18, 18]], [34, 16, 486], [[90, 40, 10], [40, 180, 180]]),
+    ("fill", [[np.nan, 4, np.nan], [4, 18, np.nan]], [32, 16, 216],
+     [[0, 40, 0], [40, 180, 0]]),
+    # promise_in_bounds does not count negative indices from the end (JAX's legacy rule)
+    ("promise_in_bounds", [[9, 4, 1], [4, 4, 18]], [32, 16, 0], [[90, 40, 10], [40, 40, 180]]),
+])
+def test_take_along_axis_out_of_bounds(mode, fwd, grad, jvp):
+    x2 = jnp.arange(1., 7.).reshape(2, 3)
+    i2 = jnp.array([[5, 1, -4], [0, -1, 3]])
+    got = _fwd_grad_jvp(lambda x: jnp.take_along_axis(x2 * x, i2, axis=1, mode=mode))
+    for g, w in zip(got, (fwd, grad, jvp)):
+        np.testing.assert_array_equal(g, np.asarray(w, np.float32))
+    wrapped = jnp.take_along_axis(x2, i2, axis=1, mode="promise_in_bounds",
+                                  wrap_negative_indices=True)
+    np.testing.assert_array_equal(np.asarray(wrapped), [[3, 2, 1], [4, 6, 6]])
+
+
+@pytest.mark.parametrize("mode, fwd, grad_x, grad_u", [
+    (None, [51, 22, 33], [102, 44, 66], [0, 44, 66, 0, 102]),
+    ("drop", [51, 22, 33], [102, 44, 66], [0, 44, 66, 0, 102]),
+    ("promise_in_bounds", [51, 22, 33], [102, 44, 66], None),
+    ("clip", [91, 22, 43], [182, 44, 86], [86, 44, 86, 182, 182]),
+])
+def test_out_of_bounds_at_add(mode, fwd, grad_x, grad_u):
+    u = jnp.array([10., 20., 30., 40., 50.])
+    f = lambda x, u: x.at[I5].add(u, mode=mode)
+    np.testing.assert_array_equal(_both(f, X3, u), fwd)
+    gx, gu = pb.grad(lambda x, u: (f(x, u) ** 2).sum(), (0, 1))(X3, u)
+    np.testing.assert_array_equal(np.asarray(gx), grad_x)
+    if grad_u is not None:
+        np.testing.assert_array_equal(np.asarray(gu), grad_u)
+
+
+@pytest.mark.parametrize("mode, fwd, grad_u, jvp", [
+    (None, [1, 22, 3], [0, 44, 0, 0, 0], [10, 40, 30]),
+    ("clip", [121, 22, 13], [26, 44, 242, 242, 242], [130, 40, 40]),
+    ("fill", [1, 22, 3], [0, 44, 0, 0, 0], [10, 40, 30]),
+    # the transpose of a promise_in_bounds scatter-add is a promise_in_bounds gather: clamped
+    ("promise_in_bounds", [1, 22, 3], [6, 44, 2, 2, 2], [10, 40, 30]),
+])
+def test_out_of_bounds_lax_scatter_add(mode, fwd, grad_u, jvp):
+    sdn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    u = jnp.array([10., 20., 30., 40., 50.])
+    f = lambda x, u: lax.scatter_add(x, I5[:, None], u, sdn, mode=mode)
+    np.testing.assert_array_equal(_both(f, X3, u), fwd)
+    _, gu = pb.grad(lambda x, u: (f(x, u) ** 2).sum(), (0, 1))(X3, u)
+    np.testing.assert_array_equal(np.asarray(gu), grad_u)
+    np.testing.assert_array_equal(np.asarray(pb.jvp(f, (X3, u), (X3 * 10, u))[1]), jvp)
+    vm = pb.vmap(f, (0, None))(jnp.array([[1., 2., 3.], [4., 5., 6.]]), u)
+    np.testing.assert_array_equal(np.asarray(vm), np.stack([fwd, np.add(fwd, 3)]))
+
+
+def test_take_modes_as_jax():
+    x = jnp.arange(4.)
+    np.testing.assert_array_equal(np.asarray(jnp.take(x, jnp.array([5, -1, -6]), mode="wrap")),
+                                  [1., 3., 2.])
+    with pytest.raises(ValueError, match="Invalid mode 'drop'"):
+        jnp.take(x, jnp.array([1]), mode="drop")
+    with pytest.raises(ValueError, match="Invalid mode 'promise_in_bounds'"):
+        jnp.take(x, jnp.array([1]), mode="promise_in_bounds")
+    with pytest.raises(NotImplementedError, match="'raise' mode"):
+        jnp.take(x, jnp.array([1]), mode="raise")
+
+
+# ---- 0-d and traced indices keep the index mode ----
+
+def test_traced_and_0d_index_modes():
+    x = jnp.arange(4.)
+    for i in (4, jnp.array(4), jnp.array(-5)):
+        for f, want in [(lambda x, i: x.at[i].set(-1.), [0, 1, 2, 3]),
+                        (lambda x, i: x.at[i].set(-1., mode="drop"), [0, 1, 2, 3]),
+                        (lambda x, i: x.at[i].add(5., mode="fill"), [0, 1, 2, 3])]:
+            np.testing.assert_array_equal(np.asarray(f(x, i)), want)
+            np.testing.assert_array_equal(np.asarray(pb.jit(f)(x, i)), want)
+        fill = lambda x, i: x.at[i].get(mode="fill")
+        assert np.isnan(np.asarray(fill(x, i))) and np.isnan(np.asarray(pb.jit(fill)(x, i)))
+        assert float(pb.jit(lambda x, i: x.at[i].get(mode="fill", fill_value=7.))(x, i)) == 7.
+    set_clip = pb.jit(lambda x, i: x.at[i].set(-1., mode="clip"))
+    np.testing.assert_array_equal(np.asarray(set_clip(x, 4)), [0, 1, 2, -1])
+    np.testing.assert_array_equal(np.asarray(set_clip(x, -5)), [-1, 1, 2, 3])
+    # in bounds, negative counts from the end
+    np.testing.assert_array_equal(np.asarray(pb.jit(lambda x, i: x.at[i].set(-1.))(x, -1)),
+                                  [0, 1, 2, -1])
+    # under vmap: per-lane indices
+    i = jnp.array([4, 1, -5])
+    np.testing.assert_array_equal(
+        np.asarray(pb.vmap(lambda i: x.at[i].set(-1.))(i)),
+        [[0, 1, 2, 3], [0, -1, 2, 3], [0, 1, 2, 3]])
+    got = np.asarray(pb.vmap(lambda i: x.at[i].get(mode="fill"))(i))
+    np.testing.assert_array_equal(np.isnan(got), [True, False, True])
+    assert got[1] == 1.
+
+
+@pytest.mark.parametrize("dtype, big", [(np.uint32, 2**31 + 1), (np.uint32, 2**32 - 1),
+                                        (np.uint64, 2**63 + 1), (np.uint64, 2**64 - 1),
+                                        (np.uint8, 255)])
+def test_huge_unsigned_indices_are_out_of_bounds(dtype, big):
+    # never wrapped to a negative index counted from the end
+    x = jnp.arange(4.)
+    i, ia = np.array(big, dtype), np.array([big, 1], dtype)
+    for f, want in [(lambda x, i: x[i], 3.), (lambda x, i: x.at[i].set(-1.), [0, 1, 2, 3]),
+                    (lambda x, i: x.at[i].set(-1., mode="clip"), [0, 1, 2, -1]),
+                    (lambda x, i: lax.dynamic_index_in_dim(x, i, keepdims=False), 3.)]:
+        np.testing.assert_array_equal(_both(f, x, i), want)
+    assert np.isnan(_both(lambda x, i: x.at[i].get(mode="fill"), x, i))
+    for f, want in [(lambda x, i: x[i], [3., 1.]),
+                    (lambda x, i: x.at[i].set(-1.), [0, -1, 2, 3]),
+                    (lambda x, i: jnp.take(x, i), [np.nan, 1.]),
+                    (lambda x, i: jnp.take(x, i, mode="clip"), [3., 1.]),
+                    (lambda x, i: jnp.take_along_axis(x, i, axis=0), [np.nan, 1.])]:
+        np.testing.assert_array_equal(_both(f, x, ia), want)
+
+
+def test_large_negative_int64_index_stays_out_of_bounds():
+    x, i = jnp.arange(4.), np.array(-2**62, np.int64)
+    np.testing.assert_array_equal(_both(lambda x, i: x[i], x, i), 0.)
+    np.testing.assert_array_equal(_both(lambda x, i: x.at[i].set(-1.), x, i), [0, 1, 2, 3])
+    assert np.isnan(_both(lambda x, i: x.at[i].get(mode="fill"), x, i))
+
+
+# ---- indexing empty arrays ----
+
+def test_indexing_empty_arrays():
+    e, e2, e3 = jnp.zeros((0,)), jnp.zeros((0, 3)), jnp.zeros((3, 0))
+    ei = jnp.array([], jnp.int32)
+    for f, shape in [(lambda: jnp.unique(e), (0,)), (lambda: jnp.unique(e2, axis=0), (0, 3)),
+                     (lambda: jnp.unique(ei), (0,)), (lambda: jnp.take(e, ei), (0,)),
+                     (lambda: jnp.take(e2, ei, axis=0), (0, 3)),
+                     (lambda: jnp.take(jnp.arange(3.), ei), (0,)),
+                     (lambda: jnp.take_along_axis(e, ei, axis=0), (0,)),
+                     (lambda: e[ei], (0,)), (lambda: jnp.arange(3.)[ei], (0,)),
+                     (lambda: e3[0], (0,)), (lambda: e3[jnp.array([0, 1])], (2, 0)),
+                     (lambda: e.at[ei].set(1.), (0,)), (lambda: e2.at[ei].set(1.), (0, 3)),
+                     (lambda: e2.at[ei].get(), (0, 3)), (lambda: e.at[jnp.array([0])].add(1.), (0,)),
+                     (lambda: e3.at[0].set(1.), (3, 0)), (lambda: e3.at[5].set(2.), (3, 0)),
+                     (lambda: e.at[:].set(1.), (0,)), (lambda: jnp.diagonal(e2), (0,)),
+                     (lambda: pb.grad(lambda x: x[ei].sum())(e), (0,))]:
+        assert f().shape == shape
+    out = jnp.unique(e, return_index=True, return_inverse=True, return_counts=True)
+    assert [o.shape for o in out] == [(0,)] * 4
+    np.testing.assert_array_equal(np.asarray(jnp.arange(3.).at[jnp.array([], int)].set(1.)),
+                                  [0., 1., 2.])
+    np.testing.assert_array_equal(
+        np.asarray(jnp.take_along_axis(e3, jnp.zeros((3, 2), jnp.int32), axis=1)),
+        np.zeros((3, 2)))
+    # what JAX rejects: an integer on an empty axis, a non-empty take from one
+    for f in (lambda: e[0], lambda: e2[0], lambda: e3[:, 0], lambda: e.at[0].set(1.),
+              lambda: e.at[0].get(mode="fill"), lambda: pb.jit(lambda e, i: e[i])(e, 0)):
+        with pytest.raises(IndexError, match="out of bounds for axis . with size 0"):
+            f()
+    with pytest.raises(IndexError, match="non-empty jnp.take"):
+        jnp.take(e, jnp.array([0]))
+    with pytest.raises(TypeError, match="axis 0 of size 0"):
+        e[jnp.array([0])]

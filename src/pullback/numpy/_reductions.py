@@ -373,12 +373,11 @@ def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool
         vlo, vhi = at(lo), at(ceil(pos))
         r = add(vlo, multiply(subtract(vhi, vlo), subtract(pos, lo)))
     r = reshape(r, kshape + qshape)
-    if not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
-        if n:
-            last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
-            r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
-        else:
-            r = where(True, np.nan, r)
+    if not n:  # quantiles of nothing are NaN (NumPy's), with or without nan_policy
+        r = where(True, np.nan, r)
+    elif not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
+        last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
+        r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
     r = moveaxis(r, tuple(range(nk, nk + nq)), tuple(range(nq)))   # (Q.., K..)
     if keepdims:
         r = reshape(r, qshape + tuple(1 if i in axes else d for i, d in enumerate(av.shape)))

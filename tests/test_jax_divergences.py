@@ -330,3 +330,49 @@ def test_indexing_empty_arrays():
         jnp.take(e, jnp.array([0]))
     with pytest.raises(TypeError, match="axis 0 of size 0"):
         e[jnp.array([0])]
+
+
+# ---- integer division and remainder by zero (JAX's jnp rules over XLA's total lax ops) ----
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_signed_integer_division_by_zero(dtype):
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    a = jnp.array(np.array([7, -7, 0, lo, hi, lo, -1, 5], dtype))
+    b = jnp.array(np.array([0, 0, 0, 0, 0, -1, -1, -3], dtype))
+    want = {
+        "floor_divide": [-2, -2, -1, -2, -2, lo, 1, -2],
+        "remainder": [0, 0, 0, 0, 0, 0, 0, -1],
+        "fmod": [0, 0, 0, 0, 0, 0, 0, 2],
+        "lax.div": [-1, -1, -1, -1, -1, lo, 1, -1],
+        "lax.rem": [7, -7, 0, lo, hi, 0, 0, 2],
+    }
+    _check_int_division(a, b, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_unsigned_integer_division_by_zero(dtype):
+    hi = np.iinfo(dtype).max
+    a = jnp.array(np.array([7, 0, hi, 5, 1], dtype))
+    b = jnp.array(np.array([0, 0, 0, 2, 3], dtype))
+    want = {"floor_divide": [hi, hi, hi, 2, 0], "remainder": [0, 0, 0, 1, 1],
+            "fmod": [0, 0, 0, 1, 1], "lax.div": [hi, hi, hi, 2, 0], "lax.rem": [7, 0, hi, 1, 1]}
+    _check_int_division(a, b, want, dtype)
+
+
+def _check_int_division(a, b, want, dtype):
+    fns = {"floor_divide": lambda a, b: a // b, "remainder": lambda a, b: a % b,
+           "fmod": jnp.fmod, "lax.div": lax.div, "lax.rem": lax.rem}
+    for name, f in fns.items():
+        got = _both(f, a, b)
+        assert got.dtype == np.dtype(dtype), name
+        np.testing.assert_array_equal(got, np.array(want[name], dtype), err_msg=name)
+    for f, name in [(jnp.floor_divide, "floor_divide"), (jnp.remainder, "remainder"),
+                    (jnp.mod, "remainder")]:
+        np.testing.assert_array_equal(np.asarray(f(a, b)), np.array(want[name], dtype))
+    q, r = jnp.divmod(a, b)
+    np.testing.assert_array_equal(np.asarray(q), np.array(want["floor_divide"], dtype))
+    np.testing.assert_array_equal(np.asarray(r), np.array(want["remainder"], dtype))
+    q, r = pb.jit(jnp.divmod)(a, b)
+    np.testing.assert_array_equal(np.asarray(r), np.array(want["remainder"], dtype))
+    # a Python zero divisor, weakly typed
+    np.testing.assert_array_equal(np.asarray(a % 0), np.zeros(a.shape, dtype))

@@ -376,3 +376,63 @@ def _check_int_division(a, b, want, dtype):
     np.testing.assert_array_equal(np.asarray(r), np.array(want["remainder"], dtype))
     # a Python zero divisor, weakly typed
     np.testing.assert_array_equal(np.asarray(a % 0), np.zeros(a.shape, dtype))
+
+
+# ---- cumulative reductions keep small integer dtypes (JAX's rule) ----
+
+SMALL = ["int8", "uint8", "int16", "uint16"]
+
+
+@pytest.mark.parametrize("dtype", SMALL + ["int32", "uint32", "float16", "bfloat16", "float32"])
+def test_cumulative_dtypes(dtype):
+    x = jnp.array([1, 0, 1, 1], dtype=dtype)
+    for f in (jnp.cumsum, jnp.cumprod, jnp.nancumsum, jnp.nancumprod, jnp.cumulative_prod,
+              lax.cumsum, lax.cumprod, lax.cummax, lax.cummin):
+        assert _both(f, x).dtype == np.dtype(dtype), f.__name__
+    # the array-API cumulative_sum promotes small integers (to int32 / uint32)
+    small_int = dtype in SMALL
+    want = {"u": "uint32", "i": "int32"}.get(np.dtype(dtype).kind, dtype) if small_int else dtype
+    got = jnp.cumulative_sum(x, include_initial=True)
+    assert got.dtype == np.dtype(want)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [0, 1, 1, 2, 3])
+    got = jnp.cumulative_prod(x, include_initial=True)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [1, 1, 0, 0, 0])
+    # explicit dtypes: bool accumulates x != 0 and returns bool
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(x, dtype=bool)), [True] * 4)
+    np.testing.assert_array_equal(np.asarray(jnp.cumprod(x, dtype=bool)), [True] + [False] * 3)
+    assert jnp.cumsum(x, dtype="int8").dtype == np.int8
+    assert jnp.cumsum(x, dtype="float32").dtype == np.float32
+
+
+def test_cumulative_overflow_wraps_in_the_input_dtype():
+    np.testing.assert_array_equal(_both(jnp.cumsum, jnp.array([100, 100], "int8")),
+                                  np.array([100, -56], np.int8))
+    np.testing.assert_array_equal(_both(jnp.cumsum, jnp.array([[1, 2], [3, 4]], "int8")),
+                                  np.array([1, 3, 6, 10], np.int8))
+
+
+def test_cumulative_bool():
+    b = jnp.array([True, False, True, True])
+    for f in (jnp.cumsum, jnp.cumulative_sum):
+        got = _both(f, b)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, [1, 1, 2, 3])
+    np.testing.assert_array_equal(_both(jnp.cumprod, b), [1, 0, 0, 0])
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(b, dtype=bool)), [True] * 4)
+    np.testing.assert_array_equal(np.asarray(jnp.cumprod(b, dtype=bool)),
+                                  [True, False, False, False])
+    # [-1, 1] must not cancel under dtype=bool
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(jnp.array([-1, 1]), dtype=bool)),
+                                  [True, True])
+    with pytest.raises(TypeError):
+        lax.cumsum(b)
+
+
+def test_cumulative_array_api_arguments():
+    with pytest.raises(ValueError, match="non-scalar"):
+        jnp.cumulative_sum(jnp.array(1.0))
+    with pytest.raises(ValueError, match="axis"):
+        jnp.cumulative_prod(jnp.ones((2, 2)))
+    got = jnp.cumulative_sum(jnp.ones((2, 3)), axis=1, include_initial=True)
+    np.testing.assert_array_equal(np.asarray(got), [[0, 1, 2, 3]] * 2)

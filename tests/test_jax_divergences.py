@@ -436,3 +436,18 @@ def test_cumulative_array_api_arguments():
         jnp.cumulative_prod(jnp.ones((2, 2)))
     got = jnp.cumulative_sum(jnp.ones((2, 3)), axis=1, include_initial=True)
     np.testing.assert_array_equal(np.asarray(got), [[0, 1, 2, 3]] * 2)
+
+
+# ---- container types of multi-output lax functions (JAX's) ----
+
+def test_multi_output_containers():
+    x, y = jnp.array([3., 1., 2.]), jnp.array([1, 2, 3])
+    for j in (lambda f: f, pb.jit):
+        assert type(j(lambda x: lax.top_k(x, 2))(x)) is list
+        assert type(j(lambda x: lax.sort((x,)))(x)) is tuple
+        assert type(j(lambda x: lax.sort([x]))(x)) is tuple
+        assert type(j(lambda x, y: lax.sort([x, y], num_keys=1))(x, y)) is tuple
+        assert type(j(lambda x, y: lax.sort_key_val(x, y))(x, y)) is tuple
+    values, indices = lax.top_k(x, 2)
+    np.testing.assert_array_equal(np.asarray(values), [3., 2.])
+    np.testing.assert_array_equal(np.asarray(indices), [0, 2])

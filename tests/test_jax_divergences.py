@@ -75,6 +75,14 @@ def test_has_aux_keeps_outer_derivatives():
     np.testing.assert_array_equal(np.asarray(t), [0., 2., 4.])
 
 
+def test_jacobian_aux_under_jit_and_vmap():
+    xs = jnp.ones((2, 3))
+    for jac in (pb.jacfwd, pb.jacrev, pb.hessian):
+        _check_aux(pb.jit(jac(_f_aux, has_aux=True))(xs[0])[1], want_a=(2., 2., 2.))
+        aux = pb.vmap(jac(_f_aux, has_aux=True))(xs)[1]
+        np.testing.assert_array_equal(np.asarray(aux["a"]), np.full((2, 3), 2.))
+
+
 def test_has_aux_requires_a_pair():
     with pytest.raises(TypeError, match="has_aux"):
         pb.grad(lambda x: x * 2.0, has_aux=True)(1.0)

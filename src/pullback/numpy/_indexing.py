@@ -66,9 +66,10 @@ def _normalize(idx: Any, n: int) -> Any:
     return lax.select_n(lax.lt(idx, zero), idx, lax.add(idx, lax.full_like(idx, n)))
 
 
-def _index_dtype(*dts: np.dtype) -> np.dtype:
-    """The signed dtype that holds every index of these dtypes (and an axis size)."""
-    wide = any(d.itemsize > 4 or d == dtypes.uint32 for d in dts)
+def _index_dtype(*dts: np.dtype, size: int = 0) -> np.dtype:
+    """The signed dtype that holds every index of these dtypes and the axis size ``size``
+    (which negative indices are counted back from)."""
+    wide = size >= 2**31 - 1 or any(d.itemsize > 4 or d == dtypes.uint32 for d in dts)
     return dtypes.int64 if wide else dtypes.int32
 
 
@@ -108,7 +109,7 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
     idx = _int_index("take", indices)
     n = av.shape[ax]
     iv = aval_of(idx)
-    dt = _index_dtype(iv.dtype)
+    dt = _index_dtype(iv.dtype, size=n)
     if mode is None or mode == "fill":
         idx, gmode = _as_index(idx, n, dt), lax.GatherScatterMode.FILL_OR_DROP
     elif mode == "raise":
@@ -167,7 +168,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None,
         return _zeros_result(arr, shape)
     if wrap_negative_indices is None:
         wrap_negative_indices = mode != "promise_in_bounds"
-    idx = _as_index(idx, n, _index_dtype(iv.dtype), normalize=wrap_negative_indices)
+    idx = _as_index(idx, n, _index_dtype(iv.dtype, size=n), normalize=wrap_negative_indices)
     if iv.shape != shape:
         idx = lax.broadcast_in_dim(idx, shape, tuple(range(iv.ndim)))
     idt = aval_of(idx).dtype
@@ -351,7 +352,8 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
         sizes = list(xv.shape)
         for d, v in dyn:
             # dynamic_slice counts a negative start from the end itself (JAX's)
-            start_idx[d] = _as_index(v, xv.shape[d], _index_dtype(aval_of(v).dtype),
+            start_idx[d] = _as_index(v, xv.shape[d], _index_dtype(aval_of(v).dtype,
+                                                                  size=xv.shape[d]),
                                      normalize=False)
             sizes[d] = 1
         x = lax.dynamic_slice(x, start_idx, tuple(sizes))
@@ -408,7 +410,8 @@ def _advanced(x: Any, entries: list, mode: Any, fill_value: Any, expand_dims: Ca
             if xv.shape[d] == 0:  # JAX's gather rejects it too (a TypeError)
                 raise TypeError(f"getitem: cannot index axis {d} of size 0 with a non-empty "
                                 "integer array: every index is out of bounds")
-        idt = _index_dtype(*(aval_of(v).dtype for _, v in adv))
+        idt = _index_dtype(*(aval_of(v).dtype for _, v in adv),
+                           size=max((xv.shape[d] for d in adv_dims), default=0))
         cols = [broadcast_to(_as_index(v, xv.shape[d], idt), bshape) for d, v in adv]
         dn = lax.GatherDimensionNumbers(offset_dims=offset,
                                         collapsed_slice_dims=tuple(adv_dims),

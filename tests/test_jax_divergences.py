@@ -459,3 +459,13 @@ def test_multi_output_containers():
     values, indices = lax.top_k(x, 2)
     np.testing.assert_array_equal(np.asarray(values), [3., 2.])
     np.testing.assert_array_equal(np.asarray(indices), [0, 2])
+
+
+def test_bool_division_by_false():
+    # bools divide as int32; JAX's fmod keeps XLA's remainder (the dividend) for them
+    b, c = jnp.array([True, False, True]), jnp.array([False, False, True])
+    for f, want in [(jnp.floor_divide, [-2, -1, 1]), (jnp.remainder, [0, 0, 0]),
+                    (jnp.fmod, [1, 0, 0])]:
+        got = _both(f, b, c)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)

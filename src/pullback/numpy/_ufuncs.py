@@ -128,8 +128,11 @@ mod = remainder
 
 def fmod(x: ArrayLike, y: ArrayLike, /) -> Any:
     """Element-wise C remainder (the sign of ``x``)."""
+    # as JAX: an integer zero divisor gives 0, but bool operands (counted as int32) keep
+    # XLA's remainder by zero (the dividend)
+    integer = _is_int(promote_dtypes("fmod", x, y)[0])
     x, y = promote_args_numeric("fmod", x, y)
-    return lax.rem(x, _int_nonzero_divisor(y) if _is_int(x) else y)
+    return lax.rem(x, _int_nonzero_divisor(y) if integer else y)
 
 
 def divmod(x: ArrayLike, y: ArrayLike, /) -> tuple[Any, Any]:  # noqa: A001

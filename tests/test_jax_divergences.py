@@ -469,3 +469,19 @@ def test_bool_division_by_false():
         got = _both(f, b, c)
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, want)
+
+
+def test_static_int_beside_an_array_index_is_gathered_unclamped():
+    # an int next to an array index is part of the gather: its out-of-bounds gradient drops
+    x = jnp.arange(1., 13.).reshape(3, 4)
+    for f, fwd, grad in [
+            (lambda x: x[jnp.array([0, 5]), 9], [4., 12.], np.zeros((3, 4))),
+            (lambda x: x[7, jnp.array([1, -9])], [10., 9.], np.zeros((3, 4))),
+            (lambda x: x.at[jnp.array([0, 5]), 9].get(mode="clip"), [4., 12.],
+             [[0, 0, 0, 8], [0, 0, 0, 0], [0, 0, 0, 24]])]:
+        np.testing.assert_array_equal(_both(f, x), fwd)
+        np.testing.assert_array_equal(np.asarray(pb.grad(lambda x: (f(x) ** 2).sum())(x)), grad)
+    got = _both(lambda x: x.at[7, jnp.array([1, -9])].get(mode="fill"), x)
+    assert np.isnan(got).all()
+    np.testing.assert_array_equal(_both(lambda x: x.at[7, jnp.array([1, -9])].add(-3., mode="clip"),
+                                        x)[2], [6., 7., 11., 12.])

@@ -269,9 +269,12 @@ def _parse_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
 
 def _scalar_entries(entries: list, shape: tuple, fill: bool) -> None:
     """Checks and rewrites the integer entries in place: on an axis of size 0 they raise (as
-    JAX); in fill/drop mode the out-of-bounds static ones and every traced one become
-    gathered indices (a slice cannot fill), otherwise a static one is counted from the end
-    once and clamped to the axis, as JAX's slicing."""
+    JAX). Beside an array index a static one joins the gather unchanged (capped to
+    [-n - 1, n], which keeps it out of bounds on the same side); else in fill/drop mode the
+    out-of-bounds static ones and every traced one become gathered indices (a slice cannot
+    fill), and otherwise a static one is counted from the end once and clamped to the axis,
+    as JAX's slicing."""
+    gathered = any(k == "array" for k, _ in entries)
     d = 0
     for i, (k, v) in enumerate(entries):
         if k == "none":
@@ -279,7 +282,9 @@ def _scalar_entries(entries: list, shape: tuple, fill: bool) -> None:
         n = shape[d]
         if k in ("int", "scalar") and n == 0:
             raise IndexError(f"index is out of bounds for axis {d} with size 0")
-        if k == "int":
+        if k == "int" and gathered:
+            entries[i] = ("int", min(max(v, -n - 1), n))
+        elif k == "int":
             v = v + n if v < 0 else v
             if fill and not 0 <= v < n:  # any out-of-bounds value fills alike: n does
                 entries[i] = ("array", Array(np.asarray(n, np.int32 if n < 2**31 - 1
@@ -306,7 +311,8 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
     _scalar_entries(entries, av.shape, gmode is lax.GatherScatterMode.FILL_OR_DROP)
     has_array = any(k == "array" for k, _ in entries)
     if has_array:  # ints and traced scalars join the advanced indices (NumPy's rule)
-        entries = [("array", convert(v, dtypes.int32)) if k == "int" else
+        entries = [("array", convert(v, dtypes.int32 if abs(v) < 2**31 - 1 else dtypes.int64))
+                   if k == "int" else
                    ("array", v) if k == "scalar" else (k, v) for k, v in entries]
     # 1) static slices: rev + slice, as views; ints (without arrays): static slice + squeeze
     dims = [i for i, (k, _) in enumerate(entries) if k != "none"]

@@ -300,7 +300,7 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
     """``arr[idx]`` with NumPy's semantics, lowered to views, dynamic_slice or gather.
 
     ``mode``: JAX's out-of-bounds modes (default ``"promise_in_bounds"``, which clamps)."""
-    from ._shape import expand_dims, reshape
+    from ._shape import expand_dims
     (arr,) = promote_args("getitem", arr)
     av = aval_of(arr)
     gmode = _mode(mode, "promise_in_bounds")

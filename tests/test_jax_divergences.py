@@ -83,6 +83,27 @@ def test_jacobian_aux_under_jit_and_vmap():
         np.testing.assert_array_equal(np.asarray(aux["a"]), np.full((2, 3), 2.))
 
 
+def test_has_aux_through_checkpoint_scan_cond_and_custom_jvp():
+    w = pb.custom_jvp(lambda x: x * 3)
+    w.defjvp(lambda p, t: (p[0] * 3, t[0] * 3))
+
+    def f(x):
+        y = pb.checkpoint(lambda x: jnp.sin(x) * 2)(x)
+        z = lax.scan(lambda c, a: (c + a, c * a), 0., x)[1]
+        c = lax.cond(True, lambda x: x + 1, lambda x: x, x)
+        return jnp.sum(y), {"y": y, "z": z, "c": c, "w": w(x)}
+
+    x = jnp.arange(3.)
+    for fn in (pb.grad(f, has_aux=True), pb.jit(pb.grad(f, has_aux=True))):
+        _, aux = fn(x)
+        for leaf in aux.values():
+            assert not isinstance(leaf, core.Tracer)
+        np.testing.assert_allclose(np.asarray(aux["y"]), 2 * np.sin([0., 1., 2.]), rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(aux["z"]), [0., 0., 2.])
+        np.testing.assert_array_equal(np.asarray(aux["c"]), [1., 2., 3.])
+        np.testing.assert_array_equal(np.asarray(aux["w"]), [0., 3., 6.])
+
+
 def test_has_aux_requires_a_pair():
     with pytest.raises(TypeError, match="has_aux"):
         pb.grad(lambda x: x * 2.0, has_aux=True)(1.0)

@@ -69,6 +69,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         sizes = [a.size for a in avals]
         total = sum(sizes)
         offsets = list(np.cumsum([0] + sizes[:-1]))
+
         def f_flat(*xs):
             full = list(args)
             for i, v in zip(nums, pytree.tree_unflatten(in_tree, list(xs))):
@@ -122,6 +123,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         sizes = [a.size for a in y_avals]
         total = sum(sizes)
         offsets = list(np.cumsum([0] + sizes[:-1]))
+
         basis = _basis(y_avals, total, _inexact_dtype(y_avals))
         basis = [b.astype(a.dtype) for b, a in zip(basis, y_avals)]
         rows = vmap(lambda *cts: pytree.tree_leaves(pullback(pytree.tree_unflatten(y_tree, cts))),

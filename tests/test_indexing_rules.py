@@ -101,10 +101,22 @@ def _scatter_case(name, geo, mode):
     return f, (_rand(*g["operand"]), g["indices"], _rand(*g["updates"], seed=1))
 
 
+def _kept_promise(geo, args):
+    """The indices clamped into bounds: PROMISE_IN_BOUNDS's gather clamps but its transpose
+    drops (JAX's rules), so its derivatives are adjoint only where the promise holds (the
+    out-of-bounds values are pinned in tests/test_jax_divergences.py)."""
+    g = GEOMETRIES[geo]
+    hi = np.array([g["operand"][d] - g["slice_sizes"][d] for d in g["gather"].start_index_map],
+                  args[1].dtype)
+    return (args[0], np.clip(args[1], 0, hi)) + tuple(args[2:])
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("geo", list(GEOMETRIES))
 def test_gather_derivatives_and_vmap(geo, mode):
     f, args = _gather_case(geo, mode, fill_value=2.5 if mode == "fill" else None)
+    if mode == "promise_in_bounds":
+        args = _kept_promise(geo, args)
     check_grads_floats(f, args)
     check_vmap(f, args)
 
@@ -114,6 +126,8 @@ def test_gather_derivatives_and_vmap(geo, mode):
 @pytest.mark.parametrize("name", list(SCATTERS))
 def test_scatter_derivatives_and_vmap(name, geo, mode):
     f, args = _scatter_case(name, geo, mode)
+    if mode == "promise_in_bounds" and name == "scatter_add":  # see _kept_promise
+        args = _kept_promise(geo, args)
     check_grads_floats(f, args)
     check_vmap(f, args)
 

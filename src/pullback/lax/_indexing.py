@@ -249,8 +249,10 @@ def gather(operand: ArrayLike, start_indices: ArrayLike,
       slice_sizes: the slice size along every operand dimension.
       unique_indices: a promise (unused by the CPU kernel).
       indices_are_sorted: a promise (unused by the CPU kernel).
-      mode: out-of-bounds handling; None means PROMISE_IN_BOUNDS (which clamps, as in JAX),
-        "clip" clamps, "fill" returns ``fill_value`` for any window not wholly in bounds.
+      mode: out-of-bounds handling; None means PROMISE_IN_BOUNDS (which clamps, as in JAX,
+        while its transpose, a scatter-add in the same mode, drops the out-of-bounds
+        cotangents), "clip" clamps (both ways), "fill" returns ``fill_value`` for any window
+        not wholly in bounds.
       fill_value: the fill for "fill" mode; by default NaN for inexact dtypes, the minimum
         signed / maximum unsigned integer, True for bool.
 

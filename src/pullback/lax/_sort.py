@@ -76,7 +76,7 @@ def sort_key_val(keys: ArrayLike, values: ArrayLike, dimension: int = -1,
     return k, v
 
 
-def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Array, Array]:
+def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> list[Array]:
     """The ``k`` largest entries along ``axis`` and their indices, largest first.
 
     Floats are ordered by IEEE totalOrder (as XLA's TopK): +NaN above +inf, 0.0 above -0.0 and
@@ -88,8 +88,8 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Array, Array]:
       axis: the axis to search (the last by default).
 
     Returns:
-      ``(values, indices)``: ``operand``'s dtype and int32, shaped as ``operand`` with
-      ``axis`` of size ``k``.
+      ``[values, indices]`` (a list, as JAX's): ``operand``'s dtype and int32, shaped as
+      ``operand`` with ``axis`` of size ``k``.
     """
     ax = _dimension(operand, axis, "top_k", "axis")
     try:
@@ -97,7 +97,7 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     except TypeError:
         raise TypeError(f"top_k: argument 'k' must be an int, got {type(k).__name__}") from None
     values, indices = top_k_p.bind(operand, k=k, axis=ax)
-    return values, indices
+    return [values, indices]
 
 
 def argsort(operand: ArrayLike, dimension: int = -1, *, descending: bool = False,

@@ -2,12 +2,17 @@
 
 Basic indexing (static ints and slices) gives zero-copy views (slice, rev, squeeze); traced
 scalar indices a dynamic_slice; integer-array ("advanced") indexing a gather. Boolean masks are
-turned into integer indices, so they need concrete values (outside jit), as in JAX. Reads of
-out-of-bounds advanced indices clamp; ``.at[...]`` updates at out-of-bounds indices are
-dropped (JAX's defaults).
+turned into integer indices, so they need concrete values (outside jit), as in JAX.
+
+Out-of-bounds indices follow JAX's modes: reads clamp by default (``promise_in_bounds``: a
+static or traced integer, after negative indices count once from the end, selects the edge;
+the gradient of an out-of-bounds array index is dropped, as XLA's scatter does), ``"fill"``
+reads ``fill_value``; ``.at[...]`` updates drop out-of-bounds indices unless ``mode="clip"``.
+Unsigned indices never count from the end: a huge uint64 index is out of bounds.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable
 
@@ -34,11 +39,14 @@ def _mode(mode: Any, default: str) -> Any:
     if isinstance(m, str):
         table = {"clip": lax.GatherScatterMode.CLIP, "fill": lax.GatherScatterMode.FILL_OR_DROP,
                  "drop": lax.GatherScatterMode.FILL_OR_DROP,
-                 "promise_in_bounds": lax.GatherScatterMode.CLIP}
+                 "promise_in_bounds": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
         if m not in table:
-            raise ValueError(f"invalid indexing mode {m!r}; use 'clip', 'fill' or "
+            raise ValueError(f"invalid indexing mode {m!r}; use 'clip', 'fill', 'drop' or "
                              "'promise_in_bounds'")
         return table[m]
+    if not isinstance(m, lax.GatherScatterMode):
+        raise ValueError(f"invalid indexing mode {m!r}; use 'clip', 'fill', 'drop' or "
+                         "'promise_in_bounds'")
     return m
 
 
@@ -58,13 +66,39 @@ def _normalize(idx: Any, n: int) -> Any:
     return lax.select_n(lax.lt(idx, zero), idx, lax.add(idx, lax.full_like(idx, n)))
 
 
+def _index_dtype(*dts: np.dtype, size: int = 0) -> np.dtype:
+    """The signed dtype that holds every index of these dtypes and the axis size ``size``
+    (which negative indices are counted back from)."""
+    wide = size >= 2**31 - 1 or any(d.itemsize > 4 or d == dtypes.uint32 for d in dts)
+    return dtypes.int64 if wide else dtypes.int32
+
+
+def _as_index(idx: Any, n: int, dt: np.dtype, normalize: bool = True) -> Any:
+    """An integer index as signed ``dt`` (negative ones counted from the end when
+    ``normalize``). An unsigned index is first capped at ``n`` (still out of bounds), so a
+    huge uint64 does not wrap to a negative int64 that would count from the end."""
+    idt = aval_of(idx).dtype
+    if idt.kind == "u":
+        if np.iinfo(idt).max > n:
+            idx = lax.min(idx, lax.full_like(idx, n))
+        return convert(idx, dt)
+    idx = convert(idx, dt)
+    return _normalize(idx, n) if normalize else idx
+
+
+def _zeros_result(a: Any, shape: tuple) -> Any:
+    """The result of an indexing op that selects nothing (JAX's zeros, no gather)."""
+    return lax.full_like(a, 0, shape=tuple(shape))
+
+
 def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None,
          mode: str | None = None, unique_indices: bool = False,
          indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (the flattened array when None).
 
-    Negative indices count from the end. Out-of-bounds indices: ``mode="fill"`` (default)
-    gives ``fill_value`` (NaN for inexact dtypes), ``"clip"`` clamps, ``"wrap"`` wraps.
+    Negative indices count from the end, except with ``mode="clip"``. Out-of-bounds
+    indices: ``mode="fill"`` (default) gives ``fill_value`` (NaN for inexact dtypes),
+    ``"clip"`` clamps, ``"wrap"`` wraps (JAX's modes; others raise).
     """
     from ._shape import ravel, reshape
     (a,) = promote_args("take", a)
@@ -74,27 +108,46 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
     ax = canonicalize_axis(axis, av.ndim, "take")
     idx = _int_index("take", indices)
     n = av.shape[ax]
-    if mode == "wrap":
-        idx = lax.rem(lax.add(lax.rem(idx, lax.full_like(idx, max(n, 1))),
-                              lax.full_like(idx, max(n, 1))), lax.full_like(idx, max(n, 1)))
-        mode = "clip"
-    elif mode == "raise":
-        raise ValueError("take: mode='raise' is not supported; use 'fill', 'clip' or 'wrap'")
-    elif mode != "clip":  # as JAX: fill mode counts negative indices from the end
-        idx = _normalize(idx, n)
     iv = aval_of(idx)
+    dt = _index_dtype(iv.dtype, size=n)
+    if mode is None or mode == "fill":
+        idx, gmode = _as_index(idx, n, dt), lax.GatherScatterMode.FILL_OR_DROP
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    elif mode == "wrap":
+        m = lax.full_like(idx, max(n, 1))  # floor modulo: the result is in [0, n)
+        idx = lax.rem(lax.add(lax.rem(idx, m), m), m) if iv.dtype.kind != "u" else lax.rem(idx, m)
+        idx, gmode = convert(idx, dt), lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    elif mode == "clip":
+        idx, gmode = _as_index(idx, n, dt, normalize=False), lax.GatherScatterMode.CLIP
+    else:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    out_shape = av.shape[:ax] + iv.shape + av.shape[ax + 1:]
+    if n == 0 and iv.size:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    if iv.size == 0:
+        return _zeros_result(a, out_shape)
     dn = lax.GatherDimensionNumbers(
         offset_dims=tuple(range(ax)) + tuple(range(ax + iv.ndim, av.ndim - 1 + iv.ndim)),
         collapsed_slice_dims=(ax,), start_index_map=(ax,))
     sizes = tuple(1 if d == ax else s for d, s in enumerate(av.shape))
-    return lax.gather(a, reshape(idx, iv.shape + (1,)), dn, sizes, mode=_mode(mode, "fill"),
+    return lax.gather(a, reshape(idx, iv.shape + (1,)), dn, sizes, mode=gmode,
                       fill_value=fill_value, unique_indices=unique_indices,
                       indices_are_sorted=indices_are_sorted)
 
 
 def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None,
-                    mode: str | None = None, fill_value: Any = None) -> Any:
-    """``arr`` gathered along ``axis`` at ``indices`` (same ndim; other dims broadcast)."""
+                    mode: str | None = None, fill_value: Any = None, *,
+                    wrap_negative_indices: bool | None = None) -> Any:
+    """``arr`` gathered along ``axis`` at ``indices`` (same ndim; other dims broadcast).
+
+    Args:
+      arr, indices, axis: as NumPy's.
+      mode: out-of-bounds handling, as :func:`jax.lax.gather` (default ``"fill"``).
+      fill_value: the fill of ``"fill"`` mode (NaN for inexact dtypes by default).
+      wrap_negative_indices: count negative indices from the end; by default True unless
+        ``mode="promise_in_bounds"`` (JAX's legacy rule).
+    """
     from ._shape import ravel, reshape, stack
     (arr,) = promote_args("take_along_axis", arr)
     idx = _int_index("take_along_axis", indices)
@@ -110,8 +163,14 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None,
                                   op="take_along_axis"))
     shape[ax] = iv.shape[ax]
     shape = tuple(shape)
-    idx = lax.broadcast_in_dim(_normalize(idx, av.shape[ax]), shape, tuple(range(iv.ndim))) \
-        if iv.shape != shape else _normalize(idx, av.shape[ax])
+    n = av.shape[ax]
+    if n == 0 or math.prod(shape) == 0:  # nothing to read (JAX's zeros)
+        return _zeros_result(arr, shape)
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    idx = _as_index(idx, n, _index_dtype(iv.dtype, size=n), normalize=wrap_negative_indices)
+    if iv.shape != shape:
+        idx = lax.broadcast_in_dim(idx, shape, tuple(range(iv.ndim)))
     idt = aval_of(idx).dtype
     coords = []
     for d in range(av.ndim):
@@ -208,28 +267,52 @@ def _parse_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
     return out
 
 
-def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = None,
-                   check_static: bool = True) -> Any:
-    """``arr[idx]`` with NumPy's semantics, lowered to views, dynamic_slice or gather."""
-    from ._shape import expand_dims, reshape
+def _scalar_entries(entries: list, shape: tuple, fill: bool) -> None:
+    """Checks and rewrites the integer entries in place: on an axis of size 0 they raise (as
+    JAX). Beside an array index a static one joins the gather unchanged (capped to
+    [-n - 1, n], which keeps it out of bounds on the same side); else in fill/drop mode the
+    out-of-bounds static ones and every traced one become gathered indices (a slice cannot
+    fill), and otherwise a static one is counted from the end once and clamped to the axis,
+    as JAX's slicing."""
+    gathered = any(k == "array" for k, _ in entries)
+    d = 0
+    for i, (k, v) in enumerate(entries):
+        if k == "none":
+            continue
+        n = shape[d]
+        if k in ("int", "scalar") and n == 0:
+            raise IndexError(f"index is out of bounds for axis {d} with size 0")
+        if k == "int" and gathered:
+            entries[i] = ("int", min(max(v, -n - 1), n))
+        elif k == "int":
+            v = v + n if v < 0 else v
+            if fill and not 0 <= v < n:  # any out-of-bounds value fills alike: n does
+                entries[i] = ("array", Array(np.asarray(n, np.int32 if n < 2**31 - 1
+                                                        else np.int64)))
+            else:
+                entries[i] = ("int", min(max(v, 0), n - 1))
+        elif k == "scalar" and fill:
+            entries[i] = ("array", v)
+        d += 1
+
+
+def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = None) -> Any:
+    """``arr[idx]`` with NumPy's semantics, lowered to views, dynamic_slice or gather.
+
+    ``mode``: JAX's out-of-bounds modes (default ``"promise_in_bounds"``, which clamps)."""
+    from ._shape import expand_dims
     (arr,) = promote_args("getitem", arr)
     av = aval_of(arr)
+    gmode = _mode(mode, "promise_in_bounds")
     entries = _parse_index(idx, av.ndim)
     # a 0-d boolean index: x[True] adds an axis, x[False] an empty one
     if any(k == "array" and aval_of(v).dtype == dtypes.bool_ for k, v in entries):
         return _bool_scalar_index(arr, entries)
-    if not check_static:  # updates drop out-of-bounds static ints: make them gathered indices
-        d = 0
-        for i, (k, v) in enumerate(entries):
-            if k == "none":
-                continue
-            if k == "int" and not -av.shape[d] <= v < av.shape[d]:
-                entries[i] = ("array", Array(np.asarray(v, np.int64 if abs(v) >= 2**31 else
-                                                        np.int32)))
-            d += 1
+    _scalar_entries(entries, av.shape, gmode is lax.GatherScatterMode.FILL_OR_DROP)
     has_array = any(k == "array" for k, _ in entries)
     if has_array:  # ints and traced scalars join the advanced indices (NumPy's rule)
-        entries = [("array", convert(v, dtypes.int32)) if k == "int" else
+        entries = [("array", convert(v, dtypes.int32 if abs(v) < 2**31 - 1 else dtypes.int64))
+                   if k == "int" else
                    ("array", v) if k == "scalar" else (k, v) for k, v in entries]
     # 1) static slices: rev + slice, as views; ints (without arrays): static slice + squeeze
     dims = [i for i, (k, _) in enumerate(entries) if k != "none"]
@@ -255,14 +338,7 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
             starts.append(start)
             limits.append(max(stop, start))
             steps.append(step)
-        elif k == "int":
-            if not -n <= v < n:
-                if check_static:
-                    raise IndexError(f"index {v} is out of bounds for axis {d} with size {n}")
-                starts.append(0), limits.append(0), steps.append(1)  # empty: dropped
-                squeeze_dims.append(d)
-                continue
-            v = v % n
+        elif k == "int":  # in bounds (_scalar_entries)
             starts.append(v), limits.append(v + 1), steps.append(1)
             squeeze_dims.append(d)
         elif k == "scalar":
@@ -281,20 +357,19 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
         start_idx = [convert(0, dtypes.int32)] * xv.ndim
         sizes = list(xv.shape)
         for d, v in dyn:
-            start_idx[d] = _normalize(v, xv.shape[d])
+            # dynamic_slice counts a negative start from the end itself (JAX's)
+            start_idx[d] = _as_index(v, xv.shape[d], _index_dtype(aval_of(v).dtype,
+                                                                  size=xv.shape[d]),
+                                     normalize=False)
             sizes[d] = 1
         x = lax.dynamic_slice(x, start_idx, tuple(sizes))
         squeeze_dims = sorted(squeeze_dims + [d for d, _ in dyn])
     if not has_array:
         if squeeze_dims:
-            if any(aval_of(x).shape[d] == 0 for d in squeeze_dims):
-                x = reshape(x, tuple(s for d, s in enumerate(aval_of(x).shape)
-                                     if d not in squeeze_dims))
-            else:
-                x = lax.squeeze(x, tuple(squeeze_dims))
+            x = lax.squeeze(x, tuple(squeeze_dims))
         tokens = [k for k, _ in entries if k not in ("int", "scalar")]
         return _insert_new_axes(x, tokens, expand_dims)
-    return _advanced(x, entries, mode, fill_value, expand_dims)
+    return _advanced(x, entries, gmode, fill_value, expand_dims)
 
 
 def _bool_scalar_index(arr: Any, entries: list) -> Any:
@@ -321,11 +396,6 @@ def _advanced(x: Any, entries: list, mode: Any, fill_value: Any, expand_dims: Ca
     adv = [(d, v) for d, i in enumerate(dims) for k, v in [entries[i]] if k == "array"]
     adv_dims = [d for d, _ in adv]
     bshape = broadcast_shapes(*(aval_of(v).shape for _, v in adv), op="getitem")
-    idt = dtypes.int32
-    if any(aval_of(v).dtype.itemsize > 4 or aval_of(v).dtype == dtypes.uint32 for _, v in adv):
-        idt = dtypes.int64
-    cols = [broadcast_to(_normalize(convert(v, idt), xv.shape[d]), bshape) for d, v in adv]
-    indices = stack(cols, axis=-1)
     # positions: adjacent advanced entries (no slice or None between) keep their place
     positions = [i for i, (k, _) in enumerate(entries) if k == "array"]
     contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -336,10 +406,24 @@ def _advanced(x: Any, entries: list, mode: Any, fill_value: Any, expand_dims: Ca
         offset = tuple(range(p0)) + tuple(range(p0 + nb, nb + len(rest)))
     else:
         offset = tuple(range(nb, nb + len(rest)))
-    dn = lax.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=tuple(adv_dims),
-                                    start_index_map=tuple(adv_dims))
-    sizes = tuple(1 if d in adv_dims else s for d, s in enumerate(xv.shape))
-    out = lax.gather(x, indices, dn, sizes, mode=_mode(mode, "clip"), fill_value=fill_value)
+    if math.prod(bshape) == 0:  # no index: an empty result, whatever the axes' sizes
+        window = iter(xv.shape[d] for d in rest)
+        batch = iter(bshape)
+        out = _zeros_result(x, tuple(next(window) if o in offset else next(batch)
+                                     for o in range(nb + len(rest))))
+    else:
+        for d in adv_dims:
+            if xv.shape[d] == 0:  # JAX's gather rejects it too (a TypeError)
+                raise TypeError(f"getitem: cannot index axis {d} of size 0 with a non-empty "
+                                "integer array: every index is out of bounds")
+        idt = _index_dtype(*(aval_of(v).dtype for _, v in adv),
+                           size=max((xv.shape[d] for d in adv_dims), default=0))
+        cols = [broadcast_to(_as_index(v, xv.shape[d], idt), bshape) for d, v in adv]
+        dn = lax.GatherDimensionNumbers(offset_dims=offset,
+                                        collapsed_slice_dims=tuple(adv_dims),
+                                        start_index_map=tuple(adv_dims))
+        sizes = tuple(1 if d in adv_dims else s for d, s in enumerate(xv.shape))
+        out = lax.gather(x, stack(cols, axis=-1), dn, sizes, mode=mode, fill_value=fill_value)
     # new axes: their place among the output's tokens
     tokens: list[str] = []
     for k, _ in entries:
@@ -454,15 +538,20 @@ class _IndexUpdateRef:
 def _scatter(arr: Any, index: Any, values: Any, scatter: Callable, mode: Any) -> Any:
     """Updates through the flat positions ``index`` selects: index an iota of the flat
     positions with the same ``index`` (so every NumPy indexing rule applies unchanged), then
-    one 1-D scatter into the flattened array."""
+    one 1-D scatter into the flattened array. Out-of-bounds indices are dropped unless
+    ``mode="clip"`` (JAX: its default, "fill"/"drop" and XLA's "promise_in_bounds" drop)."""
     from ._shape import broadcast_to, ravel, reshape
     (arr,) = promote_args("at", arr)
     av = aval_of(arr)
+    drop = _mode(mode, "drop") is not lax.GatherScatterMode.CLIP
+    if av.size == 0:  # nothing to update; integer indices on empty axes still raise (JAX)
+        entries = _parse_index(index, av.ndim)
+        if not any(k == "array" and aval_of(v).dtype == dtypes.bool_ for k, v in entries):
+            _scalar_entries(entries, av.shape, drop)
+        return arr
     dt = dtypes.int32 if av.size < 2**31 - 1 else dtypes.int64
     ids = reshape(lax.iota(dt, av.size), av.shape)
-    drop = mode is None or mode in ("drop", "fill", lax.GatherScatterMode.FILL_OR_DROP)
-    sel = rewriting_take(ids, index, mode="fill" if drop else "clip", fill_value=av.size,
-                         check_static=not drop)
+    sel = rewriting_take(ids, index, mode="fill" if drop else "clip", fill_value=av.size)
     sv = aval_of(sel)
     vals = convert(promote_args("at", values)[0], av.dtype)
     vals = broadcast_to(vals, sv.shape)

@@ -264,24 +264,68 @@ argmin = _arg("argmin", lambda a, ax, dt: lax.argmin(a, ax, dt))
 
 # ---- cumulative ----
 
-def _cumulative(name: str, laxop: Any, widen: bool) -> Any:
-    def f(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
-        _no_out(out, name)
-        a, av = _prep(name, a)
+def _cumulative_reduce(name: str, laxop: Any, a: ArrayLike, axis: int | None, dtype: Any,
+                       promote_integers: bool = False) -> Any:
+    """JAX's dtype rule for cumulative reductions: the input's dtype (bool counts in the
+    default int; ``promote_integers`` widens small integers too), or ``dtype``; a bool
+    ``dtype`` accumulates ``a != 0`` in the default int and returns bool."""
+    a, av = _prep(name, a)
+    if axis is None:
+        a, av = ravel(a), aval_of(ravel(a))
+        axis = 0
+    ax = canonicalize_axis(axis, av.ndim, name)
+    want = dtypes.requested(dtype, name) if dtype is not None else None
+    if want is None:
+        result = _accumulation_dtype(av.dtype) if promote_integers or \
+            av.dtype == dtypes.bool_ else av.dtype
+        compute = result
+    elif want == dtypes.bool_:  # counting, not the values, decides (so [-1, 1] is True)
+        a, result, compute = _as_bool(a), want, _accumulation_dtype(want)
+    else:
+        result = compute = want
+    return convert(laxop(convert(a, compute), axis=ax), result)
+
+
+def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+    """Inclusive cumulative sum along ``axis`` (flattened when None), in ``a``'s dtype (bool
+    counts in int32) or ``dtype``."""
+    _no_out(out, "cumsum")
+    return _cumulative_reduce("cumsum", lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+    """Inclusive cumulative product along ``axis`` (flattened when None), in ``a``'s dtype
+    (bool in int32) or ``dtype``."""
+    _no_out(out, "cumprod")
+    return _cumulative_reduce("cumprod", lax.cumprod, a, axis, dtype)
+
+
+def _cumulative_array_api(name: str, laxop: Any, initial: int, promote_integers: bool) -> Any:
+    def f(x: ArrayLike, /, *, axis: int | None = None, dtype: Any = None,
+          include_initial: bool = False) -> Any:
+        x, xv = _prep(name, x)
+        if xv.ndim == 0:
+            raise ValueError(f"{name}: the input must be non-scalar, got a scalar")
         if axis is None:
-            a, av = ravel(a), aval_of(ravel(a))
+            if xv.ndim > 1:
+                raise ValueError(f"{name}: the input array has rank {xv.ndim}, but axis was "
+                                 "not set; it is optional only for one-dimensional arrays")
             axis = 0
-        ax = canonicalize_axis(axis, av.ndim, name)
-        dt = dtypes.requested(dtype) if dtype else (
-            _accumulation_dtype(av.dtype) if widen else av.dtype)
-        return laxop(convert(a, dt), axis=ax)
+        ax = canonicalize_axis(axis, xv.ndim, name)
+        out = _cumulative_reduce(name, laxop, x, ax, dtype, promote_integers)
+        if include_initial:
+            shape = tuple(1 if d == ax else n for d, n in enumerate(xv.shape))
+            out = lax.concatenate([lax.full(shape, initial, aval_of(out).dtype), out], ax)
+        return out
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Inclusive cumulative {name[3:]} along ``axis`` (flattened when None)."
+    f.__doc__ = (f"Array-API cumulative {name[11:]} along ``axis`` (optional for 1-D input); "
+                 f"small integers {'widen' if promote_integers else 'keep their dtype'}, and "
+                 f"``include_initial`` prepends {initial}.")
     return f
 
 
-cumsum = cumulative_sum = _cumulative("cumsum", lambda a, axis: lax.cumsum(a, axis), True)
-cumprod = cumulative_prod = _cumulative("cumprod", lambda a, axis: lax.cumprod(a, axis), True)
+cumulative_sum = _cumulative_array_api("cumulative_sum", lax.cumsum, 0, True)
+cumulative_prod = _cumulative_array_api("cumulative_prod", lax.cumprod, 1, False)
 
 
 # ---- order statistics ----
@@ -373,12 +417,11 @@ def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool
         vlo, vhi = at(lo), at(ceil(pos))
         r = add(vlo, multiply(subtract(vhi, vlo), subtract(pos, lo)))
     r = reshape(r, kshape + qshape)
-    if not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
-        if n:
-            last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
-            r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
-        else:
-            r = where(True, np.nan, r)
+    if not n:  # quantiles of nothing are NaN (NumPy's), with or without nan_policy
+        r = where(True, np.nan, r)
+    elif not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
+        last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
+        r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
     r = moveaxis(r, tuple(range(nk, nk + nq)), tuple(range(nq)))   # (Q.., K..)
     if keepdims:
         r = reshape(r, qshape + tuple(1 if i in axes else d for i, d in enumerate(av.shape)))

@@ -81,13 +81,21 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def _int_floordiv(x: Any, y: Any) -> Any:
+    # JAX's rule over XLA's total division (x / 0 = -1, all bits set): the truncated quotient
+    # steps down where the signs differ and the division is inexact, which also makes a
+    # non-zero x // 0 give -2 as in JAX (sign(0) differs from sign(x), x % 0 = x)
     q = lax.div(x, y)
     if not _is_signed(x):
         return q
     zero = lax.full_like(x, 0)
-    r = lax.rem(x, y)
-    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(x, zero), lax.lt(y, zero)))
+    fix = lax.bitwise_and(lax.ne(lax.rem(x, y), zero), lax.ne(lax.sign(x), lax.sign(y)))
     return lax.select_n(fix, q, lax.sub(q, lax.full_like(q, 1)))
+
+
+def _int_nonzero_divisor(y: Any) -> Any:
+    """An integer divisor with its zeros replaced by one: JAX's remainder and fmod by an
+    integer zero are 0 (x % 1), not XLA's x."""
+    return lax.select_n(lax.eq(y, lax.full_like(y, 0)), y, lax.full_like(y, 1))
 
 
 def floor_divide(x: ArrayLike, y: ArrayLike, /) -> Any:
@@ -105,6 +113,8 @@ def remainder(x: ArrayLike, y: ArrayLike, /) -> Any:
     x, y = promote_args_numeric("remainder", x, y)
     if _is_complex(x):
         raise TypeError("remainder: complex operands are not supported")
+    if _is_int(x):
+        y = _int_nonzero_divisor(y)
     r = lax.rem(x, y)
     if _is_int(x) and not _is_signed(x):
         return r
@@ -118,8 +128,11 @@ mod = remainder
 
 def fmod(x: ArrayLike, y: ArrayLike, /) -> Any:
     """Element-wise C remainder (the sign of ``x``)."""
+    # as JAX: an integer zero divisor gives 0, but bool operands (counted as int32) keep
+    # XLA's remainder by zero (the dividend)
+    integer = _is_int(promote_dtypes("fmod", x, y)[0])
     x, y = promote_args_numeric("fmod", x, y)
-    return lax.rem(x, y)
+    return lax.rem(x, _int_nonzero_divisor(y) if integer else y)
 
 
 def divmod(x: ArrayLike, y: ArrayLike, /) -> tuple[Any, Any]:  # noqa: A001

@@ -468,8 +468,9 @@ def _gather_jvp(primals, tangents, **params):
 @linear_transpose
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, mode,
                       fill_value=None, indices_are_sorted=False, unique_indices=False):
-    # every gathered element's cotangent is added back where it was read; the scatter treats
-    # out-of-bounds windows as the gather did (clamped, or filled hence dropped)
+    # every gathered element's cotangent is added back by a scatter-add in the same mode, as
+    # JAX does: CLIP clamps both ways, FILL_OR_DROP fills then drops, and PROMISE_IN_BOUNDS
+    # (the default of x[i]) clamps the read but drops the out-of-bounds cotangent
     dn = dimension_numbers
     sdn = ScatterDimensionNumbers(
         update_window_dims=tuple(dn.offset_dims),
@@ -477,11 +478,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, m
         scatter_dims_to_operand_dims=tuple(dn.start_index_map),
         operand_batching_dims=tuple(dn.operand_batching_dims),
         scatter_indices_batching_dims=tuple(dn.start_indices_batching_dims))
-    smode = (GatherScatterMode.FILL_OR_DROP if mode is GatherScatterMode.FILL_OR_DROP
-             else GatherScatterMode.CLIP)
     ct_operand = scatter_add_p.bind(_zeros(operand.aval.shape, ct), indices, ct,
                                     dimension_numbers=sdn, indices_are_sorted=indices_are_sorted,
-                                    unique_indices=unique_indices, mode=smode)
+                                    unique_indices=unique_indices, mode=mode)
     return [ct_operand, None]
 
 
@@ -679,13 +678,17 @@ scatter_max_p = _declare_scatter("scatter-max", "max")
 # - scatter-min/max: the tangent at a position is the mean of the tangents of every
 #   contender (the operand and the updates) equal to the result, as JAX's max does for ties;
 #   NaN results have NaN tangents.
-# Updates a scatter drops (out of bounds) get zero cotangents and contribute no tangent.
+# Updates a scatter drops (out of bounds) get zero cotangents and contribute no tangent,
+# except in scatter-add's transpose in PROMISE_IN_BOUNDS mode, which reads them clamped as
+# JAX's (a gather in the same mode).
 
 def _gather_updates(x: Any, indices: Any, updates_shape: tuple[int, ...],
                     dn: ScatterDimensionNumbers, mode: GatherScatterMode,
-                    fill: Any = 0) -> Any:
+                    fill: Any = 0, as_gather: bool = False) -> Any:
     """For every element of a scatter's updates, the value of ``x`` (operand-shaped) at the
-    position the scatter writes it to; elements the scatter drops read ``fill``."""
+    position the scatter writes it to; elements the scatter drops read ``fill``. With
+    ``as_gather`` the read is a gather in ``mode`` itself (JAX's transpose of scatter-add),
+    which in PROMISE_IN_BOUNDS clamps where the scatter drops."""
     sizes = tuple(_scatter_window_sizes(get_aval(x).shape, updates_shape, dn))
     gdn = GatherDimensionNumbers(
         offset_dims=tuple(dn.update_window_dims),
@@ -693,11 +696,12 @@ def _gather_updates(x: Any, indices: Any, updates_shape: tuple[int, ...],
         start_index_map=tuple(dn.scatter_dims_to_operand_dims),
         operand_batching_dims=tuple(dn.operand_batching_dims),
         start_indices_batching_dims=tuple(dn.scatter_indices_batching_dims))
-    clip = mode is GatherScatterMode.CLIP  # a scatter clamps in CLIP mode, else drops
+    if not as_gather:  # a scatter clamps in CLIP mode, else drops
+        mode = GatherScatterMode.CLIP if mode is GatherScatterMode.CLIP else \
+            GatherScatterMode.FILL_OR_DROP
     return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=sizes,
-                         indices_are_sorted=False, unique_indices=False,
-                         mode=GatherScatterMode.CLIP if clip else GatherScatterMode.FILL_OR_DROP,
-                         fill_value=None if clip else fill)
+                         indices_are_sorted=False, unique_indices=False, mode=mode,
+                         fill_value=fill if mode is GatherScatterMode.FILL_OR_DROP else None)
 
 
 def _landing_updates(indices: Any, operand_shape: tuple[int, ...],
@@ -754,7 +758,7 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
     ct_updates = None
     if is_undefined(updates):
         ct_updates = _gather_updates(ct, indices, get_aval(updates).shape, dimension_numbers,
-                                     mode)
+                                     mode, as_gather=True)
     return [ct if is_undefined(operand) else None, None, ct_updates]
 
 

@@ -69,29 +69,24 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         sizes = [a.size for a in avals]
         total = sum(sizes)
         offsets = list(np.cumsum([0] + sizes[:-1]))
-        aux_box = []
 
         def f_flat(*xs):
             full = list(args)
             for i, v in zip(nums, pytree.tree_unflatten(in_tree, list(xs))):
                 full[i] = v
-            out = fun(*full)
-            if has_aux:
-                out, aux = out
-                aux_box.append(aux)
-            return out
+            return fun(*full)
 
         y_box = []
 
         def push(*ts):
-            outs, tans, tree = jvp_flat(f_flat, leaves, list(ts))
-            y_box[:] = [(outs, tree)]
+            outs, tans, tree, *aux = jvp_flat(f_flat, leaves, list(ts), "jacfwd", has_aux)
+            y_box[:] = [(outs, tree, aux)]
             return [instantiate(t) for t in tans]
 
         basis = [b.astype(av.dtype) if hasattr(b, "astype") else b
                  for b, av in zip(_basis(avals, total, _inexact_dtype(avals)), avals)]
         cols = vmap(push, in_axes=tuple([0] * len(basis)))(*basis)
-        outs, out_tree = y_box[0]
+        outs, out_tree, aux = y_box[0]
         results = []
         for c in cols:
             parts = _split_rows(c, offsets, sizes, avals, (), outer_first=True)
@@ -99,7 +94,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             results.append(per_arg[0] if isinstance(argnums, int) else per_arg)
         jac_tree = pytree.tree_unflatten(out_tree, results)
         if has_aux:
-            return jac_tree, pytree.tree_map(core.full_lower, aux_box[0])
+            # aux does not depend on the basis vmapped over: it leaves that vmap unbatched
+            return jac_tree, pytree.tree_map(core.full_lower, aux[0])
         return jac_tree
 
     return jac
@@ -127,6 +123,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         sizes = [a.size for a in y_avals]
         total = sum(sizes)
         offsets = list(np.cumsum([0] + sizes[:-1]))
+
         basis = _basis(y_avals, total, _inexact_dtype(y_avals))
         basis = [b.astype(a.dtype) for b, a in zip(basis, y_avals)]
         rows = vmap(lambda *cts: pytree.tree_leaves(pullback(pytree.tree_unflatten(y_tree, cts))),

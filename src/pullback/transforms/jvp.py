@@ -72,17 +72,36 @@ class JVPTrace(core.Trace):
         return JVPTracer(self, primal_out, tangent_out)
 
 
+def split_aux(name: str, out: Any) -> tuple[Any, Any]:
+    """``(output, aux)`` from the result of a ``has_aux`` function, or a TypeError."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{name}: with has_aux=True the function must return a pair "
+                        f"(output, aux), got {type(out).__name__}")
+    return out[0], out[1]
+
+
 def jvp_flat(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
-             name: str = "jvp") -> tuple[list[Any], list[Any], Any]:
+             name: str = "jvp", has_aux: bool = False) -> tuple:
     """Run ``fun`` (flat inputs → pytree) on JVP tracers: flat primal and tangent outputs,
-    and the output tree."""
+    and the output tree. With ``has_aux``, ``fun`` returns ``(output, aux)`` and the aux
+    pytree comes fourth, each leaf as its primal value: aux carries no derivative, so it
+    must not leave as a tracer of this (finished) level, while tracers of the
+    transformations around this one (jit, vmap, an outer jvp) stay as they are."""
     with core.new_main(JVPTrace, debug_name=name) as main:
         trace = JVPTrace(main)
         tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
         out = fun(*tracers)
+        if has_aux:
+            out, aux = split_aux(name, out)
         leaves, tree = pytree.tree_flatten(out)
         outs = [trace.full_raise(x) for x in leaves]
-        return [o.primal for o in outs], [o.tangent for o in outs], tree
+        res = [o.primal for o in outs], [o.tangent for o in outs], tree
+        if not has_aux:
+            return res
+        aux = pytree.tree_map(
+            lambda x: core.full_lower(trace.full_raise(x).primal)
+            if isinstance(x, core.Tracer) else x, aux)
+        return res + (aux,)
 
 
 def _check_tangent(p: Any, t: Any, i: int) -> Any:
@@ -104,7 +123,8 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
       primals: a tuple or list of the arguments.
       tangents: the tangent of each argument, same structure, shapes and (tangent) dtypes;
         integer arguments take float0 tangents.
-      has_aux: ``fun`` returns ``(output, aux)``; aux is returned unchanged.
+      has_aux: ``fun`` returns ``(output, aux)``; aux is returned as computed (not
+        differentiated).
 
     Returns:
       ``(primals_out, tangents_out)`` (and ``aux`` when ``has_aux``).
@@ -122,19 +142,9 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
                 for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
     t_leaves = [Zero(core.get_aval(t)) if core.get_aval(t).dtype == dtypes.float0 else t
                 for t in t_leaves]
-    aux_box = []
-
-    def flat_fun(*args):
-        out = fun(*pytree.tree_unflatten(p_tree, args))
-        if has_aux:
-            out, aux = out
-            aux_box.append(aux)
-        return out
-
-    outs, tans, tree = jvp_flat(flat_fun, p_leaves, t_leaves)
+    res = jvp_flat(lambda *args: fun(*pytree.tree_unflatten(p_tree, args)), p_leaves, t_leaves,
+                   has_aux=has_aux)
+    outs, tans, tree = res[:3]
     tans = [instantiate(t) for t in tans]
     result = (pytree.tree_unflatten(tree, outs), pytree.tree_unflatten(tree, tans))
-    if has_aux:
-        aux = pytree.tree_map(core.full_lower, aux_box[0])
-        return result + (aux,)
-    return result
+    return result + res[3:]

@@ -22,22 +22,26 @@ def _differentiable(aval: Any) -> bool:
     return dtypes.is_inexact(aval.dtype)
 
 
-def linearize_flat(fun: Callable, primals: Sequence[Any], name: str = "linearize"):
+def linearize_flat(fun: Callable, primals: Sequence[Any], name: str = "linearize",
+                   has_aux: bool = False):
     """Primal outputs, and the linear Jaxpr mapping the inexact inputs' tangents to the output
     tangents (with its residuals as constants). Returns
     (primals_out, out_tree, closed_jaxpr, which inputs are differentiated, which output tangents
-    are unknown, the known output tangents)."""
+    are unknown, the known output tangents), and the aux pytree seventh with ``has_aux``
+    (``fun`` then returns ``(output, aux)``)."""
     avals = [core.get_aval(p) for p in primals]
     diff = [_differentiable(a) for a in avals]
     n = len(primals)
     tree_box: list = []
+    aux_box: list = []
 
     def f_jvp(*args):
         ps = args[:n]
         it = iter(args[n:])
         ts = [next(it) if d else Zero(tangent_aval(a)) for d, a in zip(diff, avals)]
-        outs, tans, tree = jvp_flat(fun, ps, ts, name=name)
+        outs, tans, tree, *aux = jvp_flat(fun, ps, ts, name=name, has_aux=has_aux)
         tree_box.append(tree)
+        aux_box.extend(aux)
         return list(outs) + [instantiate(t) for t in tans]
 
     pvals = [PartialVal.known(p) for p in primals] + \
@@ -50,25 +54,12 @@ def linearize_flat(fun: Callable, primals: Sequence[Any], name: str = "linearize
         raise AssertionError("linearize: a primal output depends on the tangents")
     unknown_t = [not pv.is_known for pv in tangent_pvals]
     known_t = [pv.const for pv in tangent_pvals]
-    return primals_out, tree_box[0], closed, diff, unknown_t, known_t
-
-
-def _flat_with_aux(name: str, fun: Callable, in_tree: Any, has_aux: bool):
-    """``fun`` over flat leaves; with ``has_aux`` it returns only the output and appends the
-    aux value to the returned box."""
-    aux_box: list = []
-
-    def flat_fun(*args: Any) -> Any:
-        out = fun(*pytree.tree_unflatten(in_tree, args))
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"{name}: with has_aux=True the function must return a pair "
-                                "(output, aux)")
-            out, aux = out
-            aux_box.append(aux)
-        return out
-
-    return flat_fun, aux_box
+    res = primals_out, tree_box[0], closed, diff, unknown_t, known_t
+    if has_aux:
+        # aux is primal-only, so known here: its leaves leave as values (or as tracers of
+        # the transformations around this one), never as this level's tracers
+        res += (pytree.tree_map(core.full_lower, aux_box[0]),)
+    return res
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
@@ -78,7 +69,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     Args:
       fun: the function; arguments and outputs are pytrees of arrays.
       *primals: the arguments at which to differentiate.
-      has_aux: ``fun`` returns ``(output, aux)``; aux is returned unchanged.
+      has_aux: ``fun`` returns ``(output, aux)``; aux is returned as computed (not
+        differentiated).
 
     Returns:
       ``(primals_out, vjp_fun)`` (and ``aux``), where ``vjp_fun(cotangents)`` takes a pytree
@@ -87,9 +79,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_array(x) for x in leaves]
-    flat_fun, aux_box = _flat_with_aux("vjp", fun, in_tree, has_aux)
-
-    primals_out, out_tree, closed, diff, unknown_t, _ = linearize_flat(flat_fun, leaves, "vjp")
+    primals_out, out_tree, closed, diff, unknown_t, _, *aux = linearize_flat(
+        lambda *args: fun(*pytree.tree_unflatten(in_tree, args)), leaves, "vjp", has_aux)
     out_avals = [core.get_aval(p) for p in primals_out]
     in_avals = [core.get_aval(x) for x in leaves]
 
@@ -120,9 +111,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         return pytree.tree_unflatten(in_tree, out)
 
     out = pytree.tree_unflatten(out_tree, primals_out)
-    if has_aux:
-        return out, vjp_fun, pytree.tree_map(core.full_lower, aux_box[0])
-    return out, vjp_fun
+    return (out, vjp_fun, *aux)
 
 
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
@@ -130,9 +119,8 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     the primal computation)."""
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_array(x) for x in leaves]
-    flat_fun, aux_box = _flat_with_aux("linearize", fun, in_tree, has_aux)
-
-    primals_out, out_tree, closed, diff, unknown_t, known_t = linearize_flat(flat_fun, leaves)
+    primals_out, out_tree, closed, diff, unknown_t, known_t, *aux = linearize_flat(
+        lambda *args: fun(*pytree.tree_unflatten(in_tree, args)), leaves, "linearize", has_aux)
     from ..tracer.staging import eval_jaxpr
 
     def f_jvp(*tangents: Any) -> Any:
@@ -146,9 +134,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         return pytree.tree_unflatten(out_tree, outs)
 
     out = pytree.tree_unflatten(out_tree, primals_out)
-    if has_aux:
-        return out, f_jvp, aux_box[0]
-    return out, f_jvp
+    return (out, f_jvp, *aux)
 
 
 def _check_argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:

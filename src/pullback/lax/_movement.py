@@ -272,14 +272,14 @@ def full(shape: Sequence[int], fill_value: ArrayLike, dtype: Any = None) -> Arra
             dt, weak = dtypes.dtype_of_python(fill_value)
         else:
             dt, weak = dtypes.canonical(dtypes.canonicalize(np.asarray(fill_value).dtype)), False
-        want = dt if dtype is None else dtypes.requested(dtype)
+        want = dt if dtype is None else dtypes.requested(dtype, "full")
         value = Array(np.asarray(fill_value, dtype=want), weak and dtype is None)
     else:
         aval = core.get_aval(fill_value)
         if aval.ndim:
             raise TypeError(f"full: argument 'fill_value' must be a scalar, got shape {aval.shape}")
         value = fill_value
-        if dtype is not None and dtypes.requested(dtype) != aval.dtype:
+        if dtype is not None and dtypes.requested(dtype, "full") != aval.dtype:
             from . import _conversion  # the conversion family, when it provides the op
             convert = getattr(_conversion, "convert_element_type", None)
             if convert is None:

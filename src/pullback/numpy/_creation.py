@@ -140,7 +140,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
 def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
     av = core.get_aval(asarray(a))
     return (av.shape if shape is None else _shape_arg(shape, name),
-            av.dtype if dtype is None else dtypes.requested(dtype))
+            av.dtype if dtype is None else dtypes.requested(dtype, name))
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
@@ -195,7 +195,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
                        for v in (start, stop, step))
         dt = dtypes.DEFAULT_FLOAT if is_float else dtypes.DEFAULT_INT
     else:
-        dt = dtypes.requested(dtype)
+        dt = dtypes.requested(dtype, "arange")
     i = lax.iota(dt, n)
     if step != 1:
         i = lax.mul(i, lax.full_like(i, step))
@@ -229,7 +229,7 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
         out = where(lax.eq(last, lax.full_like(last, num - 1)), expand_dims(stop, 0), out)
     out = moveaxis(out, 0, axis) if bshape else out
     if dtype is not None:
-        dt = dtypes.requested(dtype)
+        dt = dtypes.requested(dtype, "linspace")
         if dtypes.is_integer(dt):
             from ._ufuncs import floor
             out = floor(out)
@@ -270,7 +270,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     mask = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
-    return convert(mask, dtypes.requested(dtype or float))
+    return convert(mask, dtypes.requested(dtype or float, "eye"))
 
 
 def identity(n: int, dtype: Any = None) -> Any:

@@ -63,7 +63,7 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
     """
     _no_out(out, "sum")
     a, av = _prep("sum", a)
-    a = convert(a, dtypes.requested(dtype) if dtype else _accumulation_dtype(av.dtype))
+    a = convert(a, dtypes.requested(dtype, "sum") if dtype else _accumulation_dtype(av.dtype))
     a = _masked(a, where, 0)
     axes = canonicalize_axes(axis, av.ndim, "sum")
     r = _keep(lax.reduce_sum(a, axes), av.shape, axes, keepdims)
@@ -75,7 +75,7 @@ def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
     """Product over ``axis`` (see :func:`sum` for the arguments)."""
     _no_out(out, "prod")
     a, av = _prep("prod", a)
-    a = convert(a, dtypes.requested(dtype) if dtype else _accumulation_dtype(av.dtype))
+    a = convert(a, dtypes.requested(dtype, "prod") if dtype else _accumulation_dtype(av.dtype))
     a = _masked(a, where, 1)
     axes = canonicalize_axes(axis, av.ndim, "prod")
     r = _keep(lax.reduce_prod(a, axes), av.shape, axes, keepdims)
@@ -158,7 +158,7 @@ def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
     """Arithmetic mean over ``axis`` (floating point for integer input)."""
     _no_out(out, "mean")
     a, av = _prep("mean", a)
-    dt = dtypes.requested(dtype) if dtype else (
+    dt = dtypes.requested(dtype, "mean") if dtype else (
         av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
     axes = canonicalize_axes(axis, av.ndim, "mean")
     s = sum(convert(a, dt), axis=axes, keepdims=keepdims, where=where)
@@ -182,7 +182,7 @@ def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, dd
     if correction is not None:
         ddof = correction
     a, av = _prep("var", a)
-    dt = dtypes.requested(dtype) if dtype else (
+    dt = dtypes.requested(dtype, "var") if dtype else (
         av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
     a = convert(a, dt)
     axes = canonicalize_axes(axis, av.ndim, "var")

@@ -7,6 +7,11 @@ write a result over an input that dies at that step when both have the same size
 C-contiguous layout and, inside the region, every read of the input comes no later than the
 write (tiles are read before they are written): the result takes the input's block (in place).
 Donated inputs (``donate_argnums``) are reused the same way for outputs of their aval.
+
+A buffer written in parts by several steps (a pad's fill and interior, a concatenate's parts)
+lives from its first write to the last step that reads *or writes* it: a later write into a
+block already handed to another buffer would corrupt that one. The order of those writes is
+kept by the passes before the plan (order.py).
 """
 from __future__ import annotations
 

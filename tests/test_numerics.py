@@ -225,3 +225,72 @@ def test_heaviside_nan_propagates():
     check(jnp.heaviside(jnp.asarray([[nan], [0.]]), jnp.asarray([.5, .25])),
           [[nan, nan], [.5, .25]])
     check(jnp.heaviside(jnp.asarray([0, -1, 2]), 1), [1., 0., 1.], np.float32)
+
+
+# ---- 9. reductions over broadcast data do not walk it; impossible shapes raise ----
+
+def test_reduce_of_broadcast_is_not_walked():
+    # 2**40 elements would take minutes to walk: each of these returns at once
+    check(both(lambda: jnp.zeros((2**40,)).sum()), 0.0, np.float32)
+    # XLA folds a reduce of a broadcast the same way: the exact count, not a rounded walk
+    check(both(lambda: jnp.ones((2**40,)).sum()), 2.0**40, np.float32)
+    check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).sum(), jnp.float32(1)), 2.0**60)
+    check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).max(), jnp.float32(3)), 3.0)
+    check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).mean(), jnp.float32(.5)), 0.5)
+    # under jit no view is made, so even 2**64 bytes of broadcast float32 reduce (JAX aborts)
+    f = pb.jit(lambda x: jnp.broadcast_to(x, (2**31, 2**31)).sum())
+    check(f(jnp.float32(1)), 2.0**62)
+    check(jnp.any(jnp.zeros((2**40,), bool)), False)
+    row = jnp.arange(4.0)
+    got = both(lambda r: jnp.broadcast_to(r, (2**31, 2**20, 4)).sum((0, 1)), row)
+    check(got, np.arange(4.0) * 2.0**51)
+    got = both(lambda r: jnp.broadcast_to(r[:, None], (4, 2**40)).max(axis=1), row)
+    check(got, np.arange(4.0))
+    got = both(lambda r: jnp.broadcast_to(r, (2**30, 2**10, 4)).min(axis=0), row)
+    assert got.shape == (2**10, 4)
+    check(got, np.broadcast_to(np.arange(4.0), (2**10, 4)))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("dt", [np.int8, np.uint32, np.int64, np.float16, ml_dtypes.bfloat16,
+                                np.float32, np.complex64], ids=str)
+def test_reduce_of_broadcast_matches_the_walk(name, dt):
+    # partly broadcast operands: the folded result equals NumPy's walk over the materialized
+    # array in the same dtype (integers wrap alike: 3**7 overflows int8)
+    if name in ("max", "min") and dt == np.complex64:
+        return
+    base = np.array([[3], [1], [2]]).astype(dt)
+    x = np.ascontiguousarray(np.broadcast_to(base, (3, 7)))
+    ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[name]
+    for axes in [(0, 1), (0,), (1,)]:
+        want = ufunc.reduce(x.astype(np.float32) if dt in HALVES else x, axis=axes, dtype=None)
+        got = both(lambda a: getattr(lax, "reduce_" + name)(jnp.broadcast_to(a, (3, 7)), axes),
+                   jnp.asarray(base))
+        assert got.dtype == np.dtype(dt)
+        np.testing.assert_array_equal(_f64(got), _f64(want.astype(dt)))
+
+
+def test_bool_and_bitwise_reductions_of_broadcasts():
+    b = jnp.broadcast_to(jnp.asarray([[True], [False]]), (2, 5))
+    check(both(lambda b: jnp.all(b, axis=1), b), [True, False])
+    check(both(lambda b: jnp.any(b, axis=0), b), [True] * 5)
+    x = jnp.broadcast_to(jnp.asarray(np.array([[5], [6]], np.int32)), (2, 3))
+    check(lax.reduce_xor(x, (1,)), [5, 6])  # an odd count keeps the value
+    check(lax.reduce_xor(jnp.broadcast_to(jnp.asarray(np.int32(5)), (4,)), (0,)), 0)
+    check(lax.reduce_or(x, (0,)), [7, 7, 7])
+
+
+def test_impossible_shapes_raise_naming_the_shape():
+    with pytest.raises(ValueError, match=r"zeros|full.*4611686018427387904.*int64"):
+        jnp.zeros((2**62, 2**62))
+    with pytest.raises(ValueError, match="int64"):
+        jnp.zeros((2**64,))
+    with pytest.raises(ValueError, match=r"1099511627776.*int64"):
+        jnp.ones((2**40, 1)) + jnp.ones((1, 2**40))
+
+
+@pytest.mark.eager_only
+def test_unaddressable_view_raises_naming_shape_and_bytes():
+    # an eager broadcast is a NumPy view, whose byte size is an npy_intp (JAX aborts here)
+    with pytest.raises(ValueError, match=r"\(2147483648, 2147483648\).*bytes"):
+        jnp.broadcast_to(jnp.float32(1), (2**31, 2**31))

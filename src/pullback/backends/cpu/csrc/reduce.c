@@ -282,6 +282,11 @@ static const rd_op rd_ops[RD_NOPS] = {
 /* The dtype slot accumulators use: halves accumulate in float32. */
 static int acc_slot(int slot) { return slot == PB_F16 || slot == PB_BF16 ? PB_F32 : slot; }
 
+static npy_intp slot_item(int slot) {
+  static const npy_intp size[PB_NDT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  return size[slot];
+}
+
 /* One element of the op's identity in dtype `slot` (an accumulator slot, never a half). */
 static void identity(int op, int slot, char *dst) {
   static const npy_intp size[PB_NDT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
@@ -586,6 +591,115 @@ static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_int
   layout_raw(PyArray_NDIM(x), PyArray_SHAPE(x), reduced, nop, per_dim, sp);
 }
 
+/* ---- broadcast (zero-stride) dims: never walked ---- */
+
+/* acc = OP(acc, acc, ...) n times over n identical operands, elementwise over `count`
+ * accumulators, by binary powering through the op's own row loop (`combine`): doubling a sum
+ * is exact, and max/min/and/or are idempotent, so this is the walk's value without the walk
+ * (as XLA's reduce of a broadcast). `tmp` holds `count` accumulators. */
+static void op_power(pb_loop_fn combine, char *acc, char *tmp, npy_intp count, npy_intp item,
+                     npy_intp n) {
+  if (n <= 1 || count == 0) return;
+  memcpy(tmp, acc, (size_t)(count * item)); /* the single copy: the base */
+  int top = 62;
+  while (!((n >> top) & 1)) --top;
+  npy_intp st[2] = {item, item};
+  for (int b = top - 1; b >= 0; --b) {
+    char *sq[2] = {acc, acc};
+    combine(sq, st, count, NULL); /* acc = acc (x) acc */
+    if ((n >> b) & 1) {
+      char *mul[2] = {tmp, acc};
+      combine(mul, st, count, NULL); /* acc = acc (x) base */
+    }
+  }
+}
+
+/* dst (C-contiguous, `shape`) from src (C-contiguous, `shape` with the `copy` dims 1): each
+ * value repeated along the copy dims. */
+static void expand(char *dst, const char *src, int nd, const npy_intp *shape, const bool *copy,
+                   npy_intp item) {
+  if (nd == 0) { memcpy(dst, src, (size_t)item); return; }
+  npy_intp dinner = item, sinner = item;
+  for (int d = 1; d < nd; ++d) { dinner *= shape[d]; sinner *= copy[d] ? 1 : shape[d]; }
+  for (npy_intp i = 0; i < shape[0]; ++i) {
+    if (copy[0] && i > 0) memcpy(dst + i * dinner, dst, (size_t)dinner);
+    else expand(dst + i * dinner, src + i * sinner, nd - 1, shape + 1, copy + 1, item);
+  }
+}
+
+/* Reduces x (any strides) over `reduced` into acc: the C-contiguous output (x's shape without
+ * the reduced dims) in the accumulator dtype `aslot`, already holding the op's identity.
+ *
+ * A dim along which x's stride is 0 (a broadcast) is walked once, not along its length: reduced
+ * ones are folded in afterwards by op_power (n copies of the same partial result), others are
+ * computed once and the results repeated. So the work is bounded by the elements x's memory
+ * really holds, however large its broadcast shape (`zeros((2**40,)).sum()` is immediate and 0,
+ * a sum of 2**36 broadcast ones is exactly 2**36, as XLA's). `gil`: the GIL is held and is
+ * released for large walks. Returns 0, or -1 when out of memory (no exception set). */
+static int reduce_into(int op, int slot, int aslot, int ndim, const npy_intp *shape,
+                       const npy_intp *xstrides, const bool *reduced, const char *x, char *acc,
+                       bool gil) {
+  const npy_intp item = slot_item(slot), aitem = slot_item(aslot);
+  npy_intp wshape[PB_MAXDIMS], oshape[PB_MAXDIMS], power = 1, out_elems = 1, walked_out = 1;
+  bool copy[PB_MAXDIMS];
+  int ond = 0;
+  bool empty = false;
+  for (int d = 0; d < ndim; ++d) empty |= shape[d] == 0;
+  for (int d = 0; d < ndim; ++d) {
+    const bool bcast = !empty && xstrides[d] == 0 && shape[d] > 1;
+    wshape[d] = bcast ? 1 : shape[d];
+    if (reduced[d]) {
+      if (bcast) power *= shape[d];
+      continue;
+    }
+    copy[ond] = bcast;
+    oshape[ond++] = shape[d];
+    out_elems *= shape[d];
+    walked_out *= wshape[d];
+  }
+  /* the walked results go to acc itself unless some output dim is a broadcast */
+  char *wacc = acc, *tmp = NULL;
+  if (walked_out != out_elems || power > 1) {
+    tmp = PyMem_RawMalloc((size_t)(2 * walked_out * aitem + 1));
+    if (!tmp) return -1;
+    if (walked_out != out_elems) {
+      wacc = tmp + walked_out * aitem;
+      char one[16];
+      identity(op, aslot, one);
+      fill(wacc, walked_out, aitem, one);
+    }
+  }
+  npy_intp wostr[PB_MAXDIMS], wshape_out[PB_MAXDIMS], per_dim[RD_MAXOPS * PB_MAXDIMS];
+  for (int d = 0, k = 0; d < ndim; ++d)
+    if (!reduced[d]) wshape_out[k++] = wshape[d];
+  contiguous_strides(ond, wshape_out, aitem, wostr);
+  memcpy(per_dim, xstrides, sizeof(npy_intp) * (size_t)ndim);
+  for (int d = 0, k = 0; d < ndim; ++d) per_dim[PB_MAXDIMS + d] = reduced[d] ? 0 : wostr[k++];
+  rd_space sp;
+  layout_raw(ndim, wshape, reduced, 2, per_dim, &sp);
+  rd_task t = {.nop = 2, .nacc = 1, .base = {(char *)x, wacc}, .item = {item, aitem},
+               .bytes = {0, walked_out * aitem}, .fn = rd_ops[op].reduce[slot],
+               .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain};
+  rd_plan pl;
+  int rc = plan(&sp, &t, walked_out, &pl);
+  if (rc == 0 && space_size(&sp) > 0) {
+    if (gil && space_size(&sp) >= PB_NOGIL_MIN) {
+      Py_BEGIN_ALLOW_THREADS
+      execute(&sp, &t, &pl, walked_out);
+      Py_END_ALLOW_THREADS
+    } else {
+      execute(&sp, &t, &pl, walked_out);
+    }
+  }
+  plan_free(&pl);
+  if (rc == 0) {
+    op_power(t.combine, wacc, tmp, walked_out, aitem, power);
+    if (wacc != acc) expand(acc, wacc, ond, oshape, copy, aitem);
+  }
+  PyMem_RawFree(tmp);
+  return rc;
+}
+
 /* ---- accessors for the compiled-program executor (schedule.c) ---- */
 
 int pb_reduce_nops(void) { return RD_NOPS; }
@@ -611,32 +725,14 @@ int pb_reduce_raw(int op, int slot, int ndim, const npy_intp *shape, const npy_i
                   const bool *reduced, const char *x, char *acc, char *out) {
   if (!pb_reduce_supported(op, slot) || ndim > PB_MAXDIMS) return -1;
   const int aslot = acc_slot(slot);
-  const npy_intp item = slot == PB_BOOL || slot == PB_I8 || slot == PB_U8 ? 1
-                        : slot == PB_I16 || slot == PB_U16 || slot == PB_F16 || slot == PB_BF16 ? 2
-                        : slot == PB_I32 || slot == PB_U32 || slot == PB_F32 ? 4
-                        : slot == PB_C128 ? 16 : 8;
-  const npy_intp aitem = aslot == slot ? item : 4;
-  npy_intp oshape[PB_MAXDIMS], ostr[PB_MAXDIMS], per_dim[RD_MAXOPS * PB_MAXDIMS];
-  int ond = 0;
-  for (int d = 0; d < ndim; ++d)
-    if (!reduced[d]) oshape[ond++] = shape[d];
+  const npy_intp aitem = slot_item(aslot);
   npy_intp out_elems = 1;
-  for (int d = 0; d < ond; ++d) out_elems *= oshape[d];
+  for (int d = 0; d < ndim; ++d)
+    if (!reduced[d]) out_elems *= shape[d];
   char one[16];
   identity(op, aslot, one);
   fill(acc, out_elems, aitem, one);
-  contiguous_strides(ond, oshape, aitem, ostr);
-  memcpy(per_dim, xstrides, sizeof(npy_intp) * (size_t)ndim);
-  for (int d = 0, k = 0; d < ndim; ++d) per_dim[PB_MAXDIMS + d] = reduced[d] ? 0 : ostr[k++];
-  rd_space sp;
-  layout_raw(ndim, shape, reduced, 2, per_dim, &sp);
-  rd_task t = {.nop = 2, .nacc = 1, .base = {(char *)x, acc}, .item = {item, aitem},
-               .bytes = {0, out_elems * aitem}, .fn = rd_ops[op].reduce[slot],
-               .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain};
-  rd_plan pl;
-  if (plan(&sp, &t, out_elems, &pl) < 0) { plan_free(&pl); return -1; }
-  if (space_size(&sp) > 0) execute(&sp, &t, &pl, out_elems);
-  plan_free(&pl);
+  if (reduce_into(op, slot, aslot, ndim, shape, xstrides, reduced, x, acc, false) < 0) return -1;
   if (out != acc) { /* float32 accumulator -> the half dtype, rounding once */
     const float *a = (const float *)acc;
     if (slot == PB_F16)
@@ -679,17 +775,15 @@ static PyObject *reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     reduced[a] = true;
   }
   int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
-  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS];
-  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
-  PyArrayObject *acc = new_acc(x, reduced, aslot, op, per_dim + PB_MAXDIMS);
+  npy_intp acc_strides[PB_MAXDIMS];
+  PyArrayObject *acc = new_acc(x, reduced, aslot, op, acc_strides);
   if (!acc) return NULL;
-  rd_space sp;
-  layout(x, reduced, 2, per_dim, &sp);
-  rd_task t = {.nop = 2, .nacc = 1, .base = {PyArray_BYTES(x), PyArray_BYTES(acc)},
-               .item = {PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(acc)},
-               .bytes = {0, PyArray_NBYTES(acc)}, .fn = fn,
-               .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain};
-  if (run(&sp, &t, PyArray_SIZE(acc)) < 0) { Py_DECREF(acc); return NULL; }
+  if (reduce_into(op, slot, aslot, ndim, PyArray_SHAPE(x), PyArray_STRIDES(x), reduced,
+                  PyArray_BYTES(x), PyArray_BYTES(acc), true) < 0) {
+    Py_DECREF(acc);
+    PyErr_NoMemory();
+    return NULL;
+  }
   if (aslot == slot) return (PyObject *)acc;
   PyArrayObject *out = round_to_half(acc, slot);
   Py_DECREF(acc);

@@ -177,7 +177,7 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
         (a,) = promote_args_inexact("logsumexp", jnp.asarray(a))
     axes = _axes(a.ndim, axis)
     re = jnp.real(a) if dtypes.is_complex(a.dtype) else a
-    amax = jnp.max(re, axis=axes, keepdims=True, where=where, initial=-jnp.inf)
+    amax = _masked_max(re, axes, where)
     amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
     e = jnp.exp(a - amax.astype(a.dtype))
     if b is not None:
@@ -194,10 +194,18 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
     return out
 
 
+def _masked_max(x: Any, axis: Axis, where: Any) -> Any:
+    """max over ``axis`` (kept), -inf for an empty or fully masked slice (JAX's ``initial``,
+    passed only when it can matter: it costs a step of its own)."""
+    if where is None and all(x.shape[a] for a in _axes(x.ndim, axis)):
+        return jnp.max(x, axis, keepdims=True)
+    return jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+
+
 def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
     """``x - logsumexp(x)`` over ``axis``; -inf where ``where`` is False."""
     x = jnp.asarray(x)
-    x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+    x_max = _masked_max(x, axis, where)
     x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
     shifted = x_safe - lax.stop_gradient(x_max)
     lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
@@ -208,7 +216,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -
 def softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
     """``exp(x) / sum(exp(x))`` over ``axis``; 0 where ``where`` is False."""
     x = jnp.asarray(x)
-    x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+    x_max = _masked_max(x, axis, where)
     x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
     unnorm = jnp.exp(x_safe - lax.stop_gradient(x_max))
     out = unnorm / jnp.sum(unnorm, axis, where=where, keepdims=True)

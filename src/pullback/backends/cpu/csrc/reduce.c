@@ -59,6 +59,8 @@ static inline double logaddexp_f64(double a, double b) {
 
 /* ---- folding a run of x into one accumulator ---- */
 
+#define RD_SCAN_BLOCK 64
+
 /* 16 independent lanes per step: the compiler turns them into vector ops without reassociating
  * one serial chain. */
 #define RD_FOLD(NAME, T, TA, LD, OP)                                                              \
@@ -87,6 +89,14 @@ static inline double logaddexp_f64(double a, double b) {
   static TA NAME##_run(const char *x, npy_intp s, npy_intp n, TA acc) {                          \
     if (s == (npy_intp)sizeof(T)) return NAME##_fold((const T *)x, n, acc);                      \
     return NAME##_fold_strided(x, s, n, acc);                                                    \
+  }                                                                                              \
+  static TA NAME##_scan_run(const char *x, npy_intp sx, char *o, npy_intp so, npy_intp n,         \
+                            TA v, T (*st)(TA)) {                                                 \
+    for (npy_intp i = 0; i < n; ++i, x += sx, o += so) {                                         \
+      v = OP(v, LD(*(const T *)x));                                                              \
+      *(T *)o = st(v);                                                                           \
+    }                                                                                            \
+    return v;                                                                                    \
   }
 #define RD_RUN_PAIRWISE(NAME, T, TA, LD, OP)                                                      \
   static TA NAME##_pairwise(const char *x, npy_intp s, npy_intp n) {                             \
@@ -105,6 +115,35 @@ static inline double logaddexp_f64(double a, double b) {
   }                                                                                              \
   static TA NAME##_run(const char *x, npy_intp s, npy_intp n, TA acc) {                          \
     return acc + NAME##_pairwise(x, s, n);                                                       \
+  }                                                                                              \
+  /* a running sum along a run: each element is (the sum before its block of RD_SCAN_BLOCK) +  \
+   * (its prefix within the block); block sums merge as a binary counter, so the sum before a   \
+   * block adds at most log2(blocks) pairwise group sums (a single running float32 sum of 10^7 \
+   * ended 715 off, 1400 ulps) */                                                            \
+  static TA NAME##_scan_run(const char *x, npy_intp sx, char *o, npy_intp so, npy_intp n,         \
+                            TA v, T (*st)(TA)) {                                                 \
+    TA level[64];                                                                                \
+    npy_intp blocks = 0;                                                                         \
+    for (npy_intp i0 = 0; i0 < n; i0 += RD_SCAN_BLOCK) {                                         \
+      TA before = 0;                                                                             \
+      for (int k = 63; k >= 0; --k)                                                              \
+        if ((blocks >> k) & 1) before += level[k];                                               \
+      const TA start = v + before;                                                               \
+      TA local = 0;                                                                              \
+      const npy_intp m = n - i0 < RD_SCAN_BLOCK ? n - i0 : RD_SCAN_BLOCK;                        \
+      for (npy_intp i = 0; i < m; ++i, x += sx, o += so) {                                       \
+        local += LD(*(const T *)x);                                                              \
+        *(T *)o = st(start + local);                                                             \
+      }                                                                                          \
+      int k = 0;                                                                                 \
+      for (; (blocks >> k) & 1; ++k) local = level[k] + local;                                   \
+      level[k] = local;                                                                          \
+      ++blocks;                                                                                  \
+    }                                                                                            \
+    TA total = 0;                                                                                \
+    for (int k = 63; k >= 0; --k)                                                                \
+      if ((blocks >> k) & 1) total += level[k];                                                  \
+    return v + total;                                                                            \
   }
 
 /* ---- the three loop kinds of one (op, dtype) ---- */
@@ -131,6 +170,7 @@ static inline double logaddexp_f64(double a, double b) {
 
 /* cumulative: (x, acc, out), out = the running acc at every step */
 #define RD_SCAN_LOOP(NAME, T, TA, LD, ST, OP)                                                     \
+  static inline T NAME##_store(TA v) { return ST(v); }                                           \
   static PB_CLONES void NAME##_scan_rows(const T *x, TA *a, T *o, npy_intp n) {                  \
     for (npy_intp i = 0; i < n; ++i) { TA v = OP(a[i], LD(x[i])); a[i] = v; o[i] = ST(v); }      \
   }                                                                                              \
@@ -138,12 +178,7 @@ static inline double logaddexp_f64(double a, double b) {
     (void)prm;                                                                                   \
     char *px = p[0], *pa = p[1], *po = p[2];                                                     \
     if (s[1] == 0) {                                                                             \
-      TA v = *(TA *)pa;                                                                          \
-      for (npy_intp i = 0; i < n; ++i, px += s[0], po += s[2]) {                                 \
-        v = OP(v, LD(*(const T *)px));                                                           \
-        *(T *)po = ST(v);                                                                        \
-      }                                                                                          \
-      *(TA *)pa = v;                                                                             \
+      *(TA *)pa = NAME##_scan_run(px, s[0], po, s[2], n, *(TA *)pa, NAME##_store);               \
       return;                                                                                    \
     }                                                                                            \
     if (s[0] == (npy_intp)sizeof(T) && s[1] == (npy_intp)sizeof(TA) && s[2] == (npy_intp)sizeof(T)) { \

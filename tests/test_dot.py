@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import pullback as pb
+import pullback.numpy as jnp
 from pullback import lax
 from pullback.backends.cpu import kernels
 from pullback.primitives.conversion import convert_reference
@@ -320,3 +321,43 @@ def test_matmul_kernel_validates_its_arguments():
         kernels.matmul(a)
     info = kernels.blas_info()
     assert info["threads"] >= 1 and "blas" in info["library"].lower()
+
+
+def _ulps(got, want):
+    got = np.asarray(got).astype(np.float64)
+    return float(np.max(np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32))))
+
+
+@pytest.mark.parametrize("k", [10**5, 10**6])
+def test_long_float32_dots_sum_pairwise(k):
+    # uniform [0, 1) products against a float64 dot: a running float32 sum is 102 ulps off at
+    # 10^5 and 1914 at 10^6; JAX 0.10 (XLA's blocked sums) 0.75 and 0.60
+    rng = np.random.default_rng(7)
+    a, b = rng.random(k, dtype=np.float32), rng.random(k, dtype=np.float32)
+    want = np.dot(a.astype(np.float64), b.astype(np.float64))
+    A, B = pb.Array(a), pb.Array(b)
+    for f in (jnp.dot, jnp.vdot, jnp.inner, lambda x, y: x @ y, jnp.matmul):
+        assert _ulps(f(A, B), want) <= 2
+        assert _ulps(pb.jit(f)(A, B), want) <= 2
+    # strided operands take the same sums
+    s = pb.Array(np.repeat(a, 2)[::2])
+    assert _ulps(jnp.dot(s, B), want) <= 2
+
+
+def test_long_float32_matrix_vector_products_sum_pairwise():
+    k = 5 * 10**5
+    rng = np.random.default_rng(7)
+    v = rng.random(k, dtype=np.float32)
+    w = rng.random((k, 4), dtype=np.float32)
+    m = rng.random((4, k), dtype=np.float32)
+    # JAX 0.10 on these: m @ v 26.2 ulps, a 10^5-long m @ w 2.4 (running sums: 881 and ~200);
+    # its v @ w is a running sum (686 ulps), which pullback's pairwise halves avoid
+    for x, y, bound in ((m, v, 26), (m[:, :10**5], w[:10**5], 2.5), (v, w, 3)):
+        want = x.astype(np.float64) @ y.astype(np.float64)
+        X, Y = pb.Array(x), pb.Array(y)
+        assert _ulps(X @ Y, want) <= bound
+        assert _ulps(pb.jit(jnp.matmul)(X, Y), want) <= bound
+    bm = rng.random((3, 2, 10**5), dtype=np.float32)
+    bw = rng.random((3, 10**5, 2), dtype=np.float32)
+    want = bm.astype(np.float64) @ bw.astype(np.float64)
+    assert _ulps(jnp.matmul(pb.Array(bm), pb.Array(bw)), want) <= 1.7  # JAX: 1.67

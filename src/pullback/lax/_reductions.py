@@ -2,6 +2,14 @@
 
 Axes may be negative (``jax.lax`` itself accepts only non-negative ones); they are normalized
 before the primitive is bound, so the Jaxpr always holds non-negative axes.
+
+Broadcast data is never walked: along an axis where the operand is a broadcast (a zero
+stride, as ``jnp.zeros(n)`` or ``broadcast_to`` give), a reduction combines the partial result
+with itself as often as the axis is long (by doubling: a sum of n copies is n times the value
+rounded once, a max is the value), and a kept broadcast axis is computed once and repeated, as
+XLA folds a reduce of a broadcast. So the work is bounded by the elements the operand's memory
+holds: ``jnp.zeros((2**40,)).sum()`` returns 0 at once. Shapes whose element count overflows
+int64 raise when they are made, naming the shape.
 """
 from __future__ import annotations
 
@@ -30,7 +38,8 @@ def reduce_sum(operand: ArrayLike, axes: Sequence[int]) -> Array:
 
     Args:
       operand: a numeric array (not bool). Integer sums wrap on overflow; float sums are
-        pairwise; float16/bfloat16 accumulate in float32 and round once.
+        pairwise, along a contiguous run and across the rows reaching one output alike;
+        float16/bfloat16 accumulate in float32 and round once.
       axes: the axes to reduce (distinct; negative ones count from the end).
 
     Returns:

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..numpy._promotion import promote_args_inexact
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
 
@@ -142,47 +143,84 @@ def glu(x: ArrayLike, axis: int = -1) -> Any:
     return a * sigmoid(b)
 
 
+def _axes(ndim: int, axis: Axis) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(a % ndim if ndim else a for a in ((axis,) if isinstance(axis, int) else axis))
+
+
 def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
               keepdims: bool = False, return_sign: bool = False, where: ArrayLike | None = None
               ) -> Any:
-    """``log(sum(b * exp(a)))`` over ``axis``, computed stably (the max is factored out)."""
-    a = jnp.asarray(a)
-    if not dtypes.is_inexact(a.dtype):
-        a = a.astype(jnp.float32)
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably (the max is factored out).
+
+    Args:
+      a: the input.
+      axis: an axis or tuple of axes; None reduces everything.
+      b: scaling factors broadcastable to ``a``; they may be negative or zero (an element whose
+        ``b`` is 0 does not count, even where ``a`` is infinite).
+      keepdims: keep reduced axes as size 1.
+      return_sign: also return the sign of the sum (-1, 0 or 1), the log being that of its
+        absolute value.
+      where: a boolean mask of the elements to include.
+
+    Returns:
+      The log of the sum; NaN where a real sum with ``b`` is negative unless ``return_sign``,
+      -inf for an empty or fully masked sum. With ``return_sign``, ``(log|sum|, sign)``.
+    """
     if where is not None:
-        a = jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(a, axis=axis, keepdims=True)
-    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0.0))
-    e = jnp.exp(a - amax)
+        a = jnp.where(where, a, 0)
+    if b is not None:
+        a, b = promote_args_inexact("logsumexp", jnp.asarray(a), jnp.asarray(b))
+        a = jnp.where(b != 0, a, -jnp.inf)
+    else:
+        (a,) = promote_args_inexact("logsumexp", jnp.asarray(a))
+    axes = _axes(a.ndim, axis)
+    re = jnp.real(a) if dtypes.is_complex(a.dtype) else a
+    amax = _masked_max(re, axes, where)
+    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
+    e = jnp.exp(a - amax.astype(a.dtype))
     if b is not None:
         e = e * b
-    s = jnp.sum(e, axis=axis, keepdims=True)
+    s = jnp.sum(e, axis=axes, keepdims=keepdims, where=where)
     sign = jnp.sign(s)
-    out = jnp.log(jnp.abs(s)) + amax
-    if not keepdims:
-        axes = tuple(range(a.ndim)) if axis is None else axis
-        out = jnp.squeeze(out, axes)
-        sign = jnp.squeeze(sign, axes)
-    return (out, sign) if return_sign else out
+    if return_sign or not dtypes.is_complex(s.dtype):
+        s = jnp.abs(s)
+    out = jnp.log(s) + (amax if keepdims else jnp.squeeze(amax, axes)).astype(s.dtype)
+    if return_sign:
+        return out, sign
+    if b is not None and not dtypes.is_complex(out.dtype):
+        out = jnp.where(sign < 0, np.nan, out)
+    return out
+
+
+def _masked_max(x: Any, axis: Axis, where: Any) -> Any:
+    """max over ``axis`` (kept), -inf for an empty or fully masked slice (JAX's ``initial``,
+    passed only when it can matter: it costs a step of its own)."""
+    if where is None and all(x.shape[a] for a in _axes(x.ndim, axis)):
+        return jnp.max(x, axis, keepdims=True)
+    return jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
 
 
 def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
-    """``x - logsumexp(x)`` over ``axis``."""
+    """``x - logsumexp(x)`` over ``axis``; -inf where ``where`` is False."""
     x = jnp.asarray(x)
-    shifted = x - lax.stop_gradient(jnp.max(x, axis, keepdims=True, initial=-jnp.inf,
-                                            where=where) if where is not None
-                                    else jnp.max(x, axis, keepdims=True))
-    lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, keepdims=True, where=where))
-    return shifted - lse
+    x_max = _masked_max(x, axis, where)
+    x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
+    shifted = x_safe - lax.stop_gradient(x_max)
+    lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+    out = shifted - lse
+    return out if where is None else jnp.where(where, out, -jnp.inf)
 
 
 def softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
-    """``exp(x) / sum(exp(x))`` over ``axis``."""
+    """``exp(x) / sum(exp(x))`` over ``axis``; 0 where ``where`` is False."""
     x = jnp.asarray(x)
-    unnorm = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis, keepdims=True)))
-    if where is not None:
-        unnorm = jnp.where(where, unnorm, 0.0)
-    return unnorm / jnp.sum(unnorm, axis, keepdims=True)
+    x_max = _masked_max(x, axis, where)
+    x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
+    unnorm = jnp.exp(x_safe - lax.stop_gradient(x_max))
+    out = unnorm / jnp.sum(unnorm, axis, where=where, keepdims=True)
+    return out if where is None else jnp.where(where, out, 0)
 
 
 def standardize(x: ArrayLike, axis: Axis = -1, mean: ArrayLike | None = None,

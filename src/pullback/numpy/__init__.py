@@ -29,7 +29,7 @@ from ._shape import (array_split, atleast_1d, atleast_2d, atleast_3d,  # noqa: F
 from ._sorting import (argsort, argwhere, flatnonzero, lexsort, nonzero,  # noqa: F401
                        searchsorted, sort, unique)
 from ._ufuncs import (abs, absolute, acos, acosh, allclose, angle, arccos, arccosh,  # noqa: F401,A004
-                      arcsin, arcsinh, arctan, arctan2, arctanh, around, array_equal,
+                      arcsin, arcsinh, arctan, arctan2, arctanh, around, array_equal, astype,
                       array_equiv, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count,
                       bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, cbrt, ceil, clip, conj, conjugate,

@@ -9,7 +9,6 @@ from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
 from . import _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
-from ._promotion import convert
 
 
 def _swap(f: Callable) -> Callable:
@@ -41,8 +40,8 @@ def _transpose(self: Any, *axes: Any) -> Any:
     return _shape.transpose(self, axes or None)
 
 
-def _astype(self: Any, dtype: Any, copy: bool = False) -> Any:
-    return convert(self, dtypes.requested(dtype, "astype"))
+def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
+    return _ufuncs.astype(self, dtype, copy=copy, device=device)
 
 
 def _view(self: Any, dtype: Any = None) -> Any:

@@ -153,20 +153,42 @@ def _count(shape: tuple, axes: tuple) -> int:
     return math.prod(shape[i] for i in axes)
 
 
+def _upcast_f16(dt: np.dtype) -> np.dtype:
+    # 16-bit floats compute in float32 (JAX's rule): their 11 or 8 significant bits would
+    # stop a running sum growing at 2048 or 256 and their range overflows a count past 65504
+    return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
+
+
+def _normalizer(shape: tuple, axes: tuple, where_: Any, keepdims: bool, dt: np.dtype) -> Any:
+    """The number of elements reduced into each output (JAX's ``_count``), in dtype ``dt``."""
+    if where_ is None:
+        return convert(_count(shape, axes), dt)
+    return sum(_broadcast_mask(where_, shape), axis=axes, keepdims=keepdims, dtype=dt)
+
+
 def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
          keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
-    """Arithmetic mean over ``axis`` (floating point for integer input)."""
+    """Arithmetic mean over ``axis``.
+
+    Args:
+      a: the input.
+      axis: an axis or tuple of axes; None averages everything.
+      dtype: the result dtype (default: the input's, float32 for integers and booleans).
+      keepdims: keep reduced axes as size 1.
+      where: a boolean mask of the elements to include.
+
+    Returns:
+      The means. Without ``dtype``, float16/bfloat16 input is summed and divided by the count
+      in float32 and rounded once at the end, as JAX does; an explicit ``dtype`` computes in it.
+    """
     _no_out(out, "mean")
     a, av = _prep("mean", a)
-    dt = dtypes.requested(dtype, "mean") if dtype else (
+    result = dtypes.requested(dtype, "mean") if dtype else (
         av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
+    comp = _upcast_f16(result) if dtype is None else result
     axes = canonicalize_axes(axis, av.ndim, "mean")
-    s = sum(convert(a, dt), axis=axes, keepdims=keepdims, where=where)
-    if where is None:
-        n = convert(_count(av.shape, axes), dt)
-    else:
-        n = sum(_broadcast_mask(where, av.shape), axis=axes, keepdims=keepdims, dtype=dt)
-    return true_divide(s, n)
+    s = sum(a, axis=axes, dtype=comp, keepdims=keepdims, where=where)
+    return convert(true_divide(s, _normalizer(av.shape, axes, where, keepdims, comp)), result)
 
 
 def _broadcast_mask(where_: Any, shape: tuple) -> Any:
@@ -174,29 +196,56 @@ def _broadcast_mask(where_: Any, shape: tuple) -> Any:
     return broadcast_to(_as_bool(where_), shape)
 
 
+def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype) of var/nanvar, as JAX's ``_var_promote_types``."""
+    if dtype:
+        dt = dtypes.requested(dtype, name)
+        if dtypes.is_complex(a_dtype) and not dtypes.is_complex(dt):
+            raise ValueError(f"{name}: a real 'dtype' for the variance of complex values is "
+                             "not supported (as in JAX)")
+        return _upcast_f16(dt), dt
+    if not dtypes.is_inexact(a_dtype):
+        return dtypes.DEFAULT_FLOAT, dtypes.DEFAULT_FLOAT
+    return _upcast_f16(a_dtype), np.zeros((), a_dtype).real.dtype
+
+
+def _squared_deviation(centered: Any) -> Any:
+    from ._ufuncs import conj, multiply, real
+    if dtypes.is_complex(aval_of(centered).dtype):
+        return real(multiply(centered, conj(centered)))
+    return multiply(centered, centered)
+
+
 def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: ArrayLike | None = None,
         correction: int | float | None = None) -> Any:
-    """Variance over ``axis``: mean squared deviation, divided by ``N - ddof``."""
+    """Variance over ``axis``: the summed squared deviation from the mean over ``N - ddof``.
+
+    Args:
+      a: the input.
+      axis: an axis or tuple of axes; None reduces everything.
+      dtype: the result dtype (default: the input's real dtype, float32 for integers).
+      ddof: subtracted from the count ``N`` of the divisor.
+      keepdims: keep reduced axes as size 1.
+      where: a boolean mask of the elements to include.
+      correction: another name for ``ddof`` (the Array API's), which it overrides.
+
+    Returns:
+      The variances; NaN where ``N - ddof <= 0``. float16/bfloat16 compute in float32, as JAX.
+    """
     _no_out(out, "var")
     if correction is not None:
         ddof = correction
     a, av = _prep("var", a)
-    dt = dtypes.requested(dtype, "var") if dtype else (
-        av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
-    a = convert(a, dt)
+    comp, result = _var_dtypes("var", av.dtype, dtype)
+    a = convert(a, comp)
     axes = canonicalize_axes(axis, av.ndim, "var")
-    centered = subtract(a, mean(a, axes, keepdims=True, where=where))
-    from ._ufuncs import conj, multiply, real
-    sq = real(multiply(centered, conj(centered))) if dtypes.is_complex(dt) else \
-        multiply(centered, centered)
-    if where is None:
-        n = _count(av.shape, axes)
-        denom = convert(n - ddof, aval_of(sq).dtype)
-    else:
-        denom = subtract(sum(_broadcast_mask(where, av.shape), axis=axes, keepdims=keepdims,
-                             dtype=aval_of(sq).dtype), ddof)
-    return true_divide(sum(sq, axis=axes, keepdims=keepdims, where=where), denom)
+    sq = _squared_deviation(subtract(a, mean(a, axes, dtype=comp, keepdims=True, where=where)))
+    sq_dt = aval_of(sq).dtype
+    denom = subtract(_normalizer(av.shape, axes, where, keepdims, sq_dt), convert(ddof, sq_dt))
+    r = convert(true_divide(sum(sq, axis=axes, dtype=sq_dt, keepdims=keepdims, where=where),
+                            denom), result)
+    return where_(denom > 0, r, np.nan)
 
 
 def std(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
@@ -208,7 +257,11 @@ def std(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, dd
 
 def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
             returned: bool = False, keepdims: bool = False) -> Any:
-    """Weighted average over ``axis``; ``returned`` also gives the sum of the weights."""
+    """Weighted average over ``axis``; ``returned`` also gives the sum of the weights.
+
+    float16/bfloat16 sums and their quotient are computed in float32 and rounded once (JAX
+    rounds each weighted sum to 16 bits first, so 70000 unit weights overflow to inf there).
+    """
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         a2, av = _prep("average", a)
@@ -230,8 +283,12 @@ def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
             if wv.shape[0] != av.shape[ax]:
                 raise ValueError("average: weights length differs from a's size along axis")
             w = reshape(w, tuple(wv.shape[0] if i == ax else 1 for i in range(av.ndim)))
-        wsum = sum(_bcast(w, av.shape), axis, keepdims=keepdims)
-        avg = true_divide(sum(multiply(a, w), axis, keepdims=keepdims), wsum)
+        result = aval_of(a).dtype
+        comp = _upcast_f16(result)
+        wsum = sum(_bcast(w, av.shape), axis, dtype=comp, keepdims=keepdims)
+        avg = convert(true_divide(sum(multiply(convert(a, comp), convert(w, comp)), axis,
+                                      keepdims=keepdims), wsum), result)
+        wsum = convert(wsum, result)
     return (avg, wsum) if returned else avg
 
 
@@ -470,16 +527,24 @@ def _all_nan_to_nan(a: Any, r: Any, axis: Axis, keepdims: bool) -> Any:
     return where(all(isnan(a), axis, keepdims=keepdims), np.nan, r)
 
 
-def nanargmax(a: ArrayLike, axis: int | None = None, out: None = None,
-              keepdims: bool = False) -> Any:
-    """Index of the maximum ignoring NaN."""
-    return argmax(_nan_to(a, -np.inf), axis, keepdims=keepdims)
+def _nanarg(name: str, arg: Any, fill: float) -> Any:
+    def f(a: ArrayLike, axis: int | None = None, out: None = None,
+          keepdims: bool = False) -> Any:
+        _no_out(out, name)
+        (a,) = promote_args(name, a)
+        if not dtypes.is_inexact(aval_of(a).dtype):
+            return arg(a, axis, keepdims=keepdims)
+        nan = isnan(a)
+        r = arg(where(nan, fill, a), axis, keepdims=keepdims)
+        return where(all(nan, axis, keepdims=keepdims), -1, r)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Index of the {'maximum' if 'max' in name else 'minimum'} over ``axis`` "
+                 "ignoring NaN (flattened when None); -1 where every value is NaN, as JAX.")
+    return f
 
 
-def nanargmin(a: ArrayLike, axis: int | None = None, out: None = None,
-              keepdims: bool = False) -> Any:
-    """Index of the minimum ignoring NaN."""
-    return argmin(_nan_to(a, np.inf), axis, keepdims=keepdims)
+nanargmax = _nanarg("nanargmax", argmax, -np.inf)
+nanargmin = _nanarg("nanargmin", argmin, np.inf)
 
 
 def nanmean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
@@ -497,12 +562,23 @@ def nanmean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None
 
 def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
-    """Variance ignoring NaN."""
-    (a,) = promote_args("nanvar", a)
-    if not dtypes.is_inexact(aval_of(a).dtype):
-        return var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)
-    mask = logical_not(isnan(a))
-    return var(_nan_to(a, 0), axis, dtype, ddof=ddof, keepdims=keepdims, where=mask)
+    """Variance ignoring NaN (see :func:`var`); NaN where fewer than ``ddof + 1`` values are
+    not NaN."""
+    _no_out(out, "nanvar")
+    a, av = _prep("nanvar", a)
+    comp, result = _var_dtypes("nanvar", av.dtype, dtype)
+    a = convert(a, comp)
+    axes = canonicalize_axes(axis, av.ndim, "nanvar")
+    nan = isnan(a)
+    m = nanmean(a, axes, dtype=comp, keepdims=True, where=where)
+    sq = _squared_deviation(where_(nan, convert(0, comp), subtract(a, m)))
+    # the count is an integer, so ddof past it is exact; then a float divisor of 1 where the
+    # result is NaN anyway
+    n = subtract(sum(logical_not(nan), axis=axes, keepdims=keepdims, where=where), ddof)
+    empty = n <= 0
+    s = where_(empty, np.nan, sum(sq, axis=axes, keepdims=keepdims, where=where))
+    sq_dt = aval_of(s).dtype
+    return convert(true_divide(s, convert(where_(empty, 1, n), sq_dt)), result)
 
 
 def nanstd(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,

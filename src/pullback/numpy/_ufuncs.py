@@ -12,8 +12,9 @@ import numpy as np
 from .. import lax
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
-from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args, promote_args_inexact,
-                         promote_args_numeric, promote_dtypes, promote_dtypes_inexact)
+from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args,
+                         promote_args_inexact, promote_args_numeric, promote_dtypes,
+                         promote_dtypes_inexact)
 
 ArrayLike = Any
 
@@ -72,7 +73,9 @@ divide = true_divide
 def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     # Python semantics from C's fmod: fix up where the remainder's sign differs from y's
     mod = lax.rem(x, y)
-    div = lax.div(lax.sub(x, mod), y)
+    # x / ±0 is ±inf (or NaN for 0 / 0), as in NumPy and JAX; x - NaN would make it NaN
+    zero_y = lax.eq(y, lax.full_like(y, 0))
+    div = lax.div(lax.select_n(zero_y, lax.sub(x, mod), x), y)
     fix = lax.bitwise_and(lax.ne(mod, lax.full_like(mod, 0)),
                           lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select_n(fix, mod, lax.add(mod, y))
@@ -291,14 +294,20 @@ atan2 = arctan2
 
 
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Any:
-    """Element-wise ``sqrt(x1**2 + x2**2)``, without intermediate overflow."""
+    """Element-wise ``sqrt(x1**2 + x2**2)``, without intermediate overflow; inf wherever
+    either input is infinite, even when the other is NaN (IEEE's and JAX's hypot)."""
     x1, x2 = promote_args_inexact("hypot", x1, x2)
+    if _is_complex(x1):
+        raise ValueError("hypot: arguments 'x1' and 'x2' must be real; hypot is not well "
+                         "defined for complex values (take abs() first)")
     a, b = lax.abs(x1), lax.abs(x2)
+    inf = lax.full_like(a, np.inf)
+    either_inf = lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf))
     hi, lo = lax.max(a, b), lax.min(a, b)
-    safe = lax.select_n(lax.eq(hi, lax.full_like(hi, 0)), hi, lax.full_like(hi, 1))
-    r = lax.div(lo, safe)
+    zero_hi = lax.eq(hi, lax.full_like(hi, 0))
+    r = lax.div(lo, lax.select_n(zero_hi, hi, lax.full_like(hi, 1)))
     out = lax.mul(hi, lax.sqrt(lax.add(lax.full_like(r, 1), lax.mul(r, r))))
-    return lax.select_n(lax.eq(hi, lax.full_like(hi, np.inf)), out, hi)
+    return lax.select_n(either_inf, lax.select_n(zero_hi, out, hi), inf)
 
 
 @custom_jvp
@@ -550,6 +559,28 @@ def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Any:
         return convert(False, dtypes.bool_)
 
 
+def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    """``x`` converted to ``dtype`` (None: the default float type).
+
+    Complex to bool tests the whole value, ``x != 0`` (1j is True), as JAX's astype does;
+    complex to a real dtype keeps the real part, as ``lax.convert_element_type``.
+
+    Args:
+      x: an array or scalar.
+      dtype: the target dtype.
+      copy: accepted for NumPy compatibility (arrays are immutable).
+      device: accepted for JAX compatibility (everything runs on the CPU).
+
+    Returns:
+      An array of ``x``'s shape and dtype ``dtype``.
+    """
+    (x,) = promote_dtypes("astype", x)
+    dt = dtypes.DEFAULT_FLOAT if dtype is None else dtypes.requested(dtype, "astype")
+    if dt == dtypes.bool_ and _is_complex(x):
+        return not_equal(x, 0)
+    return convert(x, dt)
+
+
 # ---- logical and bitwise ----
 
 def _as_bool(x: Any) -> Any:
@@ -661,10 +692,11 @@ def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None 
 
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Any:
-    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (broadcast)."""
+    x1, x2 = promote_dtypes_inexact("heaviside", x1, x2)
     # (JAX broadcasts heaviside's operands without the jax_numpy_rank_promotion check)
-    x1, x2 = broadcast_args("heaviside", *promote_dtypes_inexact("heaviside", x1, x2),
-                            rank_check=False)
+    x1, x2 = broadcast_all("heaviside", x1, x2)
     zero = lax.full_like(x1, 0)
-    return lax.select_n(lax.lt(x1, zero), lax.select_n(lax.gt(x1, zero), x2,
+    at_zero = lax.select_n(lax.ne(x1, x1), x2, x1)
+    return lax.select_n(lax.lt(x1, zero), lax.select_n(lax.gt(x1, zero), at_zero,
                                                         lax.full_like(x1, 1)), zero)

@@ -1,7 +1,19 @@
 """Shape arithmetic shared by every layer: the one broadcasting rule, axis normalization."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
+
+_MAX_ELEMENTS = 2**63 - 1  # element counts and byte sizes are int64 (NumPy's npy_intp)
+
+
+def check_count(shape: tuple[int, ...], op: str, arg: str = "shape") -> tuple[int, ...]:
+    """``shape`` itself, or a ValueError naming ``op`` when its element count does not fit in
+    int64 (no array of that shape can be indexed)."""
+    if shape and math.prod(shape) > _MAX_ELEMENTS:
+        raise ValueError(f"{op}: argument '{arg}' {shape} has {math.prod(shape)} elements, more "
+                         f"than the {_MAX_ELEMENTS} an int64 can count")
+    return shape
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
@@ -18,7 +30,7 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
             else:
                 raise ValueError(f"{op}: shapes {', '.join(str(tuple(x)) for x in shapes)} "
                                  "cannot be broadcast together")
-    return tuple(out)
+    return check_count(tuple(out), op, "shapes broadcast to")
 
 
 def canonicalize_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
@@ -54,4 +66,4 @@ def check_shape(shape: Sequence[int], op: str, arg: str = "shape") -> tuple[int,
         raise TypeError(f"{op}: argument '{arg}' must be a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in out):
         raise ValueError(f"{op}: argument '{arg}' has a negative dimension: {out}")
-    return out
+    return check_count(out, op, arg)

@@ -479,11 +479,85 @@ typedef float vf32u __attribute__((vector_size(64), aligned(4)));
   }
 TINY(tiny_f32, float, vf32, vf32u)
 
+/* ---- long float32 contractions: summed pairwise, not in one running sum ----
+ * One running float32 sum of K products loses about log2(K) bits more than a pairwise one: a
+ * dot of 10^5 normal products was off by 5e-4 (XLA's blocked sums: 4e-5). Dots (N == 1) keep 64
+ * independent partial sums over leaves of DOT_LEAF products and add leaves pairwise; the direct
+ * loops' other products cut K in halves down to leaves of at most 2 * DIRECT_KB steps, adding
+ * the second half's partial products from a scratch tile. */
+#define DOT_LEAF 2048
+#define DIRECT_KB 256
+
+static PB_CLONES __attribute__((optimize("fp-contract=fast"))) float dot_leaf_f32(
+    const char *x, npy_intp xs, const char *y, npy_intp ys, npy_intp n) {
+  if (xs == 4 && ys == 4) {
+    const float *p = (const float *)x, *q = (const float *)y;
+    vf32 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, r = {0};
+    npy_intp i = 0;
+    for (; i + 64 <= n; i += 64) {
+      s0 += *(const vf32u *)(p + i) * *(const vf32u *)(q + i);
+      s1 += *(const vf32u *)(p + i + 16) * *(const vf32u *)(q + i + 16);
+      s2 += *(const vf32u *)(p + i + 32) * *(const vf32u *)(q + i + 32);
+      s3 += *(const vf32u *)(p + i + 48) * *(const vf32u *)(q + i + 48);
+    }
+    for (; i + 16 <= n; i += 16) s0 += *(const vf32u *)(p + i) * *(const vf32u *)(q + i);
+    for (int j = 0; i + j < n; ++j) r[j] = p[i + j] * q[i + j];
+    vf32 t = ((s0 + s1) + (s2 + s3)) + r;
+    float h[16];
+    memcpy(h, &t, sizeof(h));
+    for (int w = 8; w; w >>= 1)
+      for (int j = 0; j < w; ++j) h[j] += h[j + w];
+    return h[0];
+  }
+  float s[8] = {0}, t = 0;
+  npy_intp i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j)
+      s[j] += *(const float *)(x + (i + j) * xs) * *(const float *)(y + (i + j) * ys);
+  for (; i < n; ++i) t += *(const float *)(x + i * xs) * *(const float *)(y + i * ys);
+  return (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))) + t;
+}
+
+static float dot_f32(const char *x, npy_intp xs, const char *y, npy_intp ys, npy_intp n) {
+  if (n <= DOT_LEAF) return dot_leaf_f32(x, xs, y, ys, n);
+  const npy_intp h = (n / 2) & ~(npy_intp)63;
+  return dot_f32(x, xs, y, ys, h) + dot_f32(x + h * xs, xs, y + h * ys, ys, n - h);
+}
+
+/* c (M, N) = a @ b (c += a @ b when acc) by the direct loops, K summed pairwise (above). */
+static void direct_product_f32(npy_intp M, npy_intp N, npy_intp K, const char *a,
+                               const npy_intp *as, const char *b, const npy_intp *bs, char *c,
+                               const npy_intp *cs, int acc) {
+  if (N == 1) {
+    for (npy_intp i = 0; i < M; ++i) {
+      const float d = dot_f32(a + i * as[1], as[2], b, bs[1], K);
+      float *ci = (float *)(c + i * cs[1]);
+      *ci = acc ? *ci + d : d;
+    }
+    return;
+  }
+  float *tmp = K > 2 * DIRECT_KB ? malloc((size_t)(M * N) * sizeof(float)) : NULL;
+  if (!tmp) { /* short, or no memory for the scratch tile: one running sum */
+    tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
+    return;
+  }
+  const npy_intp h = (K / 2) & ~(npy_intp)15, ts[3] = {0, N * (npy_intp)sizeof(float), sizeof(float)};
+  direct_product_f32(M, N, h, a, as, b, bs, c, cs, acc);
+  direct_product_f32(M, N, K - h, a + h * as[2], as, b + h * bs[1], bs, (char *)tmp, ts, 0);
+  for (npy_intp i = 0; i < M; ++i) {
+    float *ci = (float *)(c + i * cs[1]);
+    for (npy_intp j = 0; j < N; ++j) ci[j] += tmp[i * N + j];
+  }
+  free(tmp);
+}
+
 /* float32 products the direct loops take, eager and in programs alike (same bits either way):
- * tiny ones, and up to SMALL_M rows with a row-major B (they beat single-threaded BLAS there:
- * 4.5 us vs ~7 us at 16x128x128) */
-static bool direct_f32(npy_intp M, double macs, npy_intp b_col_stride) {
-  return macs <= TINY_MACS || (M <= SMALL_M && macs < SMALL_F32_MACS && b_col_stride == 4);
+ * tiny ones, up to SMALL_M rows with a row-major B (they beat single-threaded BLAS there:
+ * 4.5 us vs ~7 us at 16x128x128), and dots of up to SMALL_M rows of any length (the
+ * vectorized pairwise dot is both faster and more accurate than gemm with one column) */
+static bool direct_f32(npy_intp M, npy_intp N, double macs, npy_intp b_col_stride) {
+  return macs <= TINY_MACS ||
+         (M <= SMALL_M && (N == 1 || (macs < SMALL_F32_MACS && b_col_stride == 4)));
 }
 
 /* OpenBLAS's per-thread thread count (openblas_set_num_threads_local), when the library has it:
@@ -525,14 +599,14 @@ static int blas_matmul_1t(int slot, npy_intp Bt, npy_intp M, npy_intp N, npy_int
   return rc;
 }
 
-static bool direct_f32(npy_intp M, double macs, npy_intp b_col_stride);
+static bool direct_f32(npy_intp M, npy_intp N, double macs, npy_intp b_col_stride);
 
 /* Whether the own float32 kernel (gemm.c) takes a whole product of slot `slot` (not one the
  * direct loops take: every path asks this, so eager and jit pick the same kernel). */
 static bool own_f32(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a,
                     const npy_intp *as, const char *b, const npy_intp *bs, const char *c,
                     const npy_intp *cs) {
-  return slot == PB_F32 && !direct_f32(M, (double)M * (double)N * (double)K, bs[2]) &&
+  return slot == PB_F32 && !direct_f32(M, N, (double)M * (double)N * (double)K, bs[2]) &&
          pb_sgemm_takes(M, N, K, a, as, b, bs, c, cs);
 }
 
@@ -571,6 +645,8 @@ npy_intp pb_matmul_chunks(pb_matmul_job *j, int sa, int sb, int so, npy_intp Bt,
   if (threads < 2 || sa != sb || sa != so || !is_blas(sa) || macs < 4.0 * SMALL_F32_MACS ||
       M > INT_MAX || N > INT_MAX || K > INT_MAX)
     return 0;
+  if (sa == PB_F32 && cs[2] == 4 && direct_f32(M, N, macs, bs[2]))
+    return 0; /* long dots: the direct loops' pairwise sums, as pb_matmul_raw runs them */
   const bool own = own_f32(sa, M, N, K, a, as, b, bs, c, cs);
   if (!own && (!gemm[sa] || !set_local_threads())) return 0;
   const npy_intp es = sa == PB_F32 ? 4 : sa == PB_F64 || sa == PB_C64 ? 8 : 16;
@@ -700,9 +776,9 @@ int pb_matmul_raw(int sa, int sb, int so, npy_intp Bt, npy_intp M, npy_intp N, n
   const double macs = (double)Bt * (double)M * (double)K * (double)N;
   /* float32 only: its eager products of these sizes take the blocked kernel, whose sums run in
    * the same order (float64 ones take BLAS, whose order differs in the last bit) */
-  if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces && direct_f32(M, macs, bs[2])) {
+  if (sa == sb && sa == so && sa == PB_F32 && cs[2] == ces && direct_f32(M, N, macs, bs[2])) {
     for (npy_intp i = 0; i < Bt; ++i)
-      tiny_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, 0);
+      direct_product_f32(M, N, K, a + i * as[0], as, b + i * bs[0], bs, c + i * cs[0], cs, 0);
     return 0;
   }
   /* the executor parallelizes through its pool (pb_matmul_chunks): a product it runs whole
@@ -731,8 +807,8 @@ int pb_matmul_acc(int slot, npy_intp M, npy_intp N, npy_intp K, const char *a, c
     return 0;
   }
   const double macs = (double)M * (double)K * (double)N;
-  if (slot == PB_F32 && cs[2] == 4 && direct_f32(M, macs, bs[2])) {
-    tiny_f32(M, N, K, a, as, b, bs, c, cs, acc);
+  if (slot == PB_F32 && cs[2] == 4 && direct_f32(M, N, macs, bs[2])) {
+    direct_product_f32(M, N, K, a, as, b, bs, c, cs, acc);
     return 0;
   }
   if (own_f32(slot, M, N, K, a, as, b, bs, c, cs))
@@ -835,12 +911,13 @@ static PyObject *matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   const double macs = (double)as[0] * (double)as[1] * (double)as[2] * (double)bs[2];
   bool small_f32 = blas && sa == PB_F32 && macs < SMALL_F32_MACS;
   int rc = 0;
-  if (small_f32 && direct_f32(as[1], macs, PyArray_STRIDES(b)[2])) {
+  if (blas && sa == PB_F32 && direct_f32(as[1], bs[2], macs, PyArray_STRIDES(b)[2])) {
     Py_BEGIN_ALLOW_THREADS
     for (npy_intp i = 0; i < as[0]; ++i)
-      tiny_f32(as[1], bs[2], as[2], PyArray_BYTES(a) + i * PyArray_STRIDES(a)[0], PyArray_STRIDES(a),
-               PyArray_BYTES(b) + i * PyArray_STRIDES(b)[0], PyArray_STRIDES(b),
-               PyArray_BYTES(out) + i * PyArray_STRIDES(out)[0], PyArray_STRIDES(out), 0);
+      direct_product_f32(as[1], bs[2], as[2], PyArray_BYTES(a) + i * PyArray_STRIDES(a)[0],
+                         PyArray_STRIDES(a), PyArray_BYTES(b) + i * PyArray_STRIDES(b)[0],
+                         PyArray_STRIDES(b), PyArray_BYTES(out) + i * PyArray_STRIDES(out)[0],
+                         PyArray_STRIDES(out), 0);
     Py_END_ALLOW_THREADS
   } else if (blas && own_f32(sa, as[1], bs[2], as[2], PyArray_BYTES(a), PyArray_STRIDES(a),
                              PyArray_BYTES(b), PyArray_STRIDES(b), PyArray_BYTES(out),

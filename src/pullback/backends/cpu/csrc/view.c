@@ -46,6 +46,26 @@ static PyObject *view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
   PyArray_Descr *descr = PyArray_DESCR(x);
   npy_intp es = PyDataType_ELSIZE(descr);
+  /* a broadcast view reads little memory, but its logical size must stay addressable: NumPy
+   * (and every kernel's index arithmetic) counts its bytes in npy_intp */
+  npy_intp nbytes = es;
+  bool over = false;
+  for (int d = 0; d < nd; ++d) over |= __builtin_mul_overflow(nbytes, shape[d], &nbytes);
+  for (int d = 0; d < nd && over; ++d) over = shape[d] != 0;
+  if (over) {
+    char dims[PB_MAXDIMS * 21 + 8];
+    int len = 0;
+    for (int d = 0; d < nd; ++d)
+      len += snprintf(dims + len, sizeof(dims) - (size_t)len, d ? ", %zd" : "%zd", shape[d]);
+    long double bytes = (long double)es;
+    for (int d = 0; d < nd; ++d) bytes *= (long double)shape[d];
+    char total[64];
+    snprintf(total, sizeof(total), "%.4Le", bytes);
+    PyErr_Format(PyExc_ValueError, "view: an array of shape (%s%s) and %zd-byte elements would "
+                 "span %s bytes, past the 2**63 - 1 bytes an array can address",
+                 dims, nd == 1 ? "," : "", es, total);
+    return NULL;
+  }
   npy_intp slo, shi, vlo, vhi;
   npy_intp first, last;
   if (!extent(PyArray_NDIM(x), PyArray_SHAPE(x), PyArray_STRIDES(x), es, &slo, &shi) ||

@@ -32,9 +32,11 @@ def _scan_length(xs_leaves: list, xs_tree: Any, length: int | None) -> int:
         lengths.append(a.shape[0])
     if length is not None:
         try:
-            length = int(length)
+            length = int(length)  # as JAX: a float length is truncated
         except TypeError:
             raise TypeError("scan: length must be a concrete integer") from None
+        if length < 0:
+            raise ValueError(f"scan: argument 'length' must be non-negative, got {length}")
         if any(n != length for n in lengths):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {lengths}.")

@@ -11,7 +11,7 @@ from .. import lax
 from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
-from ..tracer.shapes import check_shape
+from ..tracer.shapes import check_shape, index_arg
 
 ArrayLike = Any
 
@@ -98,9 +98,6 @@ def copy(a: ArrayLike, order: str | None = None) -> Any:
 
 
 def _shape_arg(shape: Any, name: str) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__") and
-                                                not hasattr(shape, "__len__")):
-        shape = (operator.index(shape),)
     return check_shape(shape, name)
 
 
@@ -212,7 +209,7 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
     from ._promotion import convert, promote_dtypes_inexact
     from ._shape import broadcast_arrays, expand_dims, moveaxis, reshape
     from ._ufuncs import add, multiply, subtract, true_divide, where
-    num = operator.index(num)
+    num = index_arg(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     start, stop = promote_dtypes_inexact("linspace", start, stop)
@@ -260,12 +257,17 @@ def _tri_mask(n: int, m: int, k: int) -> Any:
     return lax.ge(lax.add(rows, lax.full_like(rows, k)), cols)
 
 
+def _matrix_dims(name: str, N: Any, M: Any) -> tuple[int, int]:
+    n, m = check_shape((index_arg(N, name, "N"), N if M is None else index_arg(M, name, "M")),
+                       name, "N")
+    return n, m
+
+
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal, zeros elsewhere."""
     from ._promotion import convert
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
-    k = operator.index(k)
+    N, M = _matrix_dims("eye", N, M)
+    k = index_arg(k, "eye", "k")
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     mask = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
@@ -280,9 +282,8 @@ def identity(n: int, dtype: Any = None) -> Any:
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones at and below the ``k``-th diagonal."""
     from ._promotion import convert
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
-    return convert(_tri_mask(N, M, operator.index(k)), dtypes.canonicalize(dtype or float))
+    N, M = _matrix_dims("tri", N, M)
+    return convert(_tri_mask(N, M, index_arg(k, "tri", "k")), dtypes.canonicalize(dtype or float))
 
 
 def tril(m: ArrayLike, k: int = 0) -> Any:
@@ -292,6 +293,7 @@ def tril(m: ArrayLike, k: int = 0) -> Any:
     av = core.get_aval(m)
     if av.ndim < 2:
         raise ValueError("tril: argument 'm' must be at least 2-D")
+    k = index_arg(k, "tril", "k")
     return where(_tri_mask(av.shape[-2], av.shape[-1], k), m, lax.full_like(m, 0))
 
 
@@ -302,6 +304,7 @@ def triu(m: ArrayLike, k: int = 0) -> Any:
     av = core.get_aval(m)
     if av.ndim < 2:
         raise ValueError("triu: argument 'm' must be at least 2-D")
+    k = index_arg(k, "triu", "k")
     return where(_tri_mask(av.shape[-2], av.shape[-1], k - 1), lax.full_like(m, 0), m)
 
 
@@ -312,6 +315,7 @@ def diag(v: ArrayLike, k: int = 0) -> Any:
     from ._ufuncs import where
     v = asarray(v)
     av = core.get_aval(v)
+    k = index_arg(k, "diag", "k")
     if av.ndim == 2:
         return diagonal(v, k)
     if av.ndim != 1:

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import core, pytree
 from .array import Array
-from .avals import ShapedArray
+from .avals import ShapedArray, check_result_size
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, locate_error, user_source_info
 
 
@@ -115,6 +115,7 @@ class JaxprTrace(core.Trace):
     def process_primitive(self, prim: core.Primitive, tracers: list, params: dict) -> Any:
         avals = [t.aval for t in tracers]
         out_avals = prim.rule("abstract_eval")(*avals, **params)
+        check_result_size(prim.name, out_avals)
         src = user_source_info()
         where = f" (created by '{prim.name}' at {src})" if src else f" (created by '{prim.name}')"
         b = self.builder

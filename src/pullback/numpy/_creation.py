@@ -53,12 +53,16 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
     want = None if dtype is None else dtypes.canonicalize(dtype)
     if isinstance(a, (Array, core.Tracer)):
         return a if want is None else convert(a, want)
+    if a is None:
+        raise ValueError("asarray: None is not a valid value for an array")
     if dtypes.is_python_scalar(a):
         dt, weak = dtypes.dtype_of_python(a)
+        if type(a) is int and not -2**63 <= a < 2**64:
+            raise OverflowError(f"asarray: Python int {a} too large to convert to {want or dt}")
         return Array(np.asarray(a, want or dt), weak and want is None)
     if isinstance(a, (np.ndarray, np.generic)):
+        _check_numeric(a.dtype, a)
         v = np.array(a, dtype=want, copy=True)  # the caller may mutate their NumPy array later
-        dtypes.canonicalize(v.dtype)
         return Array(v)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
@@ -69,10 +73,24 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
         return stack([asarray(x, dtype) for x in a])
     v = np.asarray(a)
     if v.dtype == object:
+        if all(type(e) is int for e in v.flat):
+            raise OverflowError(f"asarray: Python int too large to convert to "
+                                f"{want or dtypes.DEFAULT_INT}: {a!r}")
         raise TypeError(f"asarray: cannot make an array from {type(a).__name__} with "
                         "elements of mixed or non-numeric types")
-    default = v.dtype if _contains_numpy(a) else _python_default(v)
-    return Array(np.asarray(v, dtype=want or default))
+    _check_numeric(v.dtype, a)
+    want = want or (v.dtype if _contains_numpy(a) else _python_default(v))
+    dtypes.check_python_ints(v, want)
+    return Array(np.asarray(v, dtype=want))
+
+
+def _check_numeric(dt: np.dtype, a: Any) -> None:
+    # strings, bytes and other non-numeric data are not arrays (JAX's TypeError)
+    try:
+        dtypes.canonicalize(dt)
+    except TypeError:
+        raise TypeError(f"asarray: value {a!r} with dtype {dt} is not a valid array type: only "
+                        "arrays of numeric types are supported") from None
 
 
 def _has_traced(x: Any) -> bool:
@@ -109,7 +127,11 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     from ._promotion import convert
     from ._shape import broadcast_to
     shape = _shape_arg(shape, "full")
-    v = asarray(fill_value, dtype=dtype)
+    if dtype is not None and dtypes.is_python_scalar(fill_value):
+        # a Python fill value converts as a weak scalar does (JAX: full(2, 300, int8) wraps)
+        v = Array(dtypes.weak_scalar(fill_value, dtypes.canonicalize(dtype)))
+    else:
+        v = asarray(fill_value, dtype=dtype)
     if isinstance(v, Array) and v.weak_type and dtype is None:
         v = convert(v, v.dtype)  # the result of full is strongly typed, as in JAX
     av = core.get_aval(v)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..tracer import core, pytree
+from ..tracer import core, dtypes, pytree
 from ..tracer.avals import ShapedArray
 from ..transforms.control_flow.loops import while_p
 from ..transforms.control_flow.scan import scan_p
@@ -209,6 +209,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     from ..numpy import asarray, result_type
     from ..lax import convert_element_type
     dt = result_type(lower, upper)
+    if not dtypes.is_integer(dt):
+        raise TypeError(f"fori_loop: arguments 'lower' and 'upper' must be integers, got "
+                        f"{lower!r} and {upper!r}")
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
         i0 = convert_element_type(asarray(lo), dt)

@@ -25,7 +25,8 @@ def to_ndarray(x: Any, aval: ShapedArray) -> np.ndarray:
     if type(x) is Array:
         return x._value
     if isinstance(x, np.ndarray) and x.dtype == aval.dtype:
-        return x
+        # kernels read aligned data: a misaligned NumPy buffer is copied (JAX accepts it)
+        return x if x.flags.aligned else x.copy()
     return np.asarray(x, dtype=aval.dtype)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from . import core, pytree
 from .array import Array
 from .avals import ShapedArray, check_result_size
+from .depth import ensure_headroom
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, locate_error, user_source_info
 
 
@@ -132,6 +133,11 @@ def fun_name(fun: Callable) -> str:
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
+# Beyond this many nested traces, each new one makes sure of room for as many again.
+_DEEP_NESTING = 16
+_FRAMES_PER_NESTING = 12
+
+
 def trace_to_jaxpr(fun: Callable, in_avals: Sequence[ShapedArray], debug_name: str = "",
                    arg_names: Sequence[str] | None = None) -> tuple[ClosedJaxpr, Any]:
     """Trace ``fun`` (taking flat arrays, returning a pytree) at the given input avals.
@@ -141,6 +147,9 @@ def trace_to_jaxpr(fun: Callable, in_avals: Sequence[ShapedArray], debug_name: s
     name = debug_name or fun_name(fun)
     builder = JaxprBuilder(name)
     with core.new_base_main(JaxprTrace, builder, debug_name=name) as main:
+        if main.level > _DEEP_NESTING:
+            # nested traces (a jit of a jit of ...) recurse through several frames each
+            ensure_headroom(_FRAMES_PER_NESTING * _DEEP_NESTING)
         trace = JaxprTrace(main)
         names = arg_names or [f"argument {i}" for i in range(len(in_avals))]
         in_tracers = [trace.new_arg(a, f" ({n} of {name})") for a, n in zip(in_avals, names)]

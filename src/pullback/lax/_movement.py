@@ -111,12 +111,14 @@ def slice(operand: ArrayLike, start_indices: Sequence[int], limit_indices: Seque
       The slice.
     """
     (operand,) = scalars_to((operand,))
-    return slice_p.bind(operand, start_indices=tuple(
-                            index_arg(i, "slice", "start_indices") for i in start_indices),
-                        limit_indices=tuple(
-                            index_arg(i, "slice", "limit_indices") for i in limit_indices),
-                        strides=None if strides is None
-                        else tuple(index_arg(i, "slice", "strides") for i in strides))
+    starts = tuple(index_arg(i, "slice", "start_indices") for i in start_indices)
+    limits = tuple(index_arg(i, "slice", "limit_indices") for i in limit_indices)
+    if strides is not None:
+        # a step beyond the slice's extent takes its first element only, as a step equal to
+        # the extent does (x[::2**70] is x[:1], as in NumPy): keep steps within int64
+        strides = tuple(st if st < 1 else min(st, max(lo - s, 1)) for st, s, lo in zip(
+            (index_arg(i, "slice", "strides") for i in strides), starts, limits))
+    return slice_p.bind(operand, start_indices=starts, limit_indices=limits, strides=strides)
 
 
 def slice_in_dim(operand: ArrayLike, start_index: int | None, limit_index: int | None,

@@ -160,11 +160,12 @@ def check_python_ints(values: np.ndarray, dtype: np.dtype) -> None:
     if dtype.kind not in "iu" or values.dtype.kind not in "iuf" or not values.size:
         return
     info = np.iinfo(dtype)
-    finite = values[np.isfinite(values)] if values.dtype.kind == "f" else values
-    for bad in (finite[finite < info.min], finite[finite > info.max]):
-        if bad.size:
-            v = bad.flat[0]
-            raise OverflowError(f"Python integer {int(v)} out of bounds for {dtype}")
+    flat = values.ravel()
+    if values.dtype.kind == "f":
+        flat = flat[np.isfinite(flat)]
+    bad = flat[(flat < info.min) | (flat > info.max)]
+    if bad.size:  # the first, in order, as NumPy names it
+        raise OverflowError(f"Python integer {int(bad[0])} out of bounds for {dtype}")
 
 
 def dtype_of_python(x: Any) -> tuple[np.dtype, bool]:

@@ -19,7 +19,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "_probe_runner.py")
-CATEGORIES = ["shapes", "dtypes", "layouts", "asarray", "misuse", "numerics", "threads"]
+CATEGORIES = ["shapes", "dtypes", "layouts", "asarray", "misuse", "numerics", "threads", "indexing"]
 TIMEOUT = 60  # seconds per child
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -115,10 +114,6 @@ def copy(a: ArrayLike, order: str | None = None) -> Any:
     return asarray(a)
 
 
-def _shape_arg(shape: Any, name: str) -> tuple[int, ...]:
-    return check_shape(shape, name)
-
-
 def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (a zero-copy broadcast of one value).
 
@@ -126,7 +121,7 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     """
     from ._promotion import convert
     from ._shape import broadcast_to
-    shape = _shape_arg(shape, "full")
+    shape = check_shape(shape, "full")
     if dtype is not None and dtypes.is_python_scalar(fill_value):
         # a Python fill value converts as a weak scalar does (JAX: full(2, 300, int8) wraps)
         v = Array(dtypes.weak_scalar(fill_value, dtypes.canonicalize(dtype)))
@@ -157,7 +152,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
 
 def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
     av = core.get_aval(asarray(a))
-    return (av.shape if shape is None else _shape_arg(shape, name),
+    return (av.shape if shape is None else check_shape(shape, name),
             av.dtype if dtype is None else dtypes.canonicalize(dtype))
 
 
@@ -280,9 +275,9 @@ def _tri_mask(n: int, m: int, k: int) -> Any:
 
 
 def _matrix_dims(name: str, N: Any, M: Any) -> tuple[int, int]:
-    n, m = check_shape((index_arg(N, name, "N"), N if M is None else index_arg(M, name, "M")),
-                       name, "N")
-    return n, m
+    n = index_arg(N, name, "N")
+    m = n if M is None else index_arg(M, name, "M")
+    return check_shape((n, m), name, "N, M")
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

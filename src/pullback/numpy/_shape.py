@@ -12,7 +12,8 @@ from .. import lax
 from ..primitives.movement import reshape_p
 from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
-from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_arg, index_tuple
+from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
+                             index_tuple)
 from ._promotion import aval_of, broadcast_to_shape, promote_args, promote_dtypes
 
 ArrayLike = Any

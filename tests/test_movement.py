@@ -289,7 +289,7 @@ def test_every_dtype_and_layout(dtype):
     (lambda x: lax.concatenate([x, pb.Array(np.zeros((1, 3, 2), np.int8))], 0), TypeError,
      ["concatenate", "'operands'", "dtype"]),
     (lambda x: lax.iota(np.bool_, 3), TypeError, ["iota", "'dtype'"]),
-    (lambda x: lax.iota(np.float32, -1), ValueError, ["broadcasted_iota", "negative"]),
+    (lambda x: lax.iota(np.float32, -1), TypeError, ["broadcasted_iota", "non-negative"]),
     (lambda x: lax.broadcasted_iota(np.int32, (2, 3), 2), ValueError, ["broadcasted_iota",
                                                                         "'dimension'"]),
     (lambda x: lax.full((2,), np.zeros(2)), TypeError, ["full", "'fill_value'", "scalar"]),

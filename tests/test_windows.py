@@ -216,7 +216,7 @@ def test_large_unfold_and_fold_thread():
     (lambda x: lax.unfold(x, (5, 2)), ValueError, ["unfold", "smaller than the dilated kernel"]),
     (lambda x: lax.fold(x, (4, 4), (2, 2)), TypeError, ["fold", "'operand'", "(..., 4, 9)"]),
     (lambda x: lax.fold(x, (4,), (2, 2)), ValueError, ["fold", "'output_size'"]),
-    (lambda x: lax.fold(x, (-1, 4), (2, 2)), ValueError, ["fold", "'output_size'", "negative"]),
+    (lambda x: lax.fold(x, (-1, 4), (2, 2)), TypeError, ["fold", "'output_size'", "negative"]),
 ])
 def test_errors_name_op_and_argument(call, err, words):
     x = pb.Array(np.zeros((2, 4, 4), np.float32))

@@ -16,7 +16,7 @@ import numpy as np
 from ..config import config
 from ..tracer import core, debug
 from ..tracer.array import Array
-from ..tracer.avals import ShapedArray
+from ..tracer.avals import ShapedArray, check_result_size
 from .cpu import kernels
 
 fallbacks: collections.Counter = collections.Counter()
@@ -26,7 +26,8 @@ def to_ndarray(x: Any, aval: ShapedArray) -> np.ndarray:
     if type(x) is Array:
         return x._value
     if isinstance(x, np.ndarray) and x.dtype == aval.dtype:
-        return x
+        # kernels read aligned data: a misaligned NumPy buffer is copied (JAX accepts it)
+        return x if x.flags.aligned else x.copy()
     return np.asarray(x, dtype=aval.dtype)
 
 
@@ -52,12 +53,15 @@ def _out_aval(prim: core.Primitive, avals: tuple, params: dict) -> Any:
         return _out_avals[key]
     except KeyError:
         out = prim.rule("abstract_eval")(*avals, **params)
+        check_result_size(prim.name, out)
         if len(_out_avals) >= _MAX_CACHED:
             _out_avals.clear()
         _out_avals[key] = out
         return out
     except TypeError:  # an unhashable parameter: check every time
-        return prim.rule("abstract_eval")(*avals, **params)
+        out = prim.rule("abstract_eval")(*avals, **params)
+        check_result_size(prim.name, out)
+        return out
 
 
 def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:

@@ -14,7 +14,7 @@ from ..primitives.indexing import (GatherDimensionNumbers, GatherScatterMode,
 from ..tracer import core, dtypes
 from ..tracer.array import Array
 from ..tracer.core import Primitive
-from ..tracer.shapes import canonicalize_axis, check_shape
+from ..tracer.shapes import canonicalize_axis, check_shape, index_arg
 from ._movement import expand_dims, index_in_dim, squeeze
 from ._operands import ArrayLike, scalars_to
 
@@ -140,7 +140,7 @@ def dynamic_slice_in_dim(operand: ArrayLike, start_index: Any, slice_size: int,
     (operand,) = scalars_to((operand,))
     shape, axis, starts = _in_dim(operand, start_index, axis, "dynamic_slice_in_dim")
     sizes = list(shape)
-    sizes[axis] = operator.index(slice_size)
+    sizes[axis] = index_arg(slice_size, "dynamic_slice_in_dim", "slice_size")
     return dynamic_slice(operand, starts, sizes)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..config import config
 from ._movement import concatenate, expand_dims, index_in_dim
-from ..tracer import core, pytree
+from ..tracer import core, dtypes, pytree
 from ..tracer.avals import ShapedArray
 from ..tracer.errors import ConcretizationTypeError
 from ..transforms.control_flow.loops import while_p
@@ -35,9 +35,11 @@ def _scan_length(xs_leaves: list, xs_tree: Any, length: int | None) -> int:
         lengths.append(a.shape[0])
     if length is not None:
         try:
-            length = int(length)
+            length = int(length)  # as JAX: a float length is truncated
         except TypeError:
             raise TypeError("scan: length must be a concrete integer") from None
+        if length < 0:
+            raise ValueError(f"scan: argument 'length' must be non-negative, got {length}")
         if any(n != length for n in lengths):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {lengths}.")
@@ -242,6 +244,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     from ..numpy import asarray, result_type
     from ..lax import convert_element_type
     dt = result_type(lower, upper)
+    if not dtypes.is_integer(dt):
+        raise TypeError(f"fori_loop: arguments 'lower' and 'upper' must be integers, got "
+                        f"{lower!r} and {upper!r}")
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
         if config.jax_disable_jit:  # as JAX: Python ints count the steps of a Python scan

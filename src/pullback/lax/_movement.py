@@ -6,7 +6,6 @@ operand's memory; pad, concatenate and iota run C kernels.
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -15,7 +14,7 @@ from ..primitives.movement import (broadcast_in_dim_p, concatenate_p, iota_p, pa
                                    rev_p, slice_p, squeeze_p, transpose_p)
 from ..tracer import core, dtypes
 from ..tracer.array import Array
-from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape
+from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_arg
 from ._operands import ArrayLike, scalars_to
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
@@ -56,7 +55,8 @@ def transpose(operand: ArrayLike, permutation: Sequence[int]) -> Array:
       The transposed array.
     """
     (operand,) = scalars_to((operand,))
-    return transpose_p.bind(operand, permutation=tuple(operator.index(d) for d in permutation))
+    return transpose_p.bind(operand, permutation=tuple(
+        index_arg(d, "transpose", "permutation") for d in permutation))
 
 
 def squeeze(array: ArrayLike, dimensions: Sequence[int]) -> Array:
@@ -111,10 +111,14 @@ def slice(operand: ArrayLike, start_indices: Sequence[int], limit_indices: Seque
       The slice.
     """
     (operand,) = scalars_to((operand,))
-    return slice_p.bind(operand, start_indices=tuple(operator.index(i) for i in start_indices),
-                        limit_indices=tuple(operator.index(i) for i in limit_indices),
-                        strides=None if strides is None
-                        else tuple(operator.index(i) for i in strides))
+    starts = tuple(index_arg(i, "slice", "start_indices") for i in start_indices)
+    limits = tuple(index_arg(i, "slice", "limit_indices") for i in limit_indices)
+    if strides is not None:
+        # a step beyond the slice's extent takes its first element only, as a step equal to
+        # the extent does (x[::2**70] is x[:1], as in NumPy): keep steps within int64
+        strides = tuple(st if st < 1 else min(st, max(lo - s, 1)) for st, s, lo in zip(
+            (index_arg(i, "slice", "strides") for i in strides), starts, limits))
+    return slice_p.bind(operand, start_indices=starts, limit_indices=limits, strides=strides)
 
 
 def slice_in_dim(operand: ArrayLike, start_index: int | None, limit_index: int | None,
@@ -135,8 +139,8 @@ def slice_in_dim(operand: ArrayLike, start_index: int | None, limit_index: int |
     shape = core.get_aval(operand).shape
     axis = canonicalize_axis(axis, len(shape), "slice_in_dim")
     n = shape[axis]
-    start = 0 if start_index is None else operator.index(start_index)
-    limit = n if limit_index is None else operator.index(limit_index)
+    start = 0 if start_index is None else index_arg(start_index, "slice_in_dim", "start_index")
+    limit = n if limit_index is None else index_arg(limit_index, "slice_in_dim", "limit_index")
     start, limit = (start + n if start < 0 else start), (limit + n if limit < 0 else limit)
     starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], steps[axis] = start, limit, stride
@@ -161,7 +165,7 @@ def index_in_dim(operand: ArrayLike, index: int, axis: int = 0, keepdims: bool =
     (operand,) = scalars_to((operand,))
     shape = core.get_aval(operand).shape
     axis = canonicalize_axis(axis, len(shape), "index_in_dim")
-    index = operator.index(index)
+    index = index_arg(index, "index_in_dim", "index")
     wrapped = index + shape[axis] if index < 0 else index
     if not 0 <= wrapped < shape[axis]:
         raise IndexError(f"index_in_dim: index {index} is out of bounds for axis {axis} with "
@@ -199,7 +203,8 @@ def pad(operand: ArrayLike, padding_value: ArrayLike,
       The padded array.
     """
     operand, padding_value = scalars_to((operand, padding_value))
-    config = tuple((operator.index(lo), operator.index(hi), operator.index(inner))
+    config = tuple((index_arg(lo, "pad", "padding_config"), index_arg(hi, "pad", "padding_config"),
+                    index_arg(inner, "pad", "padding_config"))
                    for lo, hi, inner in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
@@ -219,7 +224,8 @@ def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
     if not operands:
         raise ValueError("concatenate: argument 'operands' must be a non-empty sequence of "
                          "arrays")
-    return concatenate_p.bind(*scalars_to(operands), dimension=operator.index(dimension))
+    return concatenate_p.bind(*scalars_to(operands), dimension=index_arg(dimension, "concatenate",
+                                                                       "dimension"))
 
 
 def iota(dtype: Any, size: int) -> Array:

@@ -18,6 +18,6 @@ def scalars_to(args: Sequence[Any]) -> list[Any]:
     for a in args:
         if dtypes.is_python_scalar(a):
             dt, weak = dtypes.dtype_of_python(a) if ref is None else (core.get_aval(ref).dtype, True)
-            a = Array(np.asarray(a, dt), weak)
+            a = Array(dtypes.weak_scalar(a, dt), weak)
         out.append(a)
     return out

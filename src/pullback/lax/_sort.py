@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from ..primitives.sort import argsort_p, sort_p, top_k_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
-from ..tracer.shapes import canonicalize_axis
+from ..tracer.shapes import canonicalize_axis, index_arg
 from ._operands import ArrayLike
 
 __all__ = ["sort", "sort_key_val", "top_k", "argsort"]
@@ -92,10 +92,7 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> list[Array]:
       ``operand`` with ``axis`` of size ``k``.
     """
     ax = _dimension(operand, axis, "top_k", "axis")
-    try:
-        k = int(k)
-    except TypeError:
-        raise TypeError(f"top_k: argument 'k' must be an int, got {type(k).__name__}") from None
+    k = index_arg(k, "top_k", "k")
     values, indices = top_k_p.bind(operand, k=k, axis=ax)
     return [values, indices]
 

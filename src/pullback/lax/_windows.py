@@ -6,23 +6,24 @@ pooling is ``unfold`` + a reduction; ``fold`` is unfold's transpose (its gradien
 """
 from __future__ import annotations
 
-import operator
 from typing import Sequence
 
 from ..primitives.windows import fold_p, unfold_p
 from ..tracer.array import Array
+from ..tracer.shapes import index_arg
 from ._operands import ArrayLike, scalars_to
 
 __all__ = ["unfold", "fold"]
 
 
 def _geometry(kernel_size: Sequence[int], stride, dilation, padding):
-    k = tuple(operator.index(i) for i in kernel_size)
+    k = tuple(index_arg(i, "unfold", "kernel_size") for i in kernel_size)
     ones = (1,) * len(k)
-    s = ones if stride is None else tuple(operator.index(i) for i in stride)
-    d = ones if dilation is None else tuple(operator.index(i) for i in dilation)
+    s = ones if stride is None else tuple(index_arg(i, "unfold", "stride") for i in stride)
+    d = ones if dilation is None else tuple(index_arg(i, "unfold", "dilation") for i in dilation)
     p = (((0, 0),) * len(k) if padding is None
-         else tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding))
+         else tuple((index_arg(lo, "unfold", "padding"), index_arg(hi, "unfold", "padding"))
+                    for lo, hi in padding))
     return dict(kernel_size=k, stride=s, dilation=d, padding=p)
 
 
@@ -66,5 +67,6 @@ def fold(operand: ArrayLike, output_size: Sequence[int], kernel_size: Sequence[i
       position it was unfolded from (overlapping windows sum; padding positions are dropped).
     """
     (operand,) = scalars_to((operand,))
-    return fold_p.bind(operand, output_size=tuple(operator.index(i) for i in output_size),
+    return fold_p.bind(operand, output_size=tuple(
+        index_arg(i, "fold", "output_size") for i in output_size),
                        **_geometry(kernel_size, stride, dilation, padding))

@@ -10,6 +10,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..numpy._promotion import promote_args_inexact
 from ..tracer import dtypes
+from ..tracer.shapes import index_arg
 from ..transforms.custom_derivatives import custom_jvp
 
 ArrayLike = Any
@@ -238,6 +239,7 @@ def one_hot(x: ArrayLike, num_classes: int, *, dtype: Any = jnp.float32, axis: i
     """One-hot encoding of integer ``x`` with ``num_classes`` classes (out-of-range gives all
     zeros)."""
     x = jnp.asarray(x)
+    num_classes = index_arg(num_classes, "one_hot", "num_classes")
     classes = lax.iota(dtypes.int32 if x.dtype.itemsize <= 4 else x.dtype, num_classes)
     out = jnp.expand_dims(x, axis) == jnp.reshape(
         classes, tuple(num_classes if i == (axis % (x.ndim + 1)) else 1

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -11,7 +10,7 @@ from .. import lax
 from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
-from ..tracer.shapes import check_shape
+from ..tracer.shapes import check_shape, index_arg
 
 ArrayLike = Any
 
@@ -53,10 +52,15 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
     want = None if dtype is None else dtypes.requested(dtype, "asarray")
     if isinstance(a, (Array, core.Tracer)):
         return a if want is None else convert(a, want)
+    if a is None:
+        raise ValueError("asarray: None is not a valid value for an array")
     if dtypes.is_python_scalar(a):
         dt, weak = dtypes.dtype_of_python(a)
+        if type(a) is int and not -2**63 <= a < 2**64:
+            raise OverflowError(f"asarray: Python int {a} too large to convert to {want or dt}")
         return Array(np.asarray(a, want or dt), weak and want is None)
     if isinstance(a, (np.ndarray, np.generic)):
+        _check_numeric(a.dtype, a)
         # a copy (the caller may mutate their NumPy array later), of the dtype pullback keeps
         return Array(np.array(a, dtype=want or dtypes.canonical(dtypes.canonicalize(a.dtype)),
                               copy=True))
@@ -69,11 +73,25 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
         return stack([asarray(x, dtype) for x in a])
     v = np.asarray(a)
     if v.dtype == object:
+        if all(type(e) is int for e in v.flat):
+            raise OverflowError(f"asarray: Python int too large to convert to "
+                                f"{want or dtypes.DEFAULT_INT}: {a!r}")
         raise TypeError(f"asarray: cannot make an array from {type(a).__name__} with "
                         "elements of mixed or non-numeric types")
-    default = dtypes.canonical(dtypes.canonicalize(v.dtype)) if _contains_numpy(a) else \
-        _python_default(v)
-    return Array(np.asarray(v, dtype=want or default))
+    _check_numeric(v.dtype, a)
+    want = want or (dtypes.canonical(dtypes.canonicalize(v.dtype)) if _contains_numpy(a)
+                   else _python_default(v))
+    dtypes.check_python_ints(v, want)
+    return Array(np.asarray(v, dtype=want))
+
+
+def _check_numeric(dt: np.dtype, a: Any) -> None:
+    # strings, bytes and other non-numeric data are not arrays (JAX's TypeError)
+    try:
+        dtypes.canonicalize(dt)
+    except TypeError:
+        raise TypeError(f"asarray: value {a!r} with dtype {dt} is not a valid array type: only "
+                        "arrays of numeric types are supported") from None
 
 
 def _has_traced(x: Any) -> bool:
@@ -98,13 +116,6 @@ def copy(a: ArrayLike, order: str | None = None) -> Any:
     return asarray(a)
 
 
-def _shape_arg(shape: Any, name: str) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__") and
-                                                not hasattr(shape, "__len__")):
-        shape = (operator.index(shape),)
-    return check_shape(shape, name)
-
-
 def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (a zero-copy broadcast of one value).
 
@@ -112,8 +123,12 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     """
     from ._promotion import convert
     from ._shape import broadcast_to
-    shape = _shape_arg(shape, "full")
-    v = asarray(fill_value, dtype=dtype)
+    shape = check_shape(shape, "full")
+    if dtype is not None and dtypes.is_python_scalar(fill_value):
+        # a Python fill value converts as a weak scalar does (JAX: full(2, 300, int8) wraps)
+        v = Array(dtypes.weak_scalar(fill_value, dtypes.requested(dtype, "full")))
+    else:
+        v = asarray(fill_value, dtype=dtype)
     if isinstance(v, Array) and v.weak_type and dtype is None:
         v = convert(v, v.dtype)  # the result of full is strongly typed, as in JAX
     av = core.get_aval(v)
@@ -139,7 +154,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
 
 def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
     av = core.get_aval(asarray(a))
-    return (av.shape if shape is None else _shape_arg(shape, name),
+    return (av.shape if shape is None else check_shape(shape, name),
             av.dtype if dtype is None else dtypes.requested(dtype, name))
 
 
@@ -213,7 +228,7 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
     from ._promotion import convert, promote_dtypes_inexact
     from ._shape import broadcast_arrays, expand_dims, moveaxis, reshape
     from ._ufuncs import add, multiply, subtract, true_divide, where
-    num = operator.index(num)
+    num = index_arg(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     start, stop = promote_dtypes_inexact("linspace", start, stop)
@@ -261,12 +276,17 @@ def _tri_mask(n: int, m: int, k: int) -> Any:
     return lax.ge(lax.add(rows, lax.full_like(rows, k)), cols)
 
 
+def _matrix_dims(name: str, N: Any, M: Any) -> tuple[int, int]:
+    n = index_arg(N, name, "N")
+    m = n if M is None else index_arg(M, name, "M")
+    return check_shape((n, m), name, "N, M")
+
+
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal, zeros elsewhere."""
     from ._promotion import convert
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
-    k = operator.index(k)
+    N, M = _matrix_dims("eye", N, M)
+    k = index_arg(k, "eye", "k")
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     mask = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
@@ -281,9 +301,8 @@ def identity(n: int, dtype: Any = None) -> Any:
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones at and below the ``k``-th diagonal."""
     from ._promotion import convert
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
-    return convert(_tri_mask(N, M, operator.index(k)), dtypes.requested(dtype or float))
+    N, M = _matrix_dims("tri", N, M)
+    return convert(_tri_mask(N, M, index_arg(k, "tri", "k")), dtypes.requested(dtype or float, "tri"))
 
 
 def tril(m: ArrayLike, k: int = 0) -> Any:
@@ -293,6 +312,7 @@ def tril(m: ArrayLike, k: int = 0) -> Any:
     av = core.get_aval(m)
     if av.ndim < 2:
         raise ValueError("tril: argument 'm' must be at least 2-D")
+    k = index_arg(k, "tril", "k")
     return where(_tri_mask(av.shape[-2], av.shape[-1], k), m, lax.full_like(m, 0))
 
 
@@ -303,6 +323,7 @@ def triu(m: ArrayLike, k: int = 0) -> Any:
     av = core.get_aval(m)
     if av.ndim < 2:
         raise ValueError("triu: argument 'm' must be at least 2-D")
+    k = index_arg(k, "triu", "k")
     return where(_tri_mask(av.shape[-2], av.shape[-1], k - 1), lax.full_like(m, 0), m)
 
 
@@ -313,6 +334,7 @@ def diag(v: ArrayLike, k: int = 0) -> Any:
     from ._ufuncs import where
     v = asarray(v)
     av = core.get_aval(v)
+    k = index_arg(k, "diag", "k")
     if av.ndim == 2:
         return diagonal(v, k)
     if av.ndim != 1:

@@ -14,7 +14,7 @@ from .. import lax
 from ..lax._dot import canonicalize_precision
 from ..primitives.dot import dot_general_p
 from ..tracer import dtypes
-from ..tracer.shapes import broadcast_shapes, canonicalize_axis
+from ..tracer.shapes import broadcast_shapes, canonicalize_axis, index_arg
 from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
 from ._shape import moveaxis, ravel, reshape, transpose
 from ._ufuncs import multiply
@@ -155,6 +155,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     av = aval_of(a)
     if av.ndim < 2:
         raise ValueError("diagonal: argument 'a' must be at least 2-D")
+    offset = index_arg(offset, "diagonal", "offset")
     i1 = canonicalize_axis(axis1, av.ndim, "diagonal", "axis1")
     i2 = canonicalize_axis(axis2, av.ndim, "diagonal", "axis2")
     if i1 == i2:

@@ -45,7 +45,7 @@ def _scalar_array(value: Any, kind: type, dtype: np.dtype, weak: bool, negative_
                   ) -> Array:
     # Python scalars recur (1.0, 0.5, 2): one immutable Array each, made once. -0.0 == 0.0
     # (same hash), so the sign of a float zero is part of the key.
-    return Array(np.asarray(value, dtype), weak)
+    return Array(dtypes.weak_scalar(value, dtype), weak)
 
 
 def scalar_array(value: Any, dtype: np.dtype, weak: bool) -> Array:
@@ -54,7 +54,7 @@ def scalar_array(value: Any, dtype: np.dtype, weak: bool) -> Array:
         return _scalar_array(value, kind, dtype, weak,
                              kind is float and value == 0.0 and math.copysign(1.0, value) < 0)
     except TypeError:  # unhashable (never for Python scalars, but NumPy scalars may be odd)
-        return Array(np.asarray(value, dtype), weak)
+        return Array(dtypes.weak_scalar(value, dtype), weak)
 
 
 def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:

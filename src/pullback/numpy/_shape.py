@@ -12,7 +12,8 @@ from .. import lax
 from ..primitives.movement import reshape_p
 from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
-from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape
+from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
+                             index_tuple)
 from ._promotion import aval_of, broadcast_to_shape, promote_args, promote_dtypes
 
 ArrayLike = Any
@@ -30,8 +31,7 @@ def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str =
         raise ValueError(f"reshape: argument 'order' must be 'C', got {order!r}")
     shape = newshape if shape is None else shape
     a, aval = _arr("reshape", a)
-    shape = (shape,) if isinstance(shape, int) or not hasattr(shape, "__iter__") else tuple(shape)
-    shape = tuple(operator.index(d) for d in shape)
+    shape = index_tuple(shape, "reshape", "shape")
     if builtins.sum(1 for d in shape if d == -1) > 1:
         raise ValueError(f"reshape: argument 'shape' may have at most one -1, got {shape}")
     if -1 in shape:
@@ -80,8 +80,8 @@ def matrix_transpose(x: ArrayLike, /) -> Any:
 def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
     """Move axes ``source`` to positions ``destination``, keeping the others in order."""
     a, av = _arr("moveaxis", a)
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    src = index_tuple(source, "moveaxis", "source")
+    dst = index_tuple(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: 'source' and 'destination' must have the same length")
     src = tuple(canonicalize_axis(s, av.ndim, "moveaxis", "source") for s in src)
@@ -119,8 +119,8 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Any:
 def expand_dims(a: ArrayLike, axis: int | Sequence[int]) -> Any:
     """``a`` with new size-1 axes at positions ``axis`` (of the result)."""
     a, av = _arr("expand_dims", a)
-    n = av.ndim + (1 if isinstance(axis, int) else len(tuple(axis)))
-    dims = canonicalize_axes(axis, n, "expand_dims")
+    axis = index_tuple(axis, "expand_dims", "axis")
+    dims = canonicalize_axes(axis, av.ndim + len(axis), "expand_dims")
     shape = list(av.shape)
     for d in dims:
         shape.insert(d, 1)
@@ -156,7 +156,7 @@ def atleast_3d(*arys: ArrayLike) -> Any:
 def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Any:
     """``array`` broadcast to ``shape`` with NumPy's rules (a zero-copy view)."""
     array, aval = _arr("broadcast_to", array)
-    shape = check_shape((shape,) if isinstance(shape, int) else shape, "broadcast_to")
+    shape = check_shape(shape, "broadcast_to")
     if len(shape) < aval.ndim or _broadcast_shapes(aval.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {aval.shape} to {shape}")
     return broadcast_to_shape(array, aval.shape, shape)
@@ -241,8 +241,11 @@ def column_stack(tup: Sequence[ArrayLike]) -> Any:
 
 
 def _split_points(name: str, n: int, sections: Any, even: bool) -> list[int]:
-    if isinstance(sections, (int, np.integer)):
-        k = int(sections)
+    if isinstance(sections, str):
+        raise TypeError(f"{name}: argument 'indices_or_sections' must be an integer or a "
+                        f"sequence of integers, got {sections!r}")
+    if not hasattr(sections, "__iter__") or getattr(sections, "ndim", 1) == 0:
+        k = int(sections)  # as JAX: a float count is truncated
         if k <= 0:
             raise ValueError(f"{name}: number of sections must be larger than 0")
         if even and n % k:
@@ -251,7 +254,8 @@ def _split_points(name: str, n: int, sections: Any, even: bool) -> list[int]:
         q, r = divmod(n, k)
         sizes = [q + 1] * r + [q] * (k - r)
         return list(np.cumsum(sizes)[:-1])
-    return [builtins.min(builtins.max(int(i) if i >= 0 else n + int(i), 0), n) for i in sections]
+    pts = index_tuple(sections, name, "indices_or_sections")
+    return [builtins.min(builtins.max(i if i >= 0 else n + i, 0), n) for i in pts]
 
 
 def _split(name: str, ary: Any, sections: Any, axis: int, even: bool) -> list[Any]:
@@ -294,7 +298,9 @@ def dsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Any]:
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Any:
     """``A`` repeated ``reps`` times along each axis (a broadcast view, then a reshape)."""
     A, av = _arr("tile", A)
-    reps = (reps,) if isinstance(reps, int) else tuple(int(r) for r in reps)
+    reps = index_tuple(reps, "tile", "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: argument 'reps' must not be negative, got {reps}")
     nd = builtins.max(len(reps), av.ndim)
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - av.ndim) + av.shape
@@ -315,6 +321,8 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
         a, av, axis = ravel(a), aval_of(ravel(a)), 0
     ax = canonicalize_axis(axis, av.ndim, "repeat")
     n = av.shape[ax]
+    if not hasattr(repeats, "dtype") and not hasattr(repeats, "__iter__"):
+        repeats = index_arg(repeats, "repeat", "repeats")  # floats are rejected, as in JAX
     if isinstance(repeats, (int, np.integer)):
         r = int(repeats)
         if r < 0:
@@ -330,6 +338,9 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
     from ._reductions import cumsum
     from ._sorting import searchsorted
     reps = promote_args("repeat", repeats)[0]
+    if not dtypes.is_integer(aval_of(reps).dtype):
+        raise TypeError(f"repeat: argument 'repeats' must be integers, got dtype "
+                        f"{aval_of(reps).dtype}")
     if aval_of(reps).ndim == 0:
         reps = broadcast_to(reps, (n,))
     if total_repeat_length is None:
@@ -375,8 +386,8 @@ def roll(a: ArrayLike, shift: int | Sequence[int], axis: int | Sequence[int] | N
     a, av = _arr("roll", a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), av.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = tuple(shift) if hasattr(shift, "__iter__") and getattr(shift, "ndim", 1) else (shift,)
+    axes = index_tuple(axis, "roll", "axis")
     if len(shifts) == 1:
         shifts = shifts * len(axes)
     if len(axes) == 1 and len(shifts) > 1:
@@ -414,7 +425,11 @@ def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
 # ---- padding ----
 
 def _pad_widths(name: str, pad_width: Any, nd: int) -> list[tuple[int, int]]:
-    pw = np.asarray(pad_width, dtype=np.int64)
+    pw = np.asarray(pad_width)
+    if pw.size and pw.dtype.kind not in "iu":
+        raise TypeError(f"{name}: argument 'pad_width' must be of integral type, got "
+                        f"{pad_width!r}")
+    pw = pw.astype(np.int64)
     if pw.ndim == 0:
         pw = np.broadcast_to(pw, (nd, 2))
     elif pw.ndim == 1:

@@ -233,8 +233,9 @@ def _slice_aval(x: ShapedArray, *, start_indices, limit_indices, strides=None) -
         if not 0 <= s <= l <= n:
             raise ValueError(f"slice: dimension {d} needs 0 <= start_indices <= limit_indices <= "
                              f"{n}, got start {s} and limit {l} for shape {x.shape}")
-        if st < 1:
-            raise ValueError(f"slice: argument 'strides' must be positive, got {steps}")
+        if not 1 <= st < 2**63:
+            raise ValueError(f"slice: argument 'strides' must be positive and below 2**63, "
+                             f"got {steps}")
     return x.update(shape=views.slice_(x.shape, [0] * x.ndim, starts, limits, steps)[0])
 
 

@@ -10,10 +10,8 @@ from ..tracer.shapes import broadcast_shapes, check_shape
 
 
 def canonicalize_shape(name: str, shape: Any, arg: str = "shape") -> tuple[int, ...]:
-    """A tuple of non-negative ints; a TypeError (as JAX's) for an int or other non-sequence."""
-    if not isinstance(shape, Sequence) and not isinstance(shape, np.ndarray):
-        raise TypeError(f"{name}: argument '{arg}' must be a sequence of integers, got "
-                        f"{shape!r}")
+    """A tuple of non-negative ints from an integer or a sequence of them (as JAX's samplers
+    take ``shape``); a TypeError naming ``name`` and ``arg`` for anything else."""
     return check_shape(shape, name, arg)
 
 

@@ -15,6 +15,7 @@ from ..config import config
 from ..lax._random_bits import random_bits, random_fold_in, random_split
 from ..tracer import core, dtypes
 from ..tracer.array import Array
+from ..tracer.shapes import index_arg
 from ._checks import canonicalize_shape, user_dtype
 from ._keys import PRNGKeyArray, check_key, like_input
 
@@ -31,7 +32,7 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
       the Threefry hash of ``key`` over the counter (i >> 32, i & 0xffffffff).
     """
     data, typed = check_key("split", key)
-    shape = tuple(num) if isinstance(num, Sequence) else (num,)
+    shape = tuple(num) if isinstance(num, Sequence) else (index_arg(num, "split", "num"),)
     return like_input(typed, random_split(data, canonicalize_shape("split", shape, "num")))
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from .. import lax
 from ..lax._random_bits import random_bits
 from ..tracer import dtypes
+from ..tracer.shapes import canonicalize_axis
 from ._checks import canonicalize_shape, check_broadcast, shape_or_broadcast, user_dtype
 from ._continuous import check_gumbel_mode, gumbel_from_keys
 from ._derive import split2
@@ -161,11 +162,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     if not dtypes.is_float(dtype):
         raise ValueError(f"dtype argument to `gumbel` must be a float dtype, got {dtype}")
     mode = check_gumbel_mode(mode, dtype)
-    ndim = logits.ndim
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"categorical: argument 'axis' is {axis}, out of range for logits "
-                         f"of shape {logits.shape}")
-    axis %= ndim
+    axis = canonicalize_axis(axis, logits.ndim, "categorical")
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     shape = shape_or_broadcast("categorical", shape, batch_shape)
     prefix = shape[:len(shape) - len(batch_shape)]
@@ -182,7 +179,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "
                          f"categories ({logits.shape[axis]}).")
     perturbed = lax.add(logits, gumbel_from_keys(keys, logits.shape, dtype, mode))
-    last = tuple(i for i in range(ndim) if i != axis) + (axis,)
+    last = tuple(i for i in range(logits.ndim) if i != axis) + (axis,)
     _, indices = lax.top_k(lax.transpose(perturbed, last), k)
     nd = indices.ndim
     return lax.reshape(indices, shape, (nd - 1,) + tuple(range(nd - 1)))

@@ -10,6 +10,7 @@ from .. import lax
 from .. import numpy as pnp
 from ..lax._random_bits import random_bits
 from ..tracer import core, dtypes
+from ..tracer.shapes import canonicalize_axis, check_shape
 from ._continuous import check_gumbel_mode, gumbel_from_keys
 from ._derive import split2
 from ._discrete import randint
@@ -31,9 +32,7 @@ def _shuffle(keys: Any, x: Any, axis: int) -> Any:
 
 
 def _axis(name: str, axis: int, ndim: int) -> int:
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: argument 'axis' is {axis}, out of range for {ndim} dimensions")
-    return axis % ndim
+    return canonicalize_axis(axis, ndim, name)
 
 
 def _concrete_int(name: str, x: Any) -> int:
@@ -106,7 +105,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     keys, typed = check_key("choice", key)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of choice must be a sequence, got {shape}")
-    shape = tuple(int(d) for d in shape)
+    shape = check_shape(shape, "choice")
     arr = as_value(a)
     if arr.ndim == 0:
         n_inputs = _concrete_int("choice", a)

@@ -24,6 +24,10 @@ class Array:
     __array_priority__ = 100
 
     def __init__(self, value: np.ndarray, weak_type: bool = False):
+        if not value.flags.aligned:
+            # kernels read aligned data: a misaligned NumPy buffer (np.frombuffer at an odd
+            # offset) is copied, as JAX accepts it
+            value = value.copy()
         self._value = value
         self._aval = ShapedArray(value.shape, value.dtype, weak_type)
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .shapes import check_size
 
 
 class ShapedArray:
@@ -58,6 +59,14 @@ class ShapedArray:
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+def check_result_size(op: str, out: Any) -> None:
+    """Raise a ValueError naming ``op`` when one of its result avals ``out`` (one or a list)
+    is too large to address, before any kernel or NumPy call sees the shape."""
+    for a in (out if isinstance(out, (list, tuple)) else (out,)):
+        if type(a) is ShapedArray:
+            check_size(a.shape, a.dtype.itemsize, op, "the result")
 
 
 class ShapeDtypeStruct:

@@ -213,6 +213,36 @@ def is_python_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
+def weak_scalar(value: Any, dtype: np.dtype) -> np.ndarray:
+    """A weakly typed Python scalar as a 0-d array of ``dtype`` (the dtype of the array it
+    meets), as JAX converts it: an int out of ``dtype``'s range wraps if it fits the default
+    int (int32, int64 with x64), and is an OverflowError beyond that, never NumPy's error for
+    an in-range operation such as ``x_int8 + 300``."""
+    if type(value) is int and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            default = np.iinfo(DEFAULT_INT)
+            if not default.min <= value <= default.max:
+                raise OverflowError(f"Python int {value} too large to convert to {dtype}")
+            return np.asarray(value, np.int64).astype(dtype)
+    return np.asarray(value, dtype)
+
+
+def check_python_ints(values: np.ndarray, dtype: np.dtype) -> None:
+    """NumPy's and JAX's OverflowError for Python numbers (``values``, the array NumPy made of
+    them) out of the range of the integer ``dtype`` they are converted to: never a silent
+    wrap of ``asarray([256], dtype=int8)``."""
+    if dtype.kind not in "iu" or values.dtype.kind not in "iuf" or not values.size:
+        return
+    info = np.iinfo(dtype)
+    flat = values.ravel()
+    if values.dtype.kind == "f":
+        flat = flat[np.isfinite(flat)]
+    bad = flat[(flat < info.min) | (flat > info.max)]
+    if bad.size:  # the first, in order, as NumPy names it
+        raise OverflowError(f"Python integer {int(bad[0])} out of bounds for {dtype}")
+
+
 def dtype_of_python(x: Any) -> tuple[np.dtype, bool]:
     """(dtype, weak) of a Python scalar."""
     if isinstance(x, (bool, np.bool_)):

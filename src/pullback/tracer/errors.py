@@ -38,3 +38,9 @@ def concretization_message(what: str, tracer: object) -> str:
         "  - if the value is a configuration rather than data, mark the argument static with "
         "jit's static_argnums or static_argnames."
     )
+
+
+def check_callable(fun: object) -> None:
+    """JAX's TypeError for a transformation (jit, grad, vmap, ...) given a non-callable."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")

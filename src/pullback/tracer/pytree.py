@@ -23,7 +23,7 @@ Everything else is a leaf unless registered with :func:`register_pytree_node`,
 :func:`register_pytree_node_class`, :func:`register_pytree_with_keys` or
 :func:`register_dataclass`.
 
-This module depends only on the Python standard library.
+This module depends only on the Python standard library (and ``depth``, which does too).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import dataclasses
 import functools
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar, Union
+
+from .depth import ensure_headroom, structure_depth
 
 __all__ = [
     "PyTreeDef",
@@ -466,6 +468,24 @@ _NONE_DEF = PyTreeDef(_NONE, type(None), None, (), 0)
 # ---------------------------------------------------------------------------
 
 
+def _flatten_result(r: Any) -> tuple[Any, Any]:
+    """A registered flatten function's ``(children, aux_data)``, or JAX's ValueError for
+    anything else (a bare list of children, a triple), never a bare unpacking error."""
+    if isinstance(r, (tuple, list)) and len(r) == 2:
+        return tuple(r)
+    raise ValueError("The to_iterable function for a custom PyTree node should return a "
+                     f"(children, aux_data) tuple, got {r!r}")
+
+
+def _children_tuple(r: tuple) -> tuple:
+    try:
+        return tuple(r[0])
+    except TypeError:
+        raise ValueError("The to_iterable function for a custom PyTree node should return a "
+                         f"(children, aux_data) tuple where 'children' is iterable, got "
+                         f"{r!r}") from None
+
+
 # Treedef children tuples for nodes whose children are all leaves, by arity.
 _ALL_LEAVES = [(_LEAF_DEF,) * _n for _n in range(33)]
 
@@ -492,9 +512,12 @@ def _flatten(node: Any, leaves: list) -> PyTreeDef:
             aux = _sorted_keys(node)  # raises a ValueError with context
         children = [node[k] for k in aux]
     elif kind == _CUSTOM:
-        children, aux = _CUSTOM_SPECS[t].flatten(node)
+        r = _CUSTOM_SPECS[t].flatten(node)
+        if type(r) is not tuple or len(r) != 2:
+            r = _flatten_result(r)
+        children, aux = r
         if type(children) is not tuple and type(children) is not list:
-            children = tuple(children)
+            children = _children_tuple(r)
     elif kind == _ODICT:
         aux = tuple(node)
         children = [node[k] for k in aux]
@@ -536,7 +559,8 @@ def _flatten_is_leaf(node: Any, leaves: list, is_leaf: Callable[[Any], bool]) ->
         aux = _sorted_keys(node)
         children = [node[k] for k in aux]
     elif kind == _CUSTOM:
-        children, aux = _CUSTOM_SPECS[t].flatten(node)
+        children, aux = _flatten_result(_CUSTOM_SPECS[t].flatten(node))
+        children = _children_tuple((children, aux))
     elif kind == _ODICT:
         aux = tuple(node)
         children = [node[k] for k in aux]
@@ -567,8 +591,8 @@ def _keyed_children(node: Any, t: type, kind: int) -> tuple[list, list, Any]:
             keys.append(k)
             children.append(c)
         return keys, children, aux
-    children, aux = spec.flatten(node)
-    children = list(children)
+    children, aux = _flatten_result(spec.flatten(node))
+    children = list(_children_tuple((children, aux)))
     return [FlattenedIndexKey(i) for i in range(len(children))], children, aux
 
 
@@ -664,7 +688,7 @@ def _flatten_up_to(td: PyTreeDef, x: Any, out: list) -> None:
             )
         children = [x[k] for k in keys]
     else:  # _CUSTOM
-        children, aux = _CUSTOM_SPECS[t].flatten(x)
+        children, aux = _flatten_result(_CUSTOM_SPECS[t].flatten(x))
         children = list(children)
         if not (aux is td._aux or bool(aux == td._aux)):
             raise _Mismatch(
@@ -700,6 +724,27 @@ def _where(rev_path: list) -> str:
     return f"path {s}" if s else "the root"
 
 
+def _never(x: Any) -> bool:
+    return False
+
+
+def _make_room(op: str, tree: Any, is_leaf: Callable[[Any], bool] | None) -> None:
+    """After a RecursionError flattening ``tree``: a ValueError naming ``op`` if the tree
+    contains itself, else room on the stack for its depth (so the caller can retry once)."""
+    def children(node: Any) -> Any:
+        if is_leaf is not None and is_leaf(node):
+            return None
+        t = type(node)
+        kind = _kind_get(t)
+        if kind is None:
+            if not (issubclass(t, tuple) and hasattr(t, "_fields")):
+                return None
+            kind = _NAMEDTUPLE
+        return () if kind == _NONE else _keyed_children(node, t, kind)[1]
+
+    ensure_headroom(4 * structure_depth(tree, children, op) + 200)
+
+
 def _safe_structure(x: Any, is_leaf: Callable[[Any], bool] | None = None) -> str:
     try:
         return repr(tree_structure(x, is_leaf))
@@ -727,10 +772,15 @@ def tree_flatten(
       (dicts in sorted-key order) and the ``PyTreeDef`` of ``tree``.
     """
     leaves: list[Any] = []
-    if is_leaf is None:
-        treedef = _flatten(tree, leaves)
-    else:
-        treedef = _flatten_is_leaf(tree, leaves, is_leaf)
+    try:
+        if is_leaf is None:
+            treedef = _flatten(tree, leaves)
+        else:
+            treedef = _flatten_is_leaf(tree, leaves, is_leaf)
+    except RecursionError:
+        _make_room("tree_flatten", tree, is_leaf)
+        leaves = []
+        treedef = _flatten_is_leaf(tree, leaves, is_leaf or _never)
     return leaves, treedef
 
 
@@ -761,10 +811,15 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
       The list of leaves, in flattening order.
     """
     leaves: list[Any] = []
-    if is_leaf is None:
-        _flatten(tree, leaves)
-    else:
-        _flatten_is_leaf(tree, leaves, is_leaf)
+    try:
+        if is_leaf is None:
+            _flatten(tree, leaves)
+        else:
+            _flatten_is_leaf(tree, leaves, is_leaf)
+    except RecursionError:
+        _make_room("tree_leaves", tree, is_leaf)
+        leaves = []
+        _flatten_is_leaf(tree, leaves, is_leaf or _never)
     return leaves
 
 
@@ -937,7 +992,12 @@ def tree_flatten_with_path(
       :class:`FlattenedIndexKey` (or custom keys) from the root to the leaf.
     """
     out: list[tuple[KeyPath, Any]] = []
-    treedef = _flatten_with_path(tree, (), out, is_leaf)
+    try:
+        treedef = _flatten_with_path(tree, (), out, is_leaf)
+    except RecursionError:
+        _make_room("tree_flatten_with_path", tree, is_leaf)
+        out = []
+        treedef = _flatten_with_path(tree, (), out, is_leaf)
     return out, treedef
 
 

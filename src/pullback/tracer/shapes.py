@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+import operator
+from typing import Any, Sequence
 
-_MAX_ELEMENTS = 2**63 - 1  # element counts and byte sizes are int64 (NumPy's npy_intp)
+from .errors import ConcretizationTypeError
+
+# The most elements (and bytes) one array may span: its offsets must fit a signed 64-bit int.
+MAX_SIZE = 2**63 - 1
 
 
 def check_count(shape: tuple[int, ...], op: str, arg: str = "shape") -> tuple[int, ...]:
-    """``shape`` itself, or a ValueError naming ``op`` when its element count does not fit in
-    int64 (no array of that shape can be indexed)."""
-    if shape and math.prod(shape) > _MAX_ELEMENTS:
-        raise ValueError(f"{op}: argument '{arg}' {shape} has {math.prod(shape)} elements, more "
-                         f"than the {_MAX_ELEMENTS} an int64 can count")
+    """``shape`` itself, or a ValueError naming ``op`` when no array of that shape can be
+    indexed (see ``check_size``)."""
+    check_size(shape, 1, op, f"argument '{arg}'")
     return shape
 
 
@@ -33,12 +35,32 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
     return check_count(tuple(out), op, "shapes broadcast to")
 
 
+def index_arg(value: Any, op: str, arg: str) -> int:
+    """``value`` as a Python int by ``operator.index``, as JAX takes shapes, axes and counts:
+    Python ints, NumPy integer scalars and 0-d integer arrays pass, floats, strings and
+    others raise a TypeError naming ``op`` and ``arg`` (a traced value its concretization
+    error)."""
+    try:
+        return operator.index(value)
+    except ConcretizationTypeError:
+        raise
+    except TypeError:
+        raise TypeError(f"{op}: argument '{arg}' must be an integer, got {value!r} of type "
+                        f"{type(value).__name__}") from None
+
+
+def index_tuple(value: Any, op: str, arg: str) -> tuple[int, ...]:
+    """An integer (see :func:`index_arg`) as a 1-tuple, or a sequence of integers as a tuple;
+    a TypeError naming ``op`` and ``arg`` for anything else (floats, strings, None)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__") or \
+            getattr(value, "ndim", 1) == 0:
+        return (index_arg(value, op, arg),)
+    return tuple(index_arg(v, op, arg) for v in value)
+
+
 def canonicalize_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
     """``axis`` in [0, ndim), accepting negative axes; raises a ValueError naming the op."""
-    try:
-        a = int(axis)
-    except TypeError:
-        raise TypeError(f"{op}: argument '{arg}' must be an int, got {type(axis).__name__}") from None
+    a = index_arg(axis, op, arg)
     if not -ndim <= a < ndim:
         raise ValueError(f"{op}: argument '{arg}' is {axis}, out of range for an array of "
                          f"{ndim} dimensions")
@@ -50,7 +72,7 @@ def canonicalize_axes(axes: int | Sequence[int] | None, ndim: int, op: str,
     """A sorted tuple of distinct axes (None means all)."""
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, int) or not hasattr(axes, "__iter__"):
+    if isinstance(axes, str) or not hasattr(axes, "__iter__") or getattr(axes, "ndim", 1) == 0:
         axes = (axes,)
     out = tuple(canonicalize_axis(a, ndim, op, arg) for a in axes)
     if len(set(out)) != len(out):
@@ -58,12 +80,43 @@ def canonicalize_axes(axes: int | Sequence[int] | None, ndim: int, op: str,
     return tuple(sorted(out))
 
 
-def check_shape(shape: Sequence[int], op: str, arg: str = "shape") -> tuple[int, ...]:
-    """A tuple of non-negative ints, or a TypeError/ValueError naming op and argument."""
-    try:
-        out = tuple(int(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"{op}: argument '{arg}' must be a sequence of ints, got {shape!r}") from None
+def check_shape(shape: Any, op: str, arg: str = "shape") -> tuple[int, ...]:
+    """``shape`` as a tuple of non-negative ints, taken as JAX takes shapes: an integer (a
+    Python int, NumPy integer or 0-d integer array) means ``(shape,)``, and each entry of a
+    sequence goes through ``operator.index``. A TypeError names op and argument for anything
+    else and for a negative dimension (JAX's error type), a ValueError for more elements than
+    an array can address."""
+    if not isinstance(shape, (str, bytes)) and getattr(shape, "ndim", None) != 1:
+        try:
+            shape = (operator.index(shape),)
+        except ConcretizationTypeError:
+            raise
+        except TypeError:
+            pass
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__") or \
+            getattr(shape, "ndim", 1) != 1:
+        raise TypeError(f"{op}: argument '{arg}' must be a sequence of integers, got {shape!r}")
+    out = []
+    for d in shape:
+        try:
+            out.append(operator.index(d))
+        except ConcretizationTypeError:
+            raise
+        except TypeError:
+            raise TypeError(f"{op}: argument '{arg}' must be a sequence of integers, got "
+                            f"{tuple(shape)!r}") from None
+    out = tuple(out)
     if any(d < 0 for d in out):
-        raise ValueError(f"{op}: argument '{arg}' has a negative dimension: {out}")
-    return check_count(out, op, arg)
+        raise TypeError(f"{op}: argument '{arg}' must have non-negative dimensions, got {out}")
+    check_size(out, 1, op, f"argument '{arg}'")
+    return out
+
+
+def check_size(shape: tuple[int, ...], itemsize: int, op: str, what: str) -> None:
+    """A ValueError naming ``op`` and ``what`` (its argument, or its result) when an array of
+    ``shape`` would span more than ``MAX_SIZE`` bytes: NumPy's "array is too big" and C's
+    offset overflow, said by the op."""
+    n = math.prod(shape) * itemsize
+    if n > MAX_SIZE:
+        raise ValueError(f"{op}: {what} has shape {tuple(shape)}, too large for an array: it "
+                         f"would span {n} bytes, more than 2**63 - 1")

@@ -7,7 +7,8 @@ import numpy as np
 
 from . import core, pytree
 from .array import Array
-from .avals import ShapedArray
+from .avals import ShapedArray, check_result_size
+from .depth import ensure_headroom
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, locate_error, user_source_info
 from .ir import current as ir_current
 
@@ -116,6 +117,7 @@ class JaxprTrace(core.Trace):
     def process_primitive(self, prim: core.Primitive, tracers: list, params: dict) -> Any:
         avals = [t.aval for t in tracers]
         out_avals = prim.rule("abstract_eval")(*avals, **params)
+        check_result_size(prim.name, out_avals)
         src = user_source_info()
         where = f" (created by '{prim.name}' at {src})" if src else f" (created by '{prim.name}')"
         b = self.builder
@@ -132,6 +134,11 @@ def fun_name(fun: Callable) -> str:
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
+# Beyond this many nested traces, each new one makes sure of room for as many again.
+_DEEP_NESTING = 16
+_FRAMES_PER_NESTING = 12
+
+
 def trace_to_jaxpr(fun: Callable, in_avals: Sequence[ShapedArray], debug_name: str = "",
                    arg_names: Sequence[str] | None = None) -> tuple[ClosedJaxpr, Any]:
     """Trace ``fun`` (taking flat arrays, returning a pytree) at the given input avals.
@@ -141,6 +148,9 @@ def trace_to_jaxpr(fun: Callable, in_avals: Sequence[ShapedArray], debug_name: s
     name = debug_name or fun_name(fun)
     builder = JaxprBuilder(name)
     with core.new_base_main(JaxprTrace, builder, debug_name=name) as main:
+        if main.level > _DEEP_NESTING:
+            # nested traces (a jit of a jit of ...) recurse through several frames each
+            ensure_headroom(_FRAMES_PER_NESTING * _DEEP_NESTING)
         trace = JaxprTrace(main)
         names = arg_names or [f"argument {i}" for i in range(len(in_avals))]
         in_tracers = [trace.new_arg(a, f" ({n} of {name})") for a, n in zip(in_avals, names)]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ..primitives.rules import Zero, instantiate, not_applicable, tangent_aval
 from ..tracer import core, pytree
 from ..tracer.core import Primitive
@@ -98,6 +100,26 @@ def _bind_custom_jvp(fun_flat: Callable, jvp_flat: Callable, args: list) -> list
     return custom_jvp_call_p.bind(*args, call_jaxpr=closed, jvp_flat=jvp_flat, fun_flat=fun_flat)
 
 
+def _type_str(a: Any) -> str:
+    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+
+
+def _check_custom_tangent(primal: Any, tangent: Any) -> None:
+    """JAX's TypeError for a custom JVP rule's tangent output whose shape or dtype is not the
+    tangent type of its primal output (a 64-bit NumPy value stands for its 32-bit dtype, as
+    JAX canonicalizes it)."""
+    pa, ta = core.get_aval(primal), core.get_aval(tangent)
+    want = tangent_aval(pa)
+    same_dtype = ta.dtype == want.dtype or (
+        isinstance(tangent, (np.ndarray, np.generic)) and ta.dtype.itemsize == 8 and
+        ta.dtype.kind == want.dtype.kind and want.dtype.itemsize == 4)
+    if ta.shape != want.shape or not same_dtype:
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
+                        "corresponding shapes and dtypes. Expected "
+                        f"{_type_str(want)} (tangent type of {_type_str(pa)}) but got "
+                        f"{_type_str(ta)}.")
+
+
 class custom_jvp:
     """A function with a custom JVP (forward-mode) rule, as ``jax.custom_jvp``.
 
@@ -154,14 +176,24 @@ class custom_jvp:
         def jvp_flat(ps, ts):
             p_args = pytree.tree_unflatten(in_tree, list(ps))
             t_args = pytree.tree_unflatten(in_tree, list(ts))
-            out, tan = self.jvp(*nondiff, tuple(p_args), tuple(t_args)) if nondiff else \
+            res = self.jvp(*nondiff, tuple(p_args), tuple(t_args)) if nondiff else \
                 self.jvp(tuple(p_args), tuple(t_args))
+            rule = getattr(self.jvp, "__name__", "jvp")
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"Custom JVP rule {rule} for function {self.__name__} must "
+                                f"produce a pair (list or tuple of length two) representing "
+                                f"primal and tangent outputs, but got {res!r}.")
+            out, tan = res
             o_leaves, o_tree = pytree.tree_flatten(out)
             t_leaves, t_tree = pytree.tree_flatten(tan)
             if o_tree != t_tree:
-                raise TypeError(f"Custom JVP rule of {self.__name__} must produce primal and "
-                                f"tangent outputs with equal container structures, got "
-                                f"{o_tree} and {t_tree}")
+                raise TypeError(f"Custom JVP rule {rule} for function {self.__name__} must "
+                                f"produce primal and tangent outputs with equal container "
+                                f"(pytree) structures, but got {o_tree} and {t_tree} "
+                                "respectively.")
+            for o, t in zip(o_leaves, t_leaves):
+                if type(t) is not Zero:
+                    _check_custom_tangent(o, t)
             return list(o_leaves) + [instantiate(t) if type(t) is Zero else t for t in t_leaves]
 
         outs = _bind_custom_jvp(fun_flat, jvp_flat, leaves)

@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tracer import core, dtypes, pytree
+from ..tracer.errors import check_callable
 from .jvp import instantiate, jvp_flat
 from .reverse import _as_array, _check_argnums, vjp
 from .vmap import vmap
@@ -56,6 +57,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
       A function returning a pytree shaped like the output whose leaves are pytrees shaped
       like the selected argument(s), each leaf of shape ``out.shape + in.shape``.
     """
+    check_callable(fun)
+
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums = _check_argnums("jacfwd", argnums, len(args))
@@ -105,6 +108,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
            holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The Jacobian of ``fun`` by reverse mode (one vjp per output element, vectorized); the
     same layout as :func:`jacfwd`."""
+    check_callable(fun)
+
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums = _check_argnums("jacrev", argnums, len(args))

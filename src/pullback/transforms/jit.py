@@ -22,7 +22,9 @@ from ..config import config
 from ..tracer import core, debug, pytree
 from ..tracer.array import Array, delete
 from ..tracer.core import Primitive
+from ..tracer.errors import check_callable
 from ..tracer.ir import ClosedJaxpr, Jaxpr
+from ..tracer.shapes import index_tuple
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
 
 from ..backends.cpu.kernels import FAST_MAX_LEAVES as _FAST_MAX_LEAVES
@@ -147,14 +149,34 @@ def closure_convert(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 # ---- arguments: static / dynamic split and pytree flattening ----
 
+def _argnums(value: Any, arg: str) -> tuple[int, ...]:
+    """jit's ``static_argnums``/``donate_argnums``: an int or a sequence of ints (None: none)."""
+    return () if value is None else index_tuple(value, "jit", arg)
+
+
+def _argnames(value: Any) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else value
+    if names is None:
+        return ()
+    if not hasattr(names, "__iter__") or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"jit: argument 'static_argnames' must be a str or a sequence of str, "
+                        f"got {value!r}")
+    return tuple(names)
+
+
 def _normalize_static(fun: Callable, static_argnums, static_argnames):
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
+    nums = _argnums(static_argnums, "static_argnums")
+    names = _argnames(static_argnames)
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return nums, names
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind == p.VAR_POSITIONAL for p in params):
+        bad = [i for i in nums if not -len(positional) <= i < len(positional)]
+        if bad:  # JAX's check, when the signature says how many positions there are
+            raise ValueError(f"Jitted function has static_argnums={nums}, but only accepts "
+                             f"{len(positional)} positional arguments.")
     # as JAX does, a static position implies its name and vice versa
     names = names + tuple(positional[i] for i in nums if -len(positional) <= i < len(positional)
                           and positional[i] not in names)
@@ -223,6 +245,7 @@ class JitFunction(_JitBase):
     lists, no transformation active) and otherwise through ``_call``."""
 
     def __init__(self, fun: Callable, static_argnums, static_argnames, donate_argnums):
+        check_callable(fun)
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._name = fun_name(fun)
@@ -536,4 +559,5 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums)
+    _argnums(donate_argnums, "donate_argnums")  # a TypeError now, naming it, if not ints
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)

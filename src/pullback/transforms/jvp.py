@@ -108,7 +108,8 @@ def _check_tangent(p: Any, t: Any, i: int) -> Any:
     pa, ta = core.get_aval(p), core.get_aval(t)
     want = tangent_aval(pa)
     if ta.shape != want.shape or ta.dtype != want.dtype:
-        raise TypeError(f"jvp: the tangent of primal {i} must have shape {want.shape} and dtype "
+        # JAX's types: ValueError for a shape mismatch, TypeError for a dtype mismatch
+        raise (ValueError if ta.shape != want.shape else TypeError)(f"jvp: the tangent of primal {i} must have shape {want.shape} and dtype "
                         f"{want.dtype} (the primal is {pa.str_short()}), got {ta.str_short()}")
     return t
 

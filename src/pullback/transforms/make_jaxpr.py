@@ -5,6 +5,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from ..tracer import core, pytree
+from ..tracer.errors import check_callable
 from ..tracer.staging import fun_name, trace_to_jaxpr
 from .jit import _normalize_static, leaf_names
 
@@ -22,6 +23,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
       A function taking ``fun``'s arguments (arrays, or ``ShapeDtypeStruct`` for shapes only)
       and returning the ClosedJaxpr, which prints in JAX's text form.
     """
+    check_callable(fun)
     nums, _ = _normalize_static(fun, static_argnums, ())
 
     @functools.wraps(fun)

@@ -6,6 +6,8 @@ import functools
 from typing import Any, Callable, Sequence
 
 from ..tracer import core, dtypes, pytree
+from ..tracer.errors import check_callable
+from ..tracer.shapes import index_tuple
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialVal, partial_eval_flat
 from .transpose import backward_pass
@@ -87,7 +89,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     def vjp_fun(cotangents: Any) -> tuple:
         ct_leaves, ct_tree = pytree.tree_flatten(cotangents)
         if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent must have the structure of the output "
+            raise ValueError(f"vjp: the cotangent must have the structure of the output "
                             f"{out_tree}, got {ct_tree}")
         cts = []
         for i, (ct, av) in enumerate(zip(ct_leaves, out_avals)):
@@ -95,7 +97,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
             want = tangent_aval(av)
             cav = core.get_aval(ct)
             if cav.shape != want.shape or (cav.dtype != want.dtype and want.dtype != dtypes.float0):
-                raise TypeError(f"vjp: cotangent {i} must have shape {want.shape} and dtype "
+                raise ValueError(f"vjp: cotangent {i} must have shape {want.shape} and dtype "
                                 f"{want.dtype} (the output is {av.str_short()}), got "
                                 f"{cav.str_short()}")
             cts.append(ct)
@@ -138,9 +140,9 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
 
 
 def _check_argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = index_tuple(argnums, name, "argnums")
     for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
+        if not -nargs <= a < nargs:
             raise TypeError(f"{name}: argnums {argnums} out of range for a function called "
                             f"with {nargs} positional arguments")
     return tuple(a % nargs for a in nums)
@@ -162,6 +164,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       A function returning ``(value, grad)`` (``((value, aux), grad)`` with has_aux); grad has
       the structure of the selected argument(s).
     """
+    check_callable(fun)
+
     @functools.wraps(fun)
     def vg(*args: Any, **kwargs: Any) -> Any:
         nums = _check_argnums("grad", argnums, len(args))
@@ -187,7 +191,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
         res = vjp(f_dyn, *dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
-        out_arr = _as_array(out) if not isinstance(out, (tuple, list, dict)) else None
+        out_arr = _as_array(out) if not isinstance(out, (tuple, list, dict, type(None))) else None
+        if out is None:
+            raise TypeError("Gradient only defined for scalar-output functions. Output was None.")
         if out_arr is None:
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
                             f"a {type(out).__name__}" + (" (with has_aux=True the function "
@@ -218,6 +224,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     Returns:
       A function with ``fun``'s signature returning the gradient (``(grad, aux)`` with has_aux).
     """
+    check_callable(fun)
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)

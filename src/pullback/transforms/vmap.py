@@ -10,9 +10,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, NamedTuple
 
+import numpy as np
+
 from ..primitives.rules import not_mapped
 from ..tracer import core, pytree
 from ..tracer.avals import ShapedArray
+from ..tracer.errors import check_callable
+from ..tracer.shapes import index_arg
 
 
 class AxisInfo(NamedTuple):
@@ -135,6 +139,18 @@ def _prefix(axes: Any, tree: Any) -> list[Any]:
     return out
 
 
+def _check_axes(axes: Any, message: str) -> Any:
+    """``axes`` with NumPy integer leaves made ints; JAX's TypeError for a leaf that is neither
+    an int nor None (a string or float would otherwise fail deep inside as a comparison)."""
+    leaves, tree = pytree.tree_flatten(axes, is_leaf=lambda x: x is None)
+    if not all(a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, bool))
+               for a in leaves):
+        raise TypeError(f"{message}, but got {axes!r}.")
+    if all(type(a) is int or a is None for a in leaves):
+        return axes
+    return pytree.tree_unflatten(tree, [None if a is None else int(a) for a in leaves])
+
+
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
          axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable:
     """Vectorize ``fun`` over an axis of its inputs.
@@ -151,8 +167,17 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     Returns:
       The vectorized function.
     """
+    check_callable(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    in_axes = _check_axes(in_axes, "vmap in_axes must be an int, None, or a tuple of entries "
+                          "corresponding to the positional arguments passed to the function")
+    out_axes = _check_axes(out_axes, "vmap out_axes must be an int, None, or (nested) "
+                           "container with those types as leaves")
+    if axis_size is not None:
+        axis_size = index_arg(axis_size, "vmap", "axis_size")
+        if axis_size < 0:
+            raise TypeError(f"vmap: argument 'axis_size' must be non-negative, got {axis_size}")
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ...tracer import core, pytree
+from ...tracer import core, dtypes, pytree
 from ...tracer.avals import ShapedArray
 from ...tracer.ir import ClosedJaxpr
 from ...tracer.staging import trace_to_jaxpr
@@ -78,7 +78,10 @@ def check_carry(name: str, in_tree: Any, out_tree: Any, in_avals: Sequence[Shape
             if a.weak_type and not b.weak_type:
                 promote.append(i)
             continue
-        if a.weak_type and a.shape == b.shape:
+        if a.weak_type and a.shape == b.shape and \
+                dtypes.promote(((a.dtype, True), (b.dtype, b.weak_type)))[0] == b.dtype:
+            # JAX's rule: a weakly typed input is promoted only to a dtype it would promote
+            # to anyway (a Python 0 carry to float32, not a Python 0.0 to int32)
             promote.append(i)
             continue
         why = "the shapes do not match" if a.shape != b.shape else "the dtypes do not match"

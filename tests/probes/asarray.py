@@ -1,0 +1,61 @@
+"""Bad-input probes (asarray) for test_probes.py: snippets and their expected outcomes.
+
+Values are JAX 0.10's, looked up once by running JAX (with x64 enabled for 64-bit
+dtypes); errors are JAX's exception types with words of pullback's messages (the
+function and argument). Generated data: when editing a probe, take its expectation from
+JAX again."""
+
+PROBES = [
+    ('asarray_mixed_str',
+     "run = lambda: jnp.asarray([1, 'a'])",
+     ('raises', 'TypeError', ('asarray', 'numeric'))),
+    ('asarray_str',
+     "run = lambda: jnp.array('abc')",
+     ('raises', 'TypeError', ('asarray', 'numeric'))),
+    ('asarray_bytes',
+     "run = lambda: jnp.asarray(b'ab')",
+     ('raises', 'TypeError', ('asarray', 'numeric'))),
+    ('asarray_numpy_str',
+     "run = lambda: jnp.asarray(np.array(['a']))",
+     ('raises', 'TypeError', ('asarray', 'numeric'))),
+    ('asarray_none', 'run = lambda: jnp.asarray(None)', ('raises', 'ValueError', ('None',))),
+    ('asarray_object', "run = lambda: jnp.asarray({'a': 1})", ('raises', 'TypeError', ('asarray',))),
+    ('asarray_ragged',
+     'run = lambda: jnp.asarray([[1], [1, 2]])',
+     ('raises', 'ValueError', ('inhomogeneous',))),
+    ('asarray_uint8_neg',
+     'run = lambda: jnp.asarray([-1], dtype=jnp.uint8)',
+     ('raises', 'OverflowError', ('-1', 'uint8'))),
+    ('asarray_int8_out',
+     'run = lambda: jnp.asarray([256, -129], dtype=jnp.int8)',
+     ('raises', 'OverflowError', ('256', 'int8'))),
+    ('array_int8_out',
+     'run = lambda: jnp.array([127, -128, 300], dtype=jnp.int8)',
+     ('raises', 'OverflowError', ('300', 'int8'))),
+    ('asarray_scalar_out',
+     'run = lambda: jnp.asarray(256, dtype=jnp.int8)',
+     ('raises', 'OverflowError', ('256', 'int8'))),
+    ('asarray_float_to_int_out',
+     'run = lambda: jnp.asarray([1.5, 300.0], dtype=jnp.int8)',
+     ('raises', 'OverflowError', ('300', 'int8'))),
+    ('asarray_default_int_out',
+     'run = lambda: jnp.asarray([2**40])',
+     ('raises', 'OverflowError', ('int32',))),
+    ('asarray_huge_int',
+     'run = lambda: jnp.asarray(2**70)',
+     ('raises', 'OverflowError', ('too large',))),
+    ('asarray_in_range',
+     'run = lambda: (jnp.asarray([-128, 127], dtype=jnp.int8), jnp.asarray(2**32 - 1, '
+     'dtype=jnp.uint32))',
+     ('eq', "(arr([-128, 127], 'int8'), arr(4294967295, 'uint32'), )")),
+    ('numpy_array_wraps',
+     'run = lambda: jnp.asarray(np.array([300]), dtype=jnp.int8)',
+     ('eq', "arr([44], 'int8')")),
+    ('weak_int_wraps',
+     'f = lambda x: (x + 300, jnp.full(2, 300, jnp.int8), jnp.full_like(x.astype(jnp.uint8), -1))\n'
+     'args = (np.ones(2, np.int8),)',
+     ('eq', "(arr([45, 45], 'int8'), arr([44, 44], 'int8'), arr([255, 255], 'uint8'), )")),
+    ('weak_int_too_big',
+     'f = lambda x: x + 2**40\nargs = (np.ones(2, np.int8),)',
+     ('raises', 'OverflowError', ())),
+]

@@ -241,9 +241,11 @@ def test_reduce_of_broadcast_is_not_walked():
     check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).sum(), jnp.float32(1)), 2.0**60)
     check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).max(), jnp.float32(3)), 3.0)
     check(both(lambda x: jnp.broadcast_to(x, (2**31, 2**29)).mean(), jnp.float32(.5)), 0.5)
-    # under jit no view is made, so even 2**64 bytes of broadcast float32 reduce (JAX aborts)
+    # 2**64 bytes of float32 cannot be an array at all: a clear error, not a hang (JAX aborts)
     f = pb.jit(lambda x: jnp.broadcast_to(x, (2**31, 2**31)).sum())
-    check(f(jnp.float32(1)), 2.0**62)
+    with pytest.raises(ValueError, match="broadcast_in_dim: the result has shape "
+                                         r"\(2147483648, 2147483648\), too large"):
+        f(jnp.float32(1))
     check(jnp.any(jnp.zeros((2**40,), bool)), False)
     row = jnp.arange(4.0)
     got = both(lambda r: jnp.broadcast_to(r, (2**31, 2**20, 4)).sum((0, 1)), row)
@@ -286,11 +288,12 @@ def test_bool_and_bitwise_reductions_of_broadcasts():
 
 
 def test_impossible_shapes_raise_naming_the_shape():
-    with pytest.raises(ValueError, match=r"zeros|full.*4611686018427387904.*int64"):
+    with pytest.raises(ValueError, match=r"full: .*\(4611686018427387904, 4611686018427387904\)"
+                                         ".*too large"):
         jnp.zeros((2**62, 2**62))
-    with pytest.raises(ValueError, match="int64"):
+    with pytest.raises(ValueError, match="too large"):
         jnp.zeros((2**64,))
-    with pytest.raises(ValueError, match=r"1099511627776.*int64"):
+    with pytest.raises(ValueError, match=r"\(1099511627776, 1099511627776\).*too large"):
         jnp.ones((2**40, 1)) + jnp.ones((1, 2**40))
 
 

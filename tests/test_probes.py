@@ -19,8 +19,14 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "_probe_runner.py")
-CATEGORIES = ["shapes", "dtypes", "layouts", "asarray", "misuse", "numerics", "threads", "indexing"]
+CATEGORIES = ["shapes", "dtypes", "layouts", "asarray", "misuse", "numerics", "threads", "indexing",
+              "x64"]
 TIMEOUT = 60  # seconds per child
+
+
+# The probes' expectations are JAX's in its default (32-bit) mode, except the dtype probes',
+# which cover every dtype, 64-bit ones included: JAX's x64 mode.
+X64_CATEGORIES = ("dtypes", "x64")
 
 
 def _probes(category: str) -> list[dict]:
@@ -33,12 +39,12 @@ def _probes(category: str) -> list[dict]:
     return out
 
 
-def _run_children(probes: list[dict]) -> tuple[dict, list[str]]:
+def _run_children(probes: list[dict], x64: bool = False) -> tuple[dict, list[str]]:
     """Results by probe name, and the problems of probes that crashed or hung their child."""
     results: dict = {}
     problems = []
     todo = list(probes)
-    env = dict(os.environ, PYTHONFAULTHANDLER="1")
+    env = dict(os.environ, PYTHONFAULTHANDLER="1", JAX_ENABLE_X64=str(int(x64)))
     while todo:
         try:
             proc = subprocess.run([sys.executable, RUNNER], input=json.dumps(todo),
@@ -62,7 +68,7 @@ def _run_children(probes: list[dict]) -> tuple[dict, list[str]]:
 def test_probes(category):
     probes = _probes(category)
     assert len({p["name"] for p in probes}) == len(probes), "probe names must be unique"
-    results, problems = _run_children(probes)
+    results, problems = _run_children(probes, category in X64_CATEGORIES)
     for p in probes:
         r = results.get(p["name"])
         if r:

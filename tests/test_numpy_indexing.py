@@ -133,3 +133,12 @@ def test_random_basic_indexing(data):
             idx.append(slice(None))
     idx = tuple(idx)
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[idx]), x[idx])
+
+
+def test_float_indices_raise_type_error_as_jax():
+    x = jnp.ones((2, 3))
+    for idx in (1.5, (0, 1.5), np.float32(1)):
+        with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+            x[idx]
+    with pytest.raises(TypeError, match="slice indices must be integers or None"):
+        x[0.5:2]

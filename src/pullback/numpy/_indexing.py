@@ -246,9 +246,9 @@ def _parse_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
                 entries.extend(("array", i) for i in _expand_bool(arr))
             elif dtypes.is_integer(dt):
                 entries.append(("scalar" if aval_of(arr).ndim == 0 else "array", arr))
-            else:
-                raise IndexError(f"indices must be integers, slices, None, Ellipsis or integer "
-                                 f"or boolean arrays, got an array of {dt}")
+            else:  # (JAX's type and words)
+                raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                                f"type {dt}")
     n_ell = sum(1 for k, _ in entries if k == "ellipsis")
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -322,6 +322,9 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
         n = av.shape[d]
         if k == "slice":
             for part in (v.start, v.stop, v.step):
+                if isinstance(part, (float, complex, np.floating, np.complexfloating)):
+                    raise TypeError(f"slice indices must be integers or None, got "
+                                    f"{type(part).__name__} {part!r}")
                 if part is not None and not _is_int_scalar(part) and not isinstance(part, int):
                     c = part.to_concrete_value() if hasattr(part, "to_concrete_value") else None
                     if c is None:

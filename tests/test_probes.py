@@ -5,7 +5,10 @@ numerical edge cases and threads, each run eagerly and under ``jit`` where it ap
 Each category runs in child processes (``_probe_runner.py``) under a memory limit and a
 timeout, so that a crash (segfault, abort) or a hang fails the test naming the probe instead
 of taking pytest down; the probes after a crashed one run again in a fresh child. The probes
-and their expected outcomes (JAX's values and error types) live in ``probes/<category>.py``.
+and their expected outcomes (JAX's values and error types) live in ``probes/<category>.py``:
+values are JAX 0.10's, looked up once by running JAX; errors are JAX's exception types with
+words of pullback's messages (the function and argument). The probe files are generated data:
+when editing a probe, take its expectation from JAX again.
 """
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Bad-input probes (indexing) for test_probes.py: snippets and their expected outcomes.
-
-Values are JAX 0.10's, looked up once by running JAX (with x64 enabled for 64-bit
-dtypes); errors are JAX's exception types with words of pullback's messages (the
-function and argument). Generated data: when editing a probe, take its expectation from
-JAX again. (Probes with int64 indices beyond int32 are in x64.py.)"""
+"""Bad-input probes (indexing): see test_probes.py. (int64 indices beyond int32: x64.py.)"""
 
 PROBES = [
     ('take_default',

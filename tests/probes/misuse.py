@@ -1,9 +1,4 @@
-"""Bad-input probes (misuse) for test_probes.py: snippets and their expected outcomes.
-
-Values are JAX 0.10's, looked up once by running JAX (with x64 enabled for 64-bit
-dtypes); errors are JAX's exception types with words of pullback's messages (the
-function and argument). Generated data: when editing a probe, take its expectation from
-JAX again."""
+"""Bad-input probes (misuse): see test_probes.py."""
 
 PROBES = [
     ('jit_static_str',

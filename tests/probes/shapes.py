@@ -1,11 +1,5 @@
-"""Bad-input probes (shapes) for test_probes.py: snippets and their expected outcomes.
-
-Values are JAX 0.10's, looked up once by running JAX (with x64 enabled for 64-bit
-dtypes); errors are JAX's exception types with words of pullback's messages (the
-function and argument). Generated data: when editing a probe, take its expectation from
-JAX again.
-
-huge_slice_step holds NumPy's values: JAX fails to lower a step beyond int64."""
+"""Bad-input probes (shapes): see test_probes.py. huge_slice_step holds NumPy's values: JAX
+fails to lower a step beyond int64."""
 
 PROBES = [
     ('zeros_0size',

@@ -151,7 +151,8 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
         a = a.astype(jnp.float32)
     if where is not None:
         a = jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(a, axis=axis, keepdims=True)
+    # initial=-inf, as JAX: an empty axis reduces to -inf instead of raising
+    amax = jnp.max(a, axis=axis, keepdims=True, initial=-jnp.inf)
     amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0.0))
     e = jnp.exp(a - amax)
     if b is not None:
@@ -170,8 +171,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -
     """``x - logsumexp(x)`` over ``axis``."""
     x = jnp.asarray(x)
     shifted = x - lax.stop_gradient(jnp.max(x, axis, keepdims=True, initial=-jnp.inf,
-                                            where=where) if where is not None
-                                    else jnp.max(x, axis, keepdims=True))
+                                            where=where))
     lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, keepdims=True, where=where))
     return shifted - lse
 
@@ -179,7 +179,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -
 def softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
     """``exp(x) / sum(exp(x))`` over ``axis``."""
     x = jnp.asarray(x)
-    unnorm = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis, keepdims=True)))
+    unnorm = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis, keepdims=True, initial=-jnp.inf)))
     if where is not None:
         unnorm = jnp.where(where, unnorm, 0.0)
     return unnorm / jnp.sum(unnorm, axis, keepdims=True)

@@ -47,3 +47,4 @@ from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators an
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
+bool = bool_  # noqa: A001  (jnp.bool is jnp.bool_, as in JAX and NumPy 2)

@@ -1,0 +1,81 @@
+"""Whole random programs compared across execution modes (the generator is tests/programs.py,
+the comparisons tests/program_checks.py): eager against jit, against the reference backend,
+grad against jit(grad) and finite differences, vmap against a loop, and outputs aliasing
+inputs under jit with donate_argnums. A failure shrinks to a small program, printed as Python
+source that runs as pasted. scripts/fuzz-programs.py runs a long campaign of the same checks.
+"""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import program_checks as pc  # noqa: E402
+from programs import programs  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.environ.get("PULLBACK_TEST_JIT") == "1",
+                                reason="compares jit with eager itself")
+
+# examples per comparison, as a multiple of the profile's max_examples ("ci": 25): programs
+# run in milliseconds, so each comparison gets a few hundred under "ci" (about two minutes in
+# all on two cores) and proportionally more under "dev" and "thorough"
+SCALE = {"jit": 12, "reference": 8, "grad": 8, "vmap": 8, "donate": 8}
+
+
+def _run(check: str, p) -> None:
+    try:
+        pc.CHECKS[check](p)
+    except Exception:
+        assume(not (pc.SKIP_KNOWN and pc.known_bug(p, check)))
+        raise
+
+
+def _settings(check: str):
+    return settings(max_examples=SCALE[check] * settings().max_examples)
+
+
+@_settings("jit")
+@given(programs("any"))
+def test_jit_matches_eager(p):
+    _run("jit", p)
+
+
+@_settings("reference")
+@given(programs("any"))
+def test_cpu_matches_reference_backend(p):
+    _run("reference", p)
+
+
+@_settings("grad")
+@given(programs("grad"))
+def test_grad_matches_jit_and_finite_differences(p):
+    _run("grad", p)
+
+
+@_settings("vmap")
+@given(programs("vmap"))
+def test_vmap_matches_loop(p):
+    _run("vmap", p)
+
+
+@_settings("donate")
+@given(programs("alias"))
+def test_aliased_and_donated_outputs_under_jit(p):
+    _run("donate", p)
+
+
+def test_programs_print_as_runnable_source():
+    """The printed source is the program: executing it defines f and its arguments."""
+    from hypothesis import find
+
+    p = find(programs("vmap"), lambda p: len(p.ops) >= 5 and p.helpers
+             and any(op.defs for op in p.ops), settings=settings(max_examples=2000,
+                                                                   database=None))
+    ns = {}
+    exec(p.source(), ns)
+    assert len(ns["args"]) == len(p.inputs) and ns["in_axes"] == p.in_axes()
+    assert len(ns["f"](*[a[0] if ax == 0 else a for a, ax in zip(ns["args"], p.in_axes())])) \
+        == len(p.outputs)
+    assert repr(p) == p.source()

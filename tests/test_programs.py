@@ -79,3 +79,17 @@ def test_programs_print_as_runnable_source():
     assert len(ns["f"](*[a[0] if ax == 0 else a for a, ax in zip(ns["args"], p.in_axes())])) \
         == len(p.outputs)
     assert repr(p) == p.source()
+
+
+def test_generator_reaches_the_known_compiler_bug_shapes():
+    """Programs of the shapes of known jit bugs are generated (so the comparisons above cover
+    them): a pad/concatenate/dynamic_update_slice of a dot result, and donation of an input
+    with a value returned twice."""
+    from hypothesis import find
+
+    quick = settings(max_examples=3000, database=None)
+    p = find(programs("any"), lambda p: pc.known_bug(p, "jit") is not None, settings=quick)
+    assert any(op.kind in pc.DOTS for op in p.ops) and any(op.kind in pc.MOVES for op in p.ops)
+    p = find(programs("alias"), lambda p: p.donate and len(set(p.outputs)) < len(p.outputs),
+             settings=quick)
+    assert p.donate

@@ -1,260 +1,17 @@
 """Random whole programs over pullback's catalogue, for the differential tests of
-test_programs.py.
-
-A program is a small IR: its inputs (how each is built from a seeded NumPy generator, including
-views: transposed, strided, broadcast, reversed) and a list of ``Op`` records, each one line of
-Python over earlier values. ``Program.source()`` prints it as a pasteable script and
-``Program.build()`` executes that same text, so a shrunk failure is exactly the program shown.
-Shapes, dtypes and a magnitude bound are tracked while generating, so every program is valid by
-construction and its floats stay finite (exp, products and powers only see bounded operands).
+test_programs.py: the hypothesis strategy ``programs`` and its catalogue of ops (one generator
+per op family, each emitting one valid op over the values drawn so far). The IR, the printing
+and the magnitude bounds are in program_ir.py.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import strategies as st
 
-FLOATS = ("float32", "float64")
-RANK = {"bool": 0, "int32": 1, "float32": 2, "float64": 3}
-DIMS = (2, 3, 1, 4, 5)             # sampled_from shrinks toward 2; 1 is an edge case
-EMPTY_DIMS = DIMS + (0,)           # and 0, in a quarter of the programs
-BIG = 1e4                          # growing ops (mul, pow, prod, dot...) keep bounds below this
-INT_BIG = 2 ** 20                  # and integers far from overflow (signed overflow is UB in C)
-CONTROL = ("scan", "fori_loop", "while_loop", "cond")
-
-# Custom-derivative helpers a program may call; only the ones used are printed.
-HELPERS = {
-    "softclip": '''\
-@jax.custom_jvp
-def softclip(x):
-    return 2.0 * jnp.tanh(x)
-
-
-@softclip.defjvp
-def _softclip_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return softclip(x), 2.0 * (1.0 - jnp.tanh(x) ** 2) * t
-''',
-    "sinmul": '''\
-@jax.custom_vjp
-def sinmul(x, y):
-    return jnp.sin(x) * y
-
-
-def _sinmul_fwd(x, y):
-    return sinmul(x, y), (x, y)
-
-
-def _sinmul_bwd(res, g):
-    x, y = res
-    return jnp.cos(x) * y * g, jnp.sin(x) * g
-
-
-sinmul.defvjp(_sinmul_fwd, _sinmul_bwd)
-''',
-}
-
-
-@dataclass(frozen=True)
-class Val:
-    name: str
-    shape: tuple
-    dtype: str
-    bound: float                   # |value| <= bound (a generous over-estimate)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def is_float(self) -> bool:
-        return self.dtype in FLOATS
-
-
-@dataclass(frozen=True)
-class Input:
-    val: Val
-    make: str                      # expression over ``rng`` (and earlier inputs) building it
-    batched: bool = False          # vmap programs: the input carries a leading batch axis
-
-
-@dataclass(frozen=True)
-class Op:
-    kind: str                      # catalogue name: counted, and matched by known-bug signatures
-    outs: tuple                    # Vals
-    code: str                      # right-hand side (a tuple of len(outs) if several)
-    reads: tuple                   # names of the values it reads
-    defs: str = ""                 # nested function definitions it uses (loop bodies ...)
-
-
-@dataclass(repr=False)
-class Program:
-    inputs: list
-    ops: list
-    outputs: list                  # names returned (may repeat, may be inputs)
-    seed: int
-    helpers: list = field(default_factory=list)
-    batch: int = 0                 # vmap programs: size of the leading batch axis
-    donate: tuple = ()             # positions given to donate_argnums
-
-    def vals(self) -> dict:
-        out = {i.val.name: i.val for i in self.inputs}
-        for op in self.ops:
-            out.update({v.name: v for v in op.outs})
-        return out
-
-    def out_vals(self) -> list:
-        vals = self.vals()
-        return [vals[n] for n in self.outputs]
-
-    def has_float32(self) -> bool:
-        return any(v.dtype == "float32" for v in self.vals().values())
-
-    def in_axes(self) -> tuple:
-        return tuple(0 if i.batched else None for i in self.inputs)
-
-    def source(self) -> str:
-        lines = ["import numpy as np", "import pullback as jax", "import pullback.numpy as jnp",
-                 "import pullback.lax as lax", ""]
-        for h in self.helpers:
-            lines += ["", HELPERS[h]]
-        lines += ["", f"def f({', '.join(i.val.name for i in self.inputs)}):"]
-        for op in self.ops:
-            lines += ["    " + d for d in op.defs.splitlines()]
-            lhs = ", ".join(v.name for v in op.outs) + ("," if len(op.outs) == 1 and
-                                                         op.code.startswith("jnp.split") else "")
-            lines.append(f"    {lhs} = {op.code}")
-        lines.append(f"    return ({', '.join(self.outputs)}{',' if len(self.outputs) == 1 else ''})")
-        lines += ["", "", f"rng = np.random.default_rng({self.seed})"]
-        lines += [f"{i.val.name} = {i.make}" for i in self.inputs]
-        lines.append(f"args = ({', '.join(i.val.name for i in self.inputs)},)")
-        if self.batch:
-            lines.append(f"in_axes = {self.in_axes()}")
-        if self.donate:
-            lines.append(f"donate_argnums = {self.donate}")
-        return "\n".join(lines) + "\n"
-
-    def __repr__(self) -> str:   # hypothesis prints a falsifying program as its source
-        return self.source()
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text("\n" + self.source())
-
-    def build(self) -> dict:
-        """Execute the source: a namespace with ``f`` and fresh ``args``."""
-        ns: dict = {}
-        exec(compile(self.source(), "<program>", "exec"), ns)
-        return ns
-
-
-# ---------------------------------------------------------------------------------------------
-# Small helpers
-
-
-def promote(*dtypes: str) -> str:
-    return max(dtypes, key=RANK.__getitem__)
-
-
-def bcast(*shapes: tuple):
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-def lit(dtype: str, x: float) -> str:
-    if dtype == "bool":
-        return repr(bool(x))
-    if dtype == "int32":
-        return repr(int(x))
-    return repr(float(x))
-
-
-def fits(dtype: str, bound: float) -> bool:
-    return bound <= (INT_BIG if dtype in ("int32", "bool") else BIG)
-
-
-def power(b: float, n: int) -> float:
-    """max(b, 1) ** n, inf rather than OverflowError."""
-    b = max(b, 1.0)
-    return math.inf if n * math.log(b) > 700 else b ** n
-
-
-def sl_len(n: int, s: slice) -> int:
-    return len(range(n)[s])
-
-
-def sl_text(s: slice) -> str:
-    a = "" if s.start is None else str(s.start)
-    b = "" if s.stop is None else str(s.stop)
-    return f"{a}:{b}" + ("" if s.step is None else f":{s.step}")
-
-
-class Skip(Exception):
-    """The op drawn has no valid form here; the generator emits a unary op instead."""
-
-
-class Gen:
-    """The state of one program being drawn: its values so far and its ops."""
-
-    def __init__(self, draw, mode: str):
-        self.draw, self.mode = draw, mode
-        self.vals: list = []
-        self.ops: list = []
-        self.helpers: list = []
-        self.n = 0
-        self.inputs: list = []
-        self.dims = EMPTY_DIMS if draw(st.integers(0, 3)) == 0 else DIMS
-
-    def new(self, shape, dtype, bound) -> Val:
-        self.n += 1
-        return Val(f"v{self.n}", tuple(int(d) for d in shape), dtype, float(bound))
-
-    def emit(self, kind, code, reads, *outs, defs=""):
-        if any(v.ndim > 5 or v.size > 2048 for v in outs):   # keep every program fast
-            return False
-        self.ops.append(Op(kind, tuple(outs), code, tuple(v.name for v in reads), defs))
-        self.vals.extend(outs)
-        return True
-
-    def pick(self, pred=lambda v: True):
-        """A value satisfying pred, the most recent ones first (so shrinking makes chains)."""
-        cands = [v for v in reversed(self.vals) if pred(v)]
-        return self.draw(st.sampled_from(cands)) if cands else None
-
-    def int_(self, lo, hi):
-        return self.draw(st.integers(lo, hi))
-
-    def choice(self, seq):
-        seq = list(seq)
-        if not seq:
-            raise Skip
-        return self.draw(st.sampled_from(seq))
-
-    def flag(self):
-        return self.draw(st.booleans())
-
-    def float_dtypes(self):
-        return ("float64",) if self.mode == "grad" else FLOATS
-
-    def slice_(self, n: int) -> slice:
-        kind = self.choice(["full", "range", "step", "rev", "revrange"])
-        if kind == "full":
-            return slice(None)
-        if kind == "range":
-            return slice(self.int_(-n - 1, n + 1), self.int_(-n - 1, n + 1))
-        if kind == "step":
-            return slice(self.choice([None, self.int_(0, n)]), None, self.int_(2, 3))
-        if kind == "rev":
-            return slice(None, None, -1)
-        return slice(self.int_(-1, n), self.choice([None, self.int_(-n - 1, n)]), -self.int_(1, 2))
-
+from program_ir import (CONTROL, FLOATS, Gen, Input, Program, Skip, Val, bcast, fits, lit,
+                        power, promote, sl_len, sl_text)
 
 # ---------------------------------------------------------------------------------------------
 # Inputs
@@ -331,8 +88,8 @@ def g_unary(g: Gen) -> bool:
     b = fb(x.bound)
     if not fits(x.dtype, b):
         tmpl, b = ("jnp.tanh({})", 1.0) if x.is_float else ("{} % 3", 2)
-    if tmpl.startswith("softclip") and "softclip" not in g.helpers:
-        g.helpers.append("softclip")
+    if tmpl.startswith("softclip"):
+        g.use("softclip")
     return g.emit("unary", tmpl.format(x.name), [x], g.new(x.shape, x.dtype, b))
 
 
@@ -512,7 +269,7 @@ def g_split(g: Gen) -> bool:
         shape = list(x.shape)
         shape[axis] = s
         outs.append(g.new(shape, x.dtype, x.bound))
-    return g.emit("split", f"jnp.split({x.name}, {arg}, axis={axis})", [x], *outs)
+    return g.emit("split", f"jnp.split({x.name}, {arg}, axis={axis})", [x], *outs, unpack=True)
 
 
 def g_stack(g: Gen) -> bool:
@@ -657,7 +414,8 @@ def g_sort(g: Gen) -> bool:
     i = g.int_(-1, x.ndim - 1)
     form = g.choice(["sort", "argsort", "top_k"])
     if form == "sort":
-        return g.emit("sort", f"jnp.sort({x.name}, axis={i})", [x], g.new(x.shape, x.dtype, x.bound))
+        return g.emit("sort", f"jnp.sort({x.name}, axis={i})", [x],
+                      g.new(x.shape, x.dtype, x.bound))
     if form == "argsort":
         return g.emit("sort", f"jnp.argsort({x.name}, axis={i})", [x],
                       g.new(x.shape, "int32", x.shape[i]))
@@ -697,8 +455,9 @@ def g_matmul(g: Gen) -> bool:
     bt = f"jnp.swapaxes({b.name}, -1, -2)" if t else b.name
     k = a.shape[-1]
     code = g.choice([f"{a.name} @ {bt}", f"jnp.matmul({a.name}, {bt})"])
-    return g.emit("matmul", code, [a, b], g.new(matmul_shape(a.shape, bs),
-                                                promote(a.dtype, b.dtype), a.bound * b.bound * max(k, 1)))
+    out = g.new(matmul_shape(a.shape, bs), promote(a.dtype, b.dtype),
+                a.bound * b.bound * max(k, 1))
+    return g.emit("matmul", code, [a, b], out)
 
 
 def _dims_spec(g: Gen, a: Val, b: Val):
@@ -816,23 +575,26 @@ def g_nn(g: Gen) -> bool:
         return False
     i = g.int_(-1, x.ndim - 1)
     if g.flag():
-        return g.emit("softmax", f"jax.nn.softmax({x.name}, axis={i})", [x], g.new(x.shape, x.dtype, 1))
+        return g.emit("softmax", f"jax.nn.softmax({x.name}, axis={i})", [x],
+                      g.new(x.shape, x.dtype, 1))
     n = x.shape[i]
     shape = x.shape[:i % x.ndim] + x.shape[i % x.ndim + 1:]
     b = x.bound + math.log(n) if n else math.inf    # an empty axis gives -inf
-    return g.emit("logsumexp", f"jax.nn.logsumexp({x.name}, axis={i})", [x], g.new(shape, x.dtype, b))
+    return g.emit("logsumexp", f"jax.nn.logsumexp({x.name}, axis={i})", [x],
+                  g.new(shape, x.dtype, b))
 
 
 def g_custom(g: Gen) -> bool:
     x = g.pick(lambda v: v.is_float)
     y = g.pick(lambda v: v.is_float and v.shape == x.shape and v.dtype == x.dtype)
     if g.flag() or y is None:
-        g.helpers.append("softclip") if "softclip" not in g.helpers else None
+        g.use("softclip")
         return g.emit("custom_jvp", f"softclip({x.name})", [x], g.new(x.shape, x.dtype, 2))
     if not fits(x.dtype, y.bound):
         return False
-    g.helpers.append("sinmul") if "sinmul" not in g.helpers else None
-    return g.emit("custom_vjp", f"sinmul({x.name}, {y.name})", [x, y], g.new(x.shape, x.dtype, y.bound))
+    g.use("sinmul")
+    return g.emit("custom_vjp", f"sinmul({x.name}, {y.name})", [x, y],
+                  g.new(x.shape, x.dtype, y.bound))
 
 
 def g_checkpoint(g: Gen) -> bool:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import Phase, assume, find, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import program_checks as pc  # noqa: E402
@@ -19,9 +19,13 @@ pytestmark = pytest.mark.skipif(os.environ.get("PULLBACK_TEST_JIT") == "1",
                                 reason="compares jit with eager itself")
 
 # examples per comparison, as a multiple of the profile's max_examples ("ci": 25): programs
-# run in milliseconds, so each comparison gets a few hundred under "ci" (about two minutes in
-# all on two cores) and proportionally more under "dev" and "thorough"
-SCALE = {"jit": 12, "reference": 8, "grad": 8, "vmap": 8, "donate": 8}
+# run in milliseconds, so each comparison gets 300-500 under "ci" (about two minutes in all
+# on two cores) and proportionally more under "dev" and "thorough"
+SCALE = {"jit": 20, "reference": 16, "grad": 12, "vmap": 16, "donate": 16}
+
+
+# the generator's own tests draw programs without running or shrinking them
+GENERATE_ONLY = settings(max_examples=3000, database=None, phases=[Phase.generate])
 
 
 def _run(check: str, p) -> None:
@@ -68,11 +72,8 @@ def test_aliased_and_donated_outputs_under_jit(p):
 
 def test_programs_print_as_runnable_source():
     """The printed source is the program: executing it defines f and its arguments."""
-    from hypothesis import find
-
     p = find(programs("vmap"), lambda p: len(p.ops) >= 5 and p.helpers
-             and any(op.defs for op in p.ops), settings=settings(max_examples=2000,
-                                                                   database=None))
+             and any(op.defs for op in p.ops), settings=GENERATE_ONLY)
     ns = {}
     exec(p.source(), ns)
     assert len(ns["args"]) == len(p.inputs) and ns["in_axes"] == p.in_axes()
@@ -85,11 +86,9 @@ def test_generator_reaches_the_known_compiler_bug_shapes():
     """Programs of the shapes of known jit bugs are generated (so the comparisons above cover
     them): a pad/concatenate/dynamic_update_slice of a dot result, and donation of an input
     with a value returned twice."""
-    from hypothesis import find
-
-    quick = settings(max_examples=3000, database=None)
-    p = find(programs("any"), lambda p: pc.known_bug(p, "jit") is not None, settings=quick)
+    p = find(programs("any"), lambda p: pc.known_bug(p, "jit") is not None,
+             settings=GENERATE_ONLY)
     assert any(op.kind in pc.DOTS for op in p.ops) and any(op.kind in pc.MOVES for op in p.ops)
     p = find(programs("alias"), lambda p: p.donate and len(set(p.outputs)) < len(p.outputs),
-             settings=quick)
+             settings=GENERATE_ONLY)
     assert p.donate

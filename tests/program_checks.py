@@ -23,6 +23,8 @@ SKIP_KNOWN = os.environ.get("PULLBACK_GEN_SKIP_KNOWN") == "1"
 DOTS = {"matmul", "dot_general", "einsum"}
 MOVES = {"pad", "lax_pad", "dynamic_update_slice", "concatenate"}
 SLICES = MOVES | {"index", "slice", "dynamic_slice", "split", "gather", "scatter"}
+VIEWS = {"index", "slice", "reshape", "transpose", "broadcast", "squeeze", "expand_dims", "flip",
+         "rev", "split", "view"}
 
 
 class Mismatch(AssertionError):
@@ -33,11 +35,16 @@ def known_bug(p, check: str) -> str | None:
     """The known compiler bug a failure of ``check`` on ``p`` may be, or None."""
     if check == "donate" and p.donate:
         return "(b)/(c) donation"
-    producer = {v.name: op.kind for op in p.ops for v in op.outs}
+    ops = {v.name: op for op in p.ops for v in op.outs}
+
+    def dot_source(name: str) -> bool:   # a dot result, or a view of one
+        op = ops.get(name)
+        return op is not None and (op.kind in DOTS or op.kind in VIEWS
+                                   and any(dot_source(r) for r in op.reads))
     for op in p.ops:
-        srcs = {producer.get(r) for r in op.reads}
-        if op.kind in MOVES and srcs & DOTS:
+        if op.kind in MOVES and any(dot_source(r) for r in op.reads):
             return "(a) copy of a dot result into a larger array"
+        srcs = {ops[r].kind for r in op.reads if r in ops}
         if check == "grad" and ((op.kind in SLICES and srcs & DOTS)
                                 or (op.kind in DOTS and srcs & SLICES)):
             return "(a) transposed dot into a pad interior under grad"

@@ -514,9 +514,11 @@ def _index_array(g: Gen, n: int, unique: bool):
     """An int32 index array into an axis of size n: a literal (negative and out-of-range
     entries included) or a program value taken modulo n."""
     v = g.pick(lambda v: v.dtype == "int32" and v.ndim <= 2)
-    if v is not None and not unique and g.flag():
+    if v is not None and not unique and n and g.flag():
         return f"{v.name} % {n}", v.shape, [v]
-    if unique:
+    if n == 0:                                     # scatters into an empty axis drop all
+        idx = g.draw(st.lists(st.integers(-2, 2), max_size=3))
+    elif unique:
         idx = g.draw(st.lists(st.integers(-n, n - 1), max_size=4, unique_by=lambda i: i % n))
         if g.draw(st.integers(0, 5)) == 0:
             idx.append(n + 1)                      # out of range: dropped by scatters
@@ -539,11 +541,11 @@ def g_gather(g: Gen) -> bool:
 
 
 def g_scatter(g: Gen) -> bool:
-    x = g.pick(lambda v: v.ndim >= 1 and v.shape[0] >= 1 and v.dtype != "bool")
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
     if x is None:
         return False
     method = g.choice(["set", "add", "mul", "min", "max"])
-    form = g.choice(["int", "slice", "array"])
+    form = g.choice(["int", "slice", "array"] if x.shape[0] else ["slice", "array"])
     n = x.shape[0]
     if form == "int":
         idx, ishape, reads = str(g.int_(-n, n - 1)), x.shape[1:], []
@@ -567,6 +569,42 @@ def g_scatter(g: Gen) -> bool:
             return False
     return g.emit("scatter", f"{x.name}.at[{idx}].{method}({uc})", [x] + reads + ureads,
                   g.new(x.shape, x.dtype, bound))
+
+
+def g_numpy(g: Gen) -> bool:
+    """Other jax.numpy functions composed from the primitives above."""
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if x is None:
+        return False
+    i = g.int_(0, x.ndim - 1)
+    form = g.choice(["roll", "tile", "repeat", "clip", "moveaxis", "take_along_axis", "var",
+                     "triu"])
+    shape = list(x.shape)
+    if form == "roll":
+        code = f"jnp.roll({x.name}, {g.int_(-3, 3)}, axis={g.choice([i, None])})"
+    elif form == "tile":
+        reps = tuple(g.int_(1, 2) for _ in x.shape)
+        code, shape = f"jnp.tile({x.name}, {reps})", [n * r for n, r in zip(x.shape, reps)]
+    elif form == "repeat":
+        r = g.int_(0, 2)
+        code = f"jnp.repeat({x.name}, {r}, axis={i})"
+        shape[i] *= r
+    elif form == "clip":
+        code = f"jnp.clip({x.name}, {lit(x.dtype, -1)}, {lit(x.dtype, 1.5)})"
+    elif form == "moveaxis":
+        j = g.int_(0, x.ndim - 1)
+        code = f"jnp.moveaxis({x.name}, {i}, {j})"
+        shape.insert(j, shape.pop(i))
+    elif form == "take_along_axis":
+        code = f"jnp.take_along_axis({x.name}, jnp.argsort({x.name}, axis={i}), axis={i})"
+    elif form == "var" and x.is_float:
+        code, shape = f"jnp.var({x.name}, axis={i})", shape[:i] + shape[i + 1:]
+        return g.emit("numpy", code, [x], g.new(shape, x.dtype, x.bound ** 2))
+    elif form == "triu" and x.ndim >= 2:
+        code = f"jnp.triu({x.name}, {g.int_(-1, 1)})"
+    else:
+        return False
+    return g.emit("numpy", code, [x], g.new(shape, x.dtype, x.bound))
 
 
 def g_nn(g: Gen) -> bool:
@@ -654,7 +692,7 @@ CATALOGUE = {
     "dynamic_update_slice": g_dynamic_update_slice, "split": g_split, "stack": g_stack,
     "broadcast": g_broadcast, "squeeze_expand": g_squeeze_expand, "flip": g_flip,
     "arg": g_arg, "cumulative": g_cumulative, "sort": g_sort, "dot_general": g_dot_general,
-    "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "custom": g_custom,
+    "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
     "checkpoint": g_checkpoint, "control": g_control,
 }
 

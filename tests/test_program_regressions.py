@@ -44,3 +44,35 @@ def test_scatter_gradients_on_an_empty_operand():
     gb = jax.vmap(jax.grad(lambda a, b: jnp.sum(a.at[-1].max(b)), 1))(jnp.zeros((3, 2, 0)),
                                                                       jnp.ones(3))
     np.testing.assert_array_equal(np.asarray(gb), [0.0, 0.0, 0.0])
+
+
+def test_take_along_axis_of_an_empty_array():
+    # gathered with slice size 1 over an axis of size 0 (a TypeError); JAX gives zeros
+    x = jnp.zeros((1, 0), jnp.float32)
+    for ax in (0, 1):
+        out = jnp.take_along_axis(x, jnp.argsort(x, axis=ax), axis=ax)
+        assert out.shape == (1, 0)
+    out = jnp.take_along_axis(jnp.zeros((2, 0), jnp.int32), jnp.zeros((2, 3), jnp.int32), axis=1)
+    assert out.shape == (2, 3) and out.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(out), np.zeros((2, 3)))
+    g = jax.grad(lambda a: jnp.take_along_axis(a, jnp.zeros((2, 3), jnp.int32), 1).sum())(
+        jnp.zeros((2, 0)))
+    assert g.shape == (2, 0)
+
+
+def test_at_updates_and_take_on_empty_arrays():
+    # .at[] built its flat positions by a gather from the empty array (a TypeError); JAX
+    # returns the array unchanged
+    for upd in ("set", "add", "mul", "min", "max"):
+        out = getattr(jnp.zeros((0, 3)).at[jnp.array([0, 1])], upd)(1.0)
+        assert out.shape == (0, 3)
+        out = jax.jit(lambda a: getattr(a.at[:, jnp.array([0, 1])], upd)(1.0))(jnp.zeros((2, 0)))
+        assert out.shape == (2, 0)
+    # take: an empty take from an empty axis is empty, a non-empty one an IndexError
+    assert jnp.take(jnp.zeros((0, 3)), jnp.zeros((0,), jnp.int32), axis=0).shape == (0, 3)
+    try:
+        jnp.take(jnp.zeros((0, 3)), jnp.array([0]), axis=0)
+    except IndexError as e:
+        assert "take" in str(e) and "empty axis" in str(e)
+    else:
+        raise AssertionError("take from an empty axis did not raise")

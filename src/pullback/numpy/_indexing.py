@@ -74,6 +74,11 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
     ax = canonicalize_axis(axis, av.ndim, "take")
     idx = _int_index("take", indices)
     n = av.shape[ax]
+    if n == 0:   # as JAX (a gather cannot index an empty axis)
+        if aval_of(idx).size:
+            raise IndexError("take: cannot do a non-empty take from an empty axis "
+                             f"(axis {ax} of shape {av.shape})")
+        return lax.full(av.shape[:ax] + aval_of(idx).shape + av.shape[ax + 1:], 0, av.dtype)
     if mode == "wrap":
         idx = lax.rem(lax.add(lax.rem(idx, lax.full_like(idx, max(n, 1))),
                               lax.full_like(idx, max(n, 1))), lax.full_like(idx, max(n, 1)))
@@ -110,6 +115,8 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None,
                                   op="take_along_axis"))
     shape[ax] = iv.shape[ax]
     shape = tuple(shape)
+    if av.size == 0:   # as JAX: zeros, where a gather could not index the empty axis
+        return lax.full(shape, 0, av.dtype)
     idx = lax.broadcast_in_dim(_normalize(idx, av.shape[ax]), shape, tuple(range(iv.ndim))) \
         if iv.shape != shape else _normalize(idx, av.shape[ax])
     idt = aval_of(idx).dtype
@@ -458,6 +465,8 @@ def _scatter(arr: Any, index: Any, values: Any, scatter: Callable, mode: Any) ->
     from ._shape import broadcast_to, ravel, reshape
     (arr,) = promote_args("at", arr)
     av = aval_of(arr)
+    if av.size == 0:   # no position to update, and no gather can index an empty axis
+        return arr
     dt = dtypes.int32 if av.size < 2**31 - 1 else dtypes.int64
     ids = reshape(lax.iota(dt, av.size), av.shape)
     drop = mode is None or mode in ("drop", "fill", lax.GatherScatterMode.FILL_OR_DROP)

@@ -5,8 +5,8 @@
     python scripts/fuzz-programs.py --programs 2000 --checks jit,grad --seed 7
 
 Programs are split evenly over the checks. Failures do not stop the run: each distinct failure
-(check, error type, message head, raising line) is counted and kept with its smallest program,
-marked when it matches a known compiler bug (program_checks.known_bug). Prints the programs run
+(check, error type, message head, raising line, and which known compiler bug its program may
+show: program_checks.known_bug) is counted and kept with its smallest program. Prints the programs run
 and the time per check, then the failures; exits 1 if any.
 """
 import argparse
@@ -36,13 +36,14 @@ def campaign(check: str, n: int, seed: int, failures: dict) -> int:
         except Exception as e:  # every failure is recorded, the campaign goes on
             where = traceback.extract_tb(e.__traceback__)[-1]
             head = str(e).split("\n")[0][:160]
-            key = (check, type(e).__name__, head.split(":")[0], where.filename, where.lineno)
+            known = pc.known_bug(p, check)
+            key = (check, type(e).__name__, head.split(":")[0], where.filename, where.lineno,
+                   known)
             src = p.source()
             count, _, best = failures.get(key, (0, "", None))
             if best is None or len(src) < len(best):
                 best = src
-            failures[key] = (count + 1, f"{type(e).__name__}: {head} [{pc.known_bug(p, check)}]",
-                             best)
+            failures[key] = (count + 1, f"{type(e).__name__}: {head} [known bug: {known}]", best)
 
     run._hypothesis_internal_use_seed = seed
     run()

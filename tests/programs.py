@@ -60,7 +60,7 @@ def draw_input(g: Gen, k: int, batch: int) -> Input:
 # ---------------------------------------------------------------------------------------------
 # The catalogue: each generator emits one op and returns True, or returns False (not applicable)
 
-UNARY_FLOAT = [  # (template, bound of the result given the operand's bound, guard)
+UNARY_FLOAT = [  # (template, bound of the result given the operand's bound)
     ("jnp.sin({})", lambda b: min(b, 1.0)),
     ("jnp.tanh({})", lambda b: min(b, 1.0)),
     ("jnp.exp({})", lambda b: math.exp(b) if b <= 4 else math.inf),

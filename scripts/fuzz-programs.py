@@ -6,8 +6,8 @@
 
 Programs are split evenly over the checks. Failures do not stop the run: each distinct failure
 (check, error type, message head, raising line, and which known compiler bug its program may
-show: program_checks.known_bug) is counted and kept with its smallest program. Prints the programs run
-and the time per check, then the failures; exits 1 if any.
+show: program_checks.known_bug) is counted and kept with its smallest program. Prints the
+programs run and the time per check, then the failures; exits 1 if any.
 """
 import argparse
 import collections

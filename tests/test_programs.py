@@ -4,6 +4,7 @@ grad against jit(grad) and finite differences, vmap against a loop, and outputs 
 inputs under jit with donate_argnums. A failure shrinks to a small program, printed as Python
 source that runs as pasted. scripts/fuzz-programs.py runs a long campaign of the same checks.
 """
+import math
 import os
 import sys
 from pathlib import Path
@@ -18,9 +19,9 @@ from programs import programs  # noqa: E402
 pytestmark = pytest.mark.skipif(os.environ.get("PULLBACK_TEST_JIT") == "1",
                                 reason="compares jit with eager itself")
 
-# examples per comparison, as a multiple of the profile's max_examples ("ci": 25): programs
-# run in milliseconds, so each comparison gets 400-750 under "ci" (about 75 s of CPU in all,
-# under two minutes on two cores) and proportionally more under "dev" and "thorough"
+# examples per comparison under "ci" (25 per test elsewhere), in units of 25: programs run in
+# milliseconds, so each comparison gets 400-750 (about 75 s of CPU in all, under two minutes
+# on two cores)
 SCALE = {"jit": 30, "reference": 24, "grad": 16, "vmap": 20, "donate": 24}
 
 
@@ -37,8 +38,9 @@ def _run(check: str, p) -> None:
 
 
 def _settings(check: str):
-    # capped: longer campaigns are scripts/fuzz-programs.py's job
-    return settings(max_examples=min(SCALE[check] * settings().max_examples, 4000))
+    # grows as the square root of the profile's examples ("dev" 2x "ci", "thorough" 6x):
+    # longer campaigns are scripts/fuzz-programs.py's job
+    return settings(max_examples=int(SCALE[check] * math.sqrt(25 * settings().max_examples)))
 
 
 @_settings("jit")

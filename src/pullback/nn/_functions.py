@@ -142,6 +142,14 @@ def glu(x: ArrayLike, axis: int = -1) -> Any:
     return a * sigmoid(b)
 
 
+def _shift_max(x: Any, axis: Axis, where: Any = None) -> Any:
+    """The max (keepdims) that stabilises exp: -inf over an empty axis, as JAX's
+    initial=-inf, which costs an extra maximum only where it can matter (empty or masked)."""
+    if where is not None or x.size == 0:
+        return jnp.max(x, axis, keepdims=True, initial=-jnp.inf, where=where)
+    return jnp.max(x, axis, keepdims=True)
+
+
 def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
               keepdims: bool = False, return_sign: bool = False, where: ArrayLike | None = None
               ) -> Any:
@@ -151,8 +159,7 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
         a = a.astype(jnp.float32)
     if where is not None:
         a = jnp.where(where, a, -jnp.inf)
-    # initial=-inf, as JAX: an empty axis reduces to -inf instead of raising
-    amax = jnp.max(a, axis=axis, keepdims=True, initial=-jnp.inf)
+    amax = _shift_max(a, axis)
     amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0.0))
     e = jnp.exp(a - amax)
     if b is not None:
@@ -170,8 +177,7 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
 def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
     """``x - logsumexp(x)`` over ``axis``."""
     x = jnp.asarray(x)
-    shifted = x - lax.stop_gradient(jnp.max(x, axis, keepdims=True, initial=-jnp.inf,
-                                            where=where))
+    shifted = x - lax.stop_gradient(_shift_max(x, axis, where))
     lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, keepdims=True, where=where))
     return shifted - lse
 
@@ -179,7 +185,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -
 def softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Any:
     """``exp(x) / sum(exp(x))`` over ``axis``."""
     x = jnp.asarray(x)
-    unnorm = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis, keepdims=True, initial=-jnp.inf)))
+    unnorm = jnp.exp(x - lax.stop_gradient(_shift_max(x, axis)))
     if where is not None:
         unnorm = jnp.where(where, unnorm, 0.0)
     return unnorm / jnp.sum(unnorm, axis, keepdims=True)

@@ -36,7 +36,7 @@ def campaign(check: str, n: int, seed: int, failures: dict) -> int:
         except Exception as e:  # every failure is recorded, the campaign goes on
             where = traceback.extract_tb(e.__traceback__)[-1]
             head = str(e).split("\n")[0][:160]
-            known = pc.known_bug(p, check)
+            known = pc.known_bug(p, check, str(e))
             key = (check, type(e).__name__, head.split(":")[0], where.filename, where.lineno,
                    known)
             src = p.source()

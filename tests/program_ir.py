@@ -113,6 +113,19 @@ class Program:
         vals = self.vals()
         return [vals[n] for n in self.outputs]
 
+    def fragile(self) -> set:
+        """Names of the values rounding may change discontinuously: integers and bools computed
+        from floats (comparisons, argmax, argsort, top_k's indices, casts), and everything
+        computed from them. Kernels that round differently (NumPy's, in the reference backend)
+        may break a tie the other way, e.g. argsort of a*a*b against b*a*a."""
+        vals, out = self.vals(), set()
+        for op in self.ops:
+            if any(r in out for r in op.reads):
+                out.update(v.name for v in op.outs)
+            elif any(vals[r].is_float for r in op.reads):
+                out.update(v.name for v in op.outs if not v.is_float)
+        return out
+
     def has_float32(self) -> bool:
         return any(v.dtype == "float32" for v in self.vals().values())
 

@@ -32,8 +32,8 @@ GENERATE_ONLY = settings(max_examples=3000, database=None, phases=[Phase.generat
 def _run(check: str, p) -> None:
     try:
         pc.CHECKS[check](p)
-    except Exception:
-        assume(not (pc.SKIP_KNOWN and pc.known_bug(p, check)))
+    except Exception as e:
+        assume(not (pc.SKIP_KNOWN and pc.known_bug(p, check, str(e))))
         raise
 
 

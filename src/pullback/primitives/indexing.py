@@ -689,7 +689,12 @@ def _gather_updates(x: Any, indices: Any, updates_shape: tuple[int, ...],
     position the scatter writes it to; elements the scatter drops read ``fill``. With
     ``as_gather`` the read is a gather in ``mode`` itself (JAX's transpose of scatter-add),
     which in PROMISE_IN_BOUNDS clamps where the scatter drops."""
-    sizes = tuple(_scatter_window_sizes(get_aval(x).shape, updates_shape, dn))
+    aval = get_aval(x)
+    sizes = tuple(_scatter_window_sizes(aval.shape, updates_shape, dn))
+    if any(s > n for s, n in zip(sizes, aval.shape)):
+        # an empty operand axis: the scatter lands nothing, and no gather can read it
+        return broadcast_in_dim_p.bind(Array(np.asarray(fill, aval.dtype)),
+                                       shape=tuple(updates_shape), broadcast_dimensions=())
     gdn = GatherDimensionNumbers(
         offset_dims=tuple(dn.update_window_dims),
         collapsed_slice_dims=tuple(dn.inserted_window_dims),

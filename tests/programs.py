@@ -1,0 +1,745 @@
+"""Random whole programs over pullback's catalogue, for the differential tests of
+test_programs.py: the hypothesis strategy ``programs`` and its catalogue of ops (one generator
+per op family, each emitting one valid op over the values drawn so far). The IR, the printing
+and the magnitude bounds are in program_ir.py.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from program_ir import (CONTROL, FLOATS, Gen, Input, Program, Skip, Val, bcast, fits, lit,
+                        power, promote, sl_len, sl_text)
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+
+def draw_shape(g: Gen, max_rank=3) -> tuple:
+    return tuple(g.choice(g.dims) for _ in range(g.int_(0, max_rank)))
+
+
+def draw_input(g: Gen, k: int, batch: int) -> Input:
+    dtype = g.choice(g.float_dtypes() + (("int32", "bool") if k else ()))
+    shape = draw_shape(g)
+    batched = bool(batch) and (k == 0 or g.flag())
+    full = ((batch,) if batched else ()) + shape
+    layouts = ["contiguous"] + (["transposed", "strided", "reversed", "broadcast"]
+                                if full else [])
+    # alias programs: half their later inputs share memory with an earlier one
+    if g.mode == "alias" and any(i.val.dtype == dtype for i in g.inputs) and g.flag():
+        layouts = ["alias"]
+    layout = g.choice(layouts)
+
+    def data(sh):
+        if dtype == "bool":
+            return f"rng.random({sh}) < 0.5"
+        if dtype == "int32":
+            return f"rng.integers(-3, 4, {sh}).astype(np.int32)"
+        return f"rng.uniform(-2, 2, {sh}).astype(np.{dtype})"
+    name = f"x{k}"
+    if layout == "transposed":
+        make = f"jnp.asarray({data(full[::-1])}).T"
+    elif layout == "strided":
+        make = f"jnp.asarray({data((2 * full[0],) + full[1:])})[::2]"
+    elif layout == "reversed":
+        make = f"jnp.asarray({data(full)})[..., ::-1]"
+    elif layout == "broadcast":
+        make = f"jnp.broadcast_to(jnp.asarray({data(full[1:])}), {full})"
+    elif layout == "alias":          # an earlier input, or a (contiguous or reversed) view of it
+        other = next(i for i in reversed(g.inputs) if i.val.dtype == dtype)
+        make = other.val.name + g.choice(["", "[::-1][::-1]", "[::-1]"] if other.val.ndim else [""])
+        shape, batched = other.val.shape, other.batched
+    else:
+        make = f"jnp.asarray({data(full)})"
+    bound = {"bool": 1, "int32": 3}.get(dtype, 2)
+    return Input(Val(name, tuple(shape), dtype, bound), make, batched)
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalogue: each generator emits one op and returns True, or returns False (not applicable)
+
+UNARY_FLOAT = [  # (template, bound of the result given the operand's bound)
+    ("jnp.sin({})", lambda b: min(b, 1.0)),
+    ("jnp.tanh({})", lambda b: min(b, 1.0)),
+    ("jnp.exp({})", lambda b: math.exp(b) if b <= 4 else math.inf),
+    ("jnp.log(jnp.abs({}) + 1)", lambda b: math.log1p(b)),
+    ("jnp.sqrt(jnp.abs({}) + 0.25)", lambda b: math.sqrt(b + 0.25)),
+    ("jnp.cos({})", lambda b: 1.0),
+    ("-{}", lambda b: b),
+    ("jnp.abs({})", lambda b: b),
+    ("jax.nn.sigmoid({})", lambda b: 1.0),
+    ("jax.nn.relu({})", lambda b: b),
+    ("jnp.square({})", lambda b: b * b),
+    ("lax.integer_pow({}, 3)", lambda b: power(b, 3)),
+    ("{} * 0.5", lambda b: b / 2),
+    ("softclip({})", lambda b: 2.0),
+]
+UNARY_INT = [("-{}", lambda b: b), ("jnp.abs({})", lambda b: b), ("{} % 3", lambda b: 2),
+             ("lax.integer_pow({}, 2)", lambda b: b * b), ("{} // 2", lambda b: b)]
+UNARY_BOOL = [("~{}", lambda b: 1), ("jnp.logical_not({})", lambda b: 1)]
+
+
+def g_unary(g: Gen) -> bool:
+    x = g.pick()
+    table = UNARY_FLOAT if x.is_float else UNARY_INT if x.dtype == "int32" else UNARY_BOOL
+    tmpl, fb = g.choice(table)
+    b = fb(x.bound)
+    if not fits(x.dtype, b):
+        tmpl, b = ("jnp.tanh({})", 1.0) if x.is_float else ("{} % 3", 2)
+    if tmpl.startswith("softclip"):
+        g.use("softclip")
+    return g.emit("unary", tmpl.format(x.name), [x], g.new(x.shape, x.dtype, b))
+
+
+def g_convert(g: Gen) -> bool:
+    x = g.pick()
+    targets = [d for d in ("bool", "int32") + g.float_dtypes() if d != x.dtype]
+    to = g.choice(targets)
+    if to == "bool":
+        return g.emit("compare", f"{x.name} > 0", [x], g.new(x.shape, "bool", 1))
+    return g.emit("convert", f"{x.name}.astype(jnp.{to})", [x], g.new(x.shape, to, x.bound))
+
+
+def g_binary(g: Gen) -> bool:
+    a = g.pick()
+    if a.dtype == "bool":
+        b = g.pick(lambda v: v.dtype == "bool" and bcast(a.shape, v.shape) is not None)
+        op = g.choice(["&", "|", "^"])
+        return g.emit("binary", f"{a.name} {op} {b.name}", [a, b],
+                      g.new(bcast(a.shape, b.shape), "bool", 1))
+    b = g.pick(lambda v: v.dtype != "bool" and bcast(a.shape, v.shape) is not None)
+    if b is None or g.draw(st.integers(0, 4)) == 0:      # a Python scalar operand
+        c = lit(a.dtype, g.choice([1.5, -2.0, 0.5, 3.0]))
+        op = g.choice(["+", "*", "-"])
+        return g.emit("binary", f"{a.name} {op} {c}", [a],
+                      g.new(a.shape, a.dtype, a.bound + abs(float(c)) * (1 + a.bound)))
+    dt, shape = promote(a.dtype, b.dtype), bcast(a.shape, b.shape)
+    ops = {"+": a.bound + b.bound, "-": a.bound + b.bound, "*": a.bound * b.bound,
+           "max": max(a.bound, b.bound), "min": max(a.bound, b.bound),
+           "where": max(a.bound, b.bound), "div": a.bound}
+    op = g.choice([o for o, bd in ops.items() if fits(dt, bd)])
+    code = {"max": "jnp.maximum({0}, {1})", "min": "jnp.minimum({0}, {1})",
+            "where": "jnp.where({0} > {1}, {0}, {1})",
+            "div": "{0} / (jnp.abs({1}) + 1)" if dt in FLOATS else "{0} // (jnp.abs({1}) + 1)",
+            }.get(op, "{0} %s {1}" % op).format(a.name, b.name)
+    return g.emit("binary", code, [a, b], g.new(shape, dt, ops[op]))
+
+
+def g_where(g: Gen) -> bool:
+    a = g.pick(lambda v: v.dtype != "bool")
+    b = g.pick(lambda v: bcast(a.shape, v.shape) is not None and v.dtype != "bool")
+    c = g.pick(lambda v: v.dtype == "bool" and bcast(a.shape, b.shape, v.shape) is not None)
+    if c is None:
+        return False
+    if a.shape == b.shape == c.shape and a.dtype == b.dtype and g.flag():
+        return g.emit("where", f"lax.select({c.name}, {a.name}, {b.name})", [c, a, b],
+                      g.new(a.shape, a.dtype, max(a.bound, b.bound)))
+    return g.emit("where", f"jnp.where({c.name}, {a.name}, {b.name})", [c, a, b],
+                  g.new(bcast(a.shape, b.shape, c.shape), promote(a.dtype, b.dtype),
+                        max(a.bound, b.bound)))
+
+
+def g_index(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    parts, shape = [], []
+    if g.flag():                                   # an ellipsis and a spec for the last axis
+        if g.flag() and x.shape[-1] >= 1:
+            i = g.int_(-x.shape[-1], x.shape[-1] - 1)
+            parts, shape = ["...", str(i)], list(x.shape[:-1])
+        else:
+            s = g.slice_(x.shape[-1])
+            parts, shape = ["...", sl_text(s)], list(x.shape[:-1]) + [sl_len(x.shape[-1], s)]
+    else:
+        for n in x.shape[:g.int_(1, x.ndim)]:
+            if n >= 1 and g.draw(st.integers(0, 3)) == 0:
+                parts.append(str(g.int_(-n, n - 1)))
+            else:
+                s = g.slice_(n)
+                parts.append(sl_text(s))
+                shape.append(sl_len(n, s))
+        shape += list(x.shape[len(parts):])
+    if g.draw(st.integers(0, 4)) == 0:             # a new axis in front
+        parts.insert(0, "None")
+        shape.insert(0, 1)
+    return g.emit("index", f"{x.name}[{', '.join(parts)}]", [x], g.new(shape, x.dtype, x.bound))
+
+
+def g_lax_slice(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    start = [g.int_(0, n) for n in x.shape]
+    limit = [g.int_(s, n) for s, n in zip(start, x.shape)]
+    strides = [g.int_(1, 3) for _ in x.shape]
+    shape = [-(-(lim - s) // st_) for s, lim, st_ in zip(start, limit, strides)]
+    return g.emit("slice", f"lax.slice({x.name}, {tuple(start)}, {tuple(limit)}, {tuple(strides)})",
+                  [x], g.new(shape, x.dtype, x.bound))
+
+
+def _start(g: Gen, n: int):
+    """A start index: a literal (maybe out of range: clamped) or a traced int32 scalar."""
+    s = g.pick(lambda v: v.dtype == "int32" and v.shape == ())
+    if s is not None and g.flag():
+        return s.name, [s]
+    return str(g.int_(-1, n + 1)), []
+
+
+def g_dynamic_slice(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    sizes = [g.int_(0, n) for n in x.shape]
+    starts, reads = zip(*[_start(g, n) for n in x.shape])
+    return g.emit("dynamic_slice", f"lax.dynamic_slice({x.name}, ({', '.join(starts)},), "
+                  f"{tuple(sizes)})", [x] + sum(reads, []), g.new(sizes, x.dtype, x.bound))
+
+
+def g_dynamic_update_slice(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    u = g.pick(lambda v: v.ndim == x.ndim and all(a <= b for a, b in zip(v.shape, x.shape)))
+    if u is None:
+        return False
+    uc = u.name if u.dtype == x.dtype else f"{u.name}.astype(jnp.{x.dtype})"
+    starts, reads = zip(*[_start(g, n) for n in x.shape])
+    return g.emit("dynamic_update_slice", f"lax.dynamic_update_slice({x.name}, {uc}, "
+                  f"({', '.join(starts)},))", [x, u] + sum(reads, []),
+                  g.new(x.shape, x.dtype, max(x.bound, u.bound)))
+
+
+def g_pad(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    c = g.choice([0, 1, -2])
+    if g.flag():
+        edge = x.size > 0 and g.flag()
+        widths = [(g.int_(0, 2), g.int_(0, 2)) for _ in x.shape]
+        shape = [n + lo + hi for n, (lo, hi) in zip(x.shape, widths)]
+        mode = "mode='edge'" if edge else f"constant_values={lit(x.dtype, c)}"
+        return g.emit("pad", f"jnp.pad({x.name}, {tuple(widths)}, {mode})", [x],
+                      g.new(shape, x.dtype, max(x.bound, 2)))
+    cfg, shape = [], []
+    for n in x.shape:
+        interior = g.int_(0, 2)
+        full = n + max(n - 1, 0) * interior
+        lo = g.int_(max(-2, -full), 2)
+        hi = g.int_(max(-2, -(full + lo)), 2)
+        cfg.append((lo, hi, interior))
+        shape.append(full + lo + hi)
+    return g.emit("lax_pad", f"lax.pad({x.name}, {lit(x.dtype, c)}, {cfg})", [x],
+                  g.new(shape, x.dtype, max(x.bound, 2)))
+
+
+def g_concatenate(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    axis = g.int_(0, x.ndim - 1)
+    same = lambda v: (v.ndim == x.ndim and v.shape[:axis] == x.shape[:axis]  # noqa: E731
+                      and v.shape[axis + 1:] == x.shape[axis + 1:])
+    parts = [x] + [g.pick(same) for _ in range(g.int_(1, 2))]
+    shape = list(x.shape)
+    shape[axis] = sum(v.shape[axis] for v in parts)
+    return g.emit("concatenate", f"jnp.concatenate([{', '.join(v.name for v in parts)}], "
+                  f"axis={axis})", parts, g.new(shape, promote(*(v.dtype for v in parts)),
+                                                max(v.bound for v in parts)))
+
+
+def g_split(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    axis = g.int_(0, x.ndim - 1)
+    n = x.shape[axis]
+    ks = [k for k in (2, 3, 1) if n % k == 0]
+    if g.flag():
+        k = g.choice(ks)
+        sizes, arg = [n // k] * k, str(k)
+    else:
+        cuts = sorted(g.int_(0, n) for _ in range(g.int_(1, 2)))
+        sizes, arg = np.diff([0] + cuts + [n]).tolist(), str(cuts)
+    outs = []
+    for s in sizes:
+        shape = list(x.shape)
+        shape[axis] = s
+        outs.append(g.new(shape, x.dtype, x.bound))
+    return g.emit("split", f"jnp.split({x.name}, {arg}, axis={axis})", [x], *outs, unpack=True)
+
+
+def g_stack(g: Gen) -> bool:
+    x = g.pick()
+    y = g.pick(lambda v: v.shape == x.shape)
+    axis = g.int_(0, x.ndim)
+    shape = list(x.shape)
+    shape.insert(axis, 2)
+    return g.emit("stack", f"jnp.stack([{x.name}, {y.name}], axis={axis})", [x, y],
+                  g.new(shape, promote(x.dtype, y.dtype), max(x.bound, y.bound)))
+
+
+def g_reshape(g: Gen) -> bool:
+    x = g.pick()
+    shape = list(x.shape)
+    form = g.choice(["flatten", "merge", "split", "unit"])
+    if form == "flatten":
+        code = f"{x.name}.reshape(-1)" if x.size else f"{x.name}.reshape(0)"
+        shape = [x.size]
+    elif form == "merge" and x.ndim >= 2:
+        i = g.int_(0, x.ndim - 2)
+        shape[i:i + 2] = [shape[i] * shape[i + 1]]
+        code = f"jnp.reshape({x.name}, {tuple(shape)})"
+    elif form == "split" and any(n in (4, 6) for n in shape):
+        i = next(i for i, n in enumerate(shape) if n in (4, 6))
+        shape[i:i + 1] = [2, shape[i] // 2]
+        code = f"lax.reshape({x.name}, {tuple(shape)})"
+    else:
+        shape.insert(g.int_(0, x.ndim), 1)
+        code = f"{x.name}.reshape({tuple(shape)})"
+    return g.emit("reshape", code, [x], g.new(shape, x.dtype, x.bound))
+
+
+def g_transpose(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 2)
+    if x is None:
+        return False
+    perm = g.draw(st.permutations(range(x.ndim)))
+    code = f"{x.name}.T" if perm == list(range(x.ndim))[::-1] and g.flag() else \
+        f"jnp.transpose({x.name}, {tuple(perm)})"
+    return g.emit("transpose", code, [x], g.new([x.shape[p] for p in perm], x.dtype, x.bound))
+
+
+def g_broadcast(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim <= 3)
+    shape = [g.choice(g.dims) if n == 1 else n for n in x.shape]
+    if g.flag() or not x.shape:
+        shape.insert(0, g.choice(g.dims))
+    return g.emit("broadcast", f"jnp.broadcast_to({x.name}, {tuple(shape)})", [x],
+                  g.new(shape, x.dtype, x.bound))
+
+
+def g_squeeze_expand(g: Gen) -> bool:
+    x = g.pick()
+    ones = [i for i, n in enumerate(x.shape) if n == 1]
+    if ones and g.flag():
+        i = g.choice(ones)
+        return g.emit("squeeze", f"jnp.squeeze({x.name}, axis={i})", [x],
+                      g.new(x.shape[:i] + x.shape[i + 1:], x.dtype, x.bound))
+    i = g.int_(-x.ndim - 1, x.ndim)
+    shape = list(x.shape)
+    shape.insert(i % (x.ndim + 1), 1)
+    return g.emit("expand_dims", f"jnp.expand_dims({x.name}, {i})", [x],
+                  g.new(shape, x.dtype, x.bound))
+
+
+def g_flip(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    if g.flag():
+        return g.emit("flip", f"jnp.flip({x.name}, {g.int_(-x.ndim, x.ndim - 1)})", [x],
+                      g.new(x.shape, x.dtype, x.bound))
+    dims = sorted(set(g.int_(0, x.ndim - 1) for _ in range(g.int_(1, x.ndim))))
+    return g.emit("rev", f"lax.rev({x.name}, {tuple(dims)})", [x], g.new(x.shape, x.dtype, x.bound))
+
+
+def _axes(g: Gen, x: Val):
+    """axis=None, an int or a tuple; returns (text, reduced axes)."""
+    form = g.choice(["int", "none", "tuple"] if x.ndim else ["none"])
+    if form == "none":
+        return "None", list(range(x.ndim))
+    if form == "int":
+        i = g.int_(-x.ndim, x.ndim - 1)
+        return str(i), [i % x.ndim]
+    axes = sorted(set(g.int_(0, x.ndim - 1) for _ in range(2)))
+    return str(tuple(axes)), axes
+
+
+def g_reduce(g: Gen) -> bool:
+    x = g.pick()
+    axis, axes = _axes(g, x)
+    n = math.prod(x.shape[i] for i in axes)
+    keep = g.flag()
+    shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
+    if x.dtype == "bool":
+        fn, dt, b = g.choice(["any", "all"]), "bool", 1
+    else:
+        cands = {"sum": x.bound * max(n, 1)}
+        if x.is_float or g.mode != "grad":          # grad programs hold no float32
+            cands["mean"] = x.bound
+        if n > 0:
+            cands.update(max=x.bound, min=x.bound)
+        if fits(x.dtype, power(x.bound, n)):
+            cands["prod"] = power(x.bound, n)
+        fn = g.choice([k for k, v in cands.items() if fits(x.dtype, v)])
+        dt = "float32" if fn == "mean" and x.dtype == "int32" else x.dtype
+        b = cands[fn]
+    return g.emit("reduce", f"jnp.{fn}({x.name}, axis={axis}, keepdims={keep})", [x],
+                  g.new(shape, dt, b))
+
+
+def g_arg(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1 and v.size > 0 and v.dtype != "bool")
+    if x is None:
+        return False
+    fn = g.choice(["argmax", "argmin"])
+    if g.flag():
+        return g.emit("arg", f"jnp.{fn}({x.name})", [x], g.new((), "int32", x.size))
+    i = g.int_(0, x.ndim - 1)
+    return g.emit("arg", f"jnp.{fn}({x.name}, axis={i})", [x],
+                  g.new(x.shape[:i] + x.shape[i + 1:], "int32", x.shape[i]))
+
+
+def g_cumulative(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if x is None:
+        return False
+    i = g.int_(0, x.ndim - 1)
+    n = x.shape[i]
+    fn = "cumsum"
+    if fits(x.dtype, power(x.bound, n)) and g.flag():
+        fn = "cumprod"
+    b = power(x.bound, n) if fn == "cumprod" else x.bound * max(n, 1)
+    return g.emit("cumulative", f"jnp.{fn}({x.name}, axis={i})", [x], g.new(x.shape, x.dtype, b))
+
+
+def g_sort(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if x is None:
+        return False
+    i = g.int_(-1, x.ndim - 1)
+    form = g.choice(["sort", "argsort", "top_k"])
+    if form == "sort":
+        return g.emit("sort", f"jnp.sort({x.name}, axis={i})", [x],
+                      g.new(x.shape, x.dtype, x.bound))
+    if form == "argsort":
+        return g.emit("sort", f"jnp.argsort({x.name}, axis={i})", [x],
+                      g.new(x.shape, "int32", x.shape[i]))
+    k = g.int_(0, x.shape[-1])
+    shape = x.shape[:-1] + (k,)
+    return g.emit("top_k", f"lax.top_k({x.name}, {k})", [x], g.new(shape, x.dtype, x.bound),
+                  g.new(shape, "int32", x.shape[-1]))
+
+
+def matmul_shape(a: tuple, b: tuple):
+    if not a or not b:
+        return None
+    a2, b2 = (a if len(a) >= 2 else (1,) + a), (b if len(b) >= 2 else b + (1,))
+    if a2[-1] != b2[-2]:
+        return None
+    batch = bcast(a2[:-2], b2[:-2])
+    if batch is None:
+        return None
+    return batch + ((a2[-2],) if len(a) >= 2 else ()) + ((b2[-1],) if len(b) >= 2 else ())
+
+
+def _dot_ok(g, a, v):
+    return (v.dtype != "bool" and fits(promote(a.dtype, v.dtype), a.bound * v.bound * 6))
+
+
+def g_matmul(g: Gen) -> bool:
+    a = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if a is None:
+        return False
+    cands = [(v, t) for v in reversed(g.vals) for t in (False, True)
+             if _dot_ok(g, a, v) and (not t or v.ndim >= 2)
+             and matmul_shape(a.shape, v.shape[:-2] + v.shape[:-3:-1] if t else v.shape)]
+    if not cands:
+        return False
+    b, t = g.choice(cands)
+    bs = b.shape[:-2] + b.shape[:-3:-1] if t else b.shape
+    bt = f"jnp.swapaxes({b.name}, -1, -2)" if t else b.name
+    k = a.shape[-1]
+    code = g.choice([f"{a.name} @ {bt}", f"jnp.matmul({a.name}, {bt})"])
+    out = g.new(matmul_shape(a.shape, bs), promote(a.dtype, b.dtype),
+                a.bound * b.bound * max(k, 1))
+    return g.emit("matmul", code, [a, b], out)
+
+
+def _dims_spec(g: Gen, a: Val, b: Val):
+    """Disjoint (batch, contracting) dimension pairs of equal size between a and b."""
+    pairs = [(i, j) for i in range(a.ndim) for j in range(b.ndim) if a.shape[i] == b.shape[j]]
+    chosen, used_a, used_b = [], set(), set()
+    for _ in range(g.int_(0, min(3, len(pairs)))):
+        free = [p for p in pairs if p[0] not in used_a and p[1] not in used_b]
+        if not free:
+            break
+        p = g.choice(free)
+        chosen.append((p, g.flag()))
+        used_a.add(p[0])
+        used_b.add(p[1])
+    batch = [p for p, is_batch in chosen if is_batch]
+    contract = [p for p, is_batch in chosen if not is_batch]
+    return batch, contract
+
+
+def g_dot_general(g: Gen) -> bool:
+    a = g.pick(lambda v: v.dtype != "bool")
+    b = g.pick(lambda v: _dot_ok(g, a, v))
+    if b is None:
+        return False
+    batch, contract = _dims_spec(g, a, b)
+    k = math.prod(a.shape[i] for i, _ in contract)
+    bound = a.bound * b.bound * max(k, 1)
+    if not fits(promote(a.dtype, b.dtype), bound):
+        return False
+    used_a = {i for i, _ in batch + contract}
+    used_b = {j for _, j in batch + contract}
+    shape = ([a.shape[i] for i, _ in batch] + [n for i, n in enumerate(a.shape) if i not in used_a]
+             + [n for j, n in enumerate(b.shape) if j not in used_b])
+    if g.flag():                   # the same contraction written as an einsum
+        letters = iter("abcdefghijkl")
+        la = [next(letters) for _ in a.shape]
+        lb = [next(letters) for _ in b.shape]
+        for i, j in batch + contract:
+            lb[j] = la[i]
+        out = ([la[i] for i, _ in batch] + [la[i] for i in range(a.ndim) if i not in used_a]
+               + [lb[j] for j in range(b.ndim) if j not in used_b])
+        perm = g.draw(st.permutations(range(len(out))))
+        spec = f"{''.join(la)},{''.join(lb)}->{''.join(out[p] for p in perm)}"
+        return g.emit("einsum", f"jnp.einsum('{spec}', {a.name}, {b.name})", [a, b],
+                      g.new([shape[p] for p in perm], promote(a.dtype, b.dtype), bound))
+    bc = b.name if b.dtype == a.dtype else f"{b.name}.astype(jnp.{a.dtype})"
+    dims = ((tuple(i for i, _ in contract), tuple(j for _, j in contract)),
+            (tuple(i for i, _ in batch), tuple(j for _, j in batch)))
+    return g.emit("dot_general", f"lax.dot_general({a.name}, {bc}, {dims})", [a, b],
+                  g.new(shape, a.dtype, bound))
+
+
+def _index_array(g: Gen, n: int, unique: bool):
+    """An int32 index array into an axis of size n: a literal (negative and out-of-range
+    entries included) or a program value taken modulo n."""
+    v = g.pick(lambda v: v.dtype == "int32" and v.ndim <= 2)
+    if v is not None and not unique and n and g.flag():
+        return f"{v.name} % {n}", v.shape, [v]
+    if n == 0:                                     # scatters into an empty axis drop all
+        idx = g.draw(st.lists(st.integers(-2, 2), max_size=3))
+    elif unique:
+        idx = g.draw(st.lists(st.integers(-n, n - 1), max_size=4, unique_by=lambda i: i % n))
+        if g.draw(st.integers(0, 5)) == 0:
+            idx.append(n + 1)                      # out of range: dropped by scatters
+    else:
+        idx = g.draw(st.lists(st.integers(-n - 1, n + 1), max_size=4))
+    return f"jnp.array({idx}, jnp.int32)", (len(idx),), []
+
+
+def g_gather(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1 and v.shape[0] >= 1)
+    if x is None:
+        return False
+    if x.ndim >= 2 and x.shape[1] >= 1 and g.flag():
+        idx, ishape, reads = _index_array(g, x.shape[1], False)
+        return g.emit("gather", f"{x.name}[:, {idx}]", [x] + reads,
+                      g.new(x.shape[:1] + ishape + x.shape[2:], x.dtype, x.bound))
+    idx, ishape, reads = _index_array(g, x.shape[0], False)
+    code = f"{x.name}[{idx}]" if g.flag() else f"{x.name}.at[{idx}].get()"
+    return g.emit("gather", code, [x] + reads, g.new(ishape + x.shape[1:], x.dtype, x.bound))
+
+
+def g_scatter(g: Gen) -> bool:
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if x is None:
+        return False
+    method = g.choice(["set", "add", "mul", "min", "max"])
+    form = g.choice(["int", "slice", "array"] if x.shape[0] else ["slice", "array"])
+    n = x.shape[0]
+    if form == "int":
+        idx, ishape, reads = str(g.int_(-n, n - 1)), x.shape[1:], []
+    elif form == "slice":
+        s = g.slice_(n)
+        idx, ishape, reads = sl_text(s), (sl_len(n, s),) + x.shape[1:], []
+    else:
+        idx, ishape, reads = _index_array(g, n, method == "set")
+        ishape = ishape + x.shape[1:]
+    u = g.pick(lambda v: v.dtype != "bool" and bcast(v.shape, ishape) == tuple(ishape)
+               and (method != "mul" or fits(x.dtype, x.bound * v.bound * 4)))
+    if u is None or g.draw(st.integers(0, 3)) == 0:
+        uc, ub, ureads = lit(x.dtype, 2), 2, []
+    else:
+        uc = u.name if u.dtype == x.dtype else f"{u.name}.astype(jnp.{x.dtype})"
+        ub, ureads = u.bound, [u]
+    bound = x.bound * power(ub, 4) if method == "mul" else x.bound + 4 * ub
+    if not fits(x.dtype, bound):
+        method, bound = "set", max(x.bound, ub)
+        if form == "array":
+            return False
+    return g.emit("scatter", f"{x.name}.at[{idx}].{method}({uc})", [x] + reads + ureads,
+                  g.new(x.shape, x.dtype, bound))
+
+
+def g_numpy(g: Gen) -> bool:
+    """Other jax.numpy functions composed from the primitives above."""
+    x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
+    if x is None:
+        return False
+    i = g.int_(0, x.ndim - 1)
+    form = g.choice(["roll", "tile", "repeat", "clip", "moveaxis", "take_along_axis", "var",
+                     "triu"])
+    shape = list(x.shape)
+    if form == "roll":
+        code = f"jnp.roll({x.name}, {g.int_(-3, 3)}, axis={g.choice([i, None])})"
+    elif form == "tile":
+        reps = tuple(g.int_(1, 2) for _ in x.shape)
+        code, shape = f"jnp.tile({x.name}, {reps})", [n * r for n, r in zip(x.shape, reps)]
+    elif form == "repeat":
+        r = g.int_(0, 2)
+        code = f"jnp.repeat({x.name}, {r}, axis={i})"
+        shape[i] *= r
+    elif form == "clip":
+        code = f"jnp.clip({x.name}, {lit(x.dtype, -1)}, {lit(x.dtype, 1.5)})"
+    elif form == "moveaxis":
+        j = g.int_(0, x.ndim - 1)
+        code = f"jnp.moveaxis({x.name}, {i}, {j})"
+        shape.insert(j, shape.pop(i))
+    elif form == "take_along_axis":
+        code = f"jnp.take_along_axis({x.name}, jnp.argsort({x.name}, axis={i}), axis={i})"
+    elif form == "var" and x.is_float:
+        code, shape = f"jnp.var({x.name}, axis={i})", shape[:i] + shape[i + 1:]
+        return g.emit("numpy", code, [x], g.new(shape, x.dtype, x.bound ** 2))
+    elif form == "triu" and x.ndim >= 2:
+        code = f"jnp.triu({x.name}, {g.int_(-1, 1)})"
+    else:
+        return False
+    return g.emit("numpy", code, [x], g.new(shape, x.dtype, x.bound))
+
+
+def g_nn(g: Gen) -> bool:
+    x = g.pick(lambda v: v.is_float and v.ndim >= 1)
+    if x is None:
+        return False
+    i = g.int_(-1, x.ndim - 1)
+    if g.flag():
+        return g.emit("softmax", f"jax.nn.softmax({x.name}, axis={i})", [x],
+                      g.new(x.shape, x.dtype, 1))
+    n = x.shape[i]
+    shape = x.shape[:i % x.ndim] + x.shape[i % x.ndim + 1:]
+    b = x.bound + math.log(n) if n else math.inf    # an empty axis gives -inf
+    return g.emit("logsumexp", f"jax.nn.logsumexp({x.name}, axis={i})", [x],
+                  g.new(shape, x.dtype, b))
+
+
+def g_custom(g: Gen) -> bool:
+    x = g.pick(lambda v: v.is_float)
+    y = g.pick(lambda v: v.is_float and v.shape == x.shape and v.dtype == x.dtype)
+    if g.flag() or y is None:
+        g.use("softclip")
+        return g.emit("custom_jvp", f"softclip({x.name})", [x], g.new(x.shape, x.dtype, 2))
+    if not fits(x.dtype, y.bound):
+        return False
+    g.use("sinmul")
+    return g.emit("custom_vjp", f"sinmul({x.name}, {y.name})", [x, y],
+                  g.new(x.shape, x.dtype, y.bound))
+
+
+def g_checkpoint(g: Gen) -> bool:
+    x = g.pick(lambda v: v.is_float)
+    y = g.pick(lambda v: v.is_float and v.dtype == x.dtype and bcast(x.shape, v.shape) == x.shape)
+    name = f"ckpt{g.n + 1}"
+    defs = (f"@jax.checkpoint\ndef {name}(a, b):\n    return jnp.sin(a) * b + jnp.tanh(b)\n")
+    return g.emit("checkpoint", f"{name}({x.name}, {y.name})", [x, y],
+                  g.new(x.shape, x.dtype, y.bound + 1), defs=defs)
+
+
+def g_control(g: Gen) -> bool:
+    kinds = [k for k in CONTROL if g.mode != "grad" or k != "while_loop"]
+    kind = g.choice(kinds)
+    x = g.pick(lambda v: v.is_float and v.bound <= 100)
+    if x is None:
+        return False
+    name = f"body{g.n + 1}"
+    un = g.choice(["jnp.sin", "jnp.tanh"])
+    if kind == "scan":
+        if x.ndim == 0:
+            return False
+        c = g.pick(lambda v: v.shape == x.shape[1:] and v.dtype == x.dtype and v.bound <= 100)
+        init = c.name if c is not None else f"jnp.zeros({x.shape[1:]}, jnp.{x.dtype})"
+        defs = (f"def {name}(c, x):\n    c = {un}(c) * 0.5 + x\n    return c, c * x\n")
+        rev = ", reverse=True" if g.flag() else ""
+        cb = x.bound + 0.5
+        return g.emit("scan", f"lax.scan({name}, {init}, {x.name}{rev})",
+                      [x] + ([c] if c is not None else []),
+                      g.new(x.shape[1:], x.dtype, cb), g.new(x.shape, x.dtype, cb * x.bound),
+                      defs=defs)
+    y = g.pick(lambda v: v.dtype == x.dtype and bcast(x.shape, v.shape) == x.shape
+               and v.bound <= 100)
+    if kind == "fori_loop":
+        n = g.int_(0, 3)
+        defs = f"def {name}(i, c):\n    return {un}(c) * 0.5 + {y.name}\n"
+        return g.emit("fori_loop", f"lax.fori_loop(0, {n}, {name}, {x.name})", [x, y],
+                      g.new(x.shape, x.dtype, max(x.bound, 0.5 + y.bound)), defs=defs)
+    if kind == "while_loop":
+        n = g.int_(0, 3)
+        defs = (f"def {name}(s):\n    return s[0] + 1, {un}(s[1]) * 0.5 + {y.name}\n")
+        cond = (f"lambda s: (s[0] < {n}) & (jnp.sum(s[1]) < {g.choice([1.0, 100.0])})")
+        return g.emit("while_loop", f"lax.while_loop({cond}, {name}, (0, {x.name}))[1]", [x, y],
+                      g.new(x.shape, x.dtype, max(x.bound, 0.5 + y.bound)), defs=defs)
+    p = g.pick(lambda v: v.dtype != "bool")
+    defs = (f"def {name}(a, b):\n    return jnp.sin(a) * b\n")
+    return g.emit("cond", f"lax.cond(jnp.sum({p.name}) > 0, {name}, lambda a, b: a - b, "
+                  f"{x.name}, {y.name})", [x, y, p],
+                  g.new(x.shape, x.dtype, x.bound + y.bound), defs=defs)
+
+
+CATALOGUE = {
+    "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
+    "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
+    "concatenate": g_concatenate, "where": g_where, "convert": g_convert,
+    "lax_slice": g_lax_slice, "dynamic_slice": g_dynamic_slice,
+    "dynamic_update_slice": g_dynamic_update_slice, "split": g_split, "stack": g_stack,
+    "broadcast": g_broadcast, "squeeze_expand": g_squeeze_expand, "flip": g_flip,
+    "arg": g_arg, "cumulative": g_cumulative, "sort": g_sort, "dot_general": g_dot_general,
+    "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
+    "checkpoint": g_checkpoint, "control": g_control,
+}
+
+
+@st.composite
+def programs(draw, mode: str = "any", min_ops: int = 3, max_ops: int = 30):
+    """A random program. mode: "any"; "grad" (float64 floats, no while_loop, so central
+    differences are meaningful); "vmap" (inputs carry a batch axis); "alias" (outputs include
+    inputs, views of them and repeated values; inputs may share memory; some are donated)."""
+    g = Gen(draw, mode)
+    batch = draw(st.integers(1, 3)) if mode == "vmap" else 0
+    for k in range(draw(st.integers(1, 3))):
+        inp = draw_input(g, k, batch)
+        g.inputs.append(inp)
+        g.vals.append(inp.val)
+    names = list(CATALOGUE)
+    for _ in range(draw(st.integers(min_ops, max_ops))):
+        try:
+            done = CATALOGUE[draw(st.sampled_from(names))](g)
+        except Skip:
+            done = False
+        if not done:
+            g_unary(g)
+    read = {r for op in g.ops for r in op.reads}
+    outputs = [v.name for op in g.ops for v in op.outs if v.name not in read]
+    donate = ()
+    if mode == "alias":
+        for _ in range(draw(st.integers(1, 3))):
+            v = g.pick()
+            form = draw(st.sampled_from(["same", "view", "twice"]))
+            if form == "view" and v.ndim >= 1:
+                code, shape = draw(st.sampled_from([
+                    (f"{v.name}[::-1]", v.shape), (f"{v.name}.T", v.shape[::-1]),
+                    (f"{v.name}.reshape(-1)" if v.size else f"{v.name}[:0]", (v.size,))]))
+                out = g.new(shape, v.dtype, v.bound)
+                g.emit("view", code, [v], out)
+                outputs.append(out.name)
+            else:
+                outputs += [v.name] * (2 if form == "twice" else 1)
+        donate = tuple(sorted(set(draw(st.lists(st.integers(0, len(g.inputs) - 1),
+                                                max_size=len(g.inputs))))))
+        for d in donate:   # an element-wise result the donated buffer can hold, maybe twice
+            x = g.inputs[d].val
+            out = g.new(x.shape, x.dtype, x.bound)
+            tmpl = {"bool": "~{}", "int32": "-{}"}.get(x.dtype, "jnp.sin({})")
+            g.emit("unary", tmpl.format(x.name), [x], out)
+            outputs += [out.name] * draw(st.integers(1, 2))
+    return Program(g.inputs, g.ops, outputs, draw(st.integers(0, 2 ** 16)), g.helpers, batch,
+                   donate)

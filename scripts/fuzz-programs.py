@@ -19,7 +19,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import pullback  # noqa: E402
 import program_checks as pc  # noqa: E402
+
+# the programs are typed for JAX's x64 mode (float64 inputs for the finite differences), as the
+# test suite runs them
+pullback.config.update("jax_enable_x64", True)
 from programs import programs  # noqa: E402
 
 

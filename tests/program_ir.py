@@ -134,7 +134,8 @@ class Program:
 
     def source(self) -> str:
         lines = ["import numpy as np", "import pullback as jax", "import pullback.numpy as jnp",
-                 "import pullback.lax as lax", ""]
+                 "import pullback.lax as lax", "",
+                 'jax.config.update("jax_enable_x64", True)  # the programs are typed for it']
         for h in self.helpers:
             lines += ["", HELPERS[h]]
         lines += ["", f"def f({', '.join(i.val.name for i in self.inputs)}):"]

@@ -377,7 +377,7 @@ def g_reduce(g: Gen) -> bool:
         if fits(x.dtype, power(x.bound, n)):
             cands["prod"] = power(x.bound, n)
         fn = g.choice([k for k, v in cands.items() if fits(x.dtype, v)])
-        dt = "float32" if fn == "mean" and x.dtype == "int32" else x.dtype
+        dt = "float64" if fn == "mean" and x.dtype == "int32" else x.dtype  # (x64 mode)
         b = cands[fn]
     return g.emit("reduce", f"jnp.{fn}({x.name}, axis={axis}, keepdims={keep})", [x],
                   g.new(shape, dt, b))
@@ -523,6 +523,8 @@ def _index_array(g: Gen, n: int, unique: bool):
         idx = g.draw(st.lists(st.integers(-n, n - 1), max_size=4, unique_by=lambda i: i % n))
         if g.draw(st.integers(0, 5)) == 0:
             idx.append(n + 1)                      # out of range: dropped by scatters
+    elif g.mode == "grad":  # an out-of-range read clamps forward but its gradient is dropped
+        idx = g.draw(st.lists(st.integers(-n, n - 1), max_size=4))  # (as JAX): not an FD match
     else:
         idx = g.draw(st.lists(st.integers(-n - 1, n + 1), max_size=4))
     return f"jnp.array({idx}, jnp.int32)", (len(idx),), []

@@ -139,3 +139,44 @@ def test_transformer_block_gradients_jit_equal_eager_and_jax():
         g = np.asarray(g_j[k], np.float64)
         np.testing.assert_allclose(np.sqrt((g ** 2).sum()), norm, rtol=1e-5, err_msg=k)
         np.testing.assert_allclose(g.sum(), total, rtol=1e-4, atol=2e-6, err_msg=k)
+
+
+# ---- found by the whole-program generator (tests/test_programs.py): a pad or
+# dynamic_update_slice whose copy is not a product's result, with a product elsewhere ----
+
+def test_pad_of_a_function_of_a_products_operand():
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+
+    def f(x):
+        v1 = jnp.sin(x)
+        v2 = v1 @ v1
+        return jnp.pad(jnp.sin(v1), ((0, 0), (0, 0))), jnp.sin(v2)
+    for got, want in zip(pb.jit(f)(x), f(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_pad_beside_an_unrelated_integer_product():
+    a = np.array([[0.5, -1.5]] * 3, np.float32)
+    b = np.array([1, -2, 3, 0], np.int32)
+
+    def h(a, b):
+        e = lax.dot_general(jnp.argmax(b), b[::3], (((), ()), ((), ())))
+        return jnp.broadcast_to(e, (3, 2)), lax.pad(a, np.float32(-2), ((0, 0, 0), (0, 1, 2)))
+    got = pb.jit(h)(a, b)[1]
+    np.testing.assert_array_equal(got, [[0.5, -2, -2, -1.5, -2]] * 3)
+
+
+def test_dynamic_update_slice_beside_an_outer_product():
+    rng = np.random.default_rng(40230)
+    x0 = jnp.asarray(rng.uniform(-2, 2, (5, 3, 4)).astype(np.float32))[..., ::-1]
+    x1 = jnp.asarray(rng.uniform(-2, 2, (1,)).astype(np.float32))
+    x2 = jnp.asarray(np.int32(rng.integers(-3, 4)))
+
+    def g(x0, x1, x2):
+        v1 = x1.at[x2 % 1].get()
+        v2 = pb.nn.logsumexp(x1, axis=0)
+        v9 = lax.dot_general(v2, x0, (((), ()), ((), ())))
+        return (lax.dynamic_update_slice(pb.nn.sigmoid(lax.rev(x0, (1,))), x0 + v1, (1, -1, 0)),
+                jnp.flip(v9, -2))
+    for got, want in zip(pb.jit(g)(x0, x1, x2), g(x0, x1, x2)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

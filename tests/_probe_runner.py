@@ -13,6 +13,7 @@ Probes avoid subnormal inputs: XLA's CPU flushes them to zero, pullback (as NumP
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import traceback
@@ -21,6 +22,8 @@ MEMORY_LIMIT = 4 << 30
 
 
 def _limit_memory() -> None:
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        return  # AddressSanitizer reserves terabytes of address space for its shadow memory
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 

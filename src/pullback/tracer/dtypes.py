@@ -83,10 +83,6 @@ def canonicalize(dtype: Any) -> np.dtype:
     return d
 
 
-def x64_enabled() -> bool:
-    return config.jax_enable_x64
-
-
 def canonical(dtype: np.dtype) -> np.dtype:
     """The dtype data of ``dtype`` takes in pullback: its 32-bit counterpart for a 64-bit dtype
     while x64 is off (as JAX's ``dtypes.canonicalize_dtype``), else itself."""

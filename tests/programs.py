@@ -539,7 +539,8 @@ def g_gather(g: Gen) -> bool:
         return g.emit("gather", f"{x.name}[:, {idx}]", [x] + reads,
                       g.new(x.shape[:1] + ishape + x.shape[2:], x.dtype, x.bound))
     idx, ishape, reads = _index_array(g, x.shape[0], False)
-    code = f"{x.name}[{idx}]" if g.flag() else f"{x.name}.at[{idx}].get()"
+    code = g.choice([f"{x.name}[{idx}]", f"{x.name}.at[{idx}].get()",
+                     f"jnp.take({x.name}, {idx}, axis=0, mode='{g.choice(['clip', 'fill'])}')"])
     return g.emit("gather", code, [x] + reads, g.new(ishape + x.shape[1:], x.dtype, x.bound))
 
 

@@ -3,7 +3,8 @@
 Eager execution is one kernel call per primitive: the primitive's abstract evaluation checks
 the operands (raising the user-facing errors), then its ``cpu`` rule runs the C kernel on the
 operands' NumPy views. With ``config.backend == "reference"`` (or for a primitive without a
-kernel, counted in ``fallbacks``) its NumPy reference runs instead. Under ``jax_debug_nans`` /
+kernel, counted in ``fallbacks``) its NumPy reference runs instead. Compiled programs count
+the steps they run through Python objects in ``compiled_fallbacks``. Under ``jax_debug_nans`` /
 ``jax_debug_infs`` every result is checked (tracer/debug.py).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..tracer import core, debug
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray, check_result_size
 from .cpu import kernels
+from .cpu.compiler import fallbacks as compiled_fallbacks  # noqa: F401
 
 fallbacks: collections.Counter = collections.Counter()
 

@@ -5,3 +5,4 @@ regions, matmul epilogues) -> memory (liveness, arena offsets, in place, donatio
 (the C ``Program`` and its introspection).
 """
 from .program import CompiledProgram, compile_jaxpr  # noqa: F401
+from .lower import fallbacks  # noqa: F401

@@ -14,6 +14,7 @@ constants of the program); nested ``jit`` calls are inlined.
 """
 from __future__ import annotations
 
+import collections
 import math
 from typing import Any, Callable, Sequence
 
@@ -24,7 +25,7 @@ from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
 from . import control, dynamic
-from .values import Buffer, Step, View
+from .values import Buffer, Step, Unsupported, View
 
 SCHEDULE = kernels.SCHEDULE
 EWISE_NAMES = {code: name for name, code in kernels.EWISE_OPS.items()}
@@ -37,9 +38,9 @@ _CHEAP_GRAIN = 262144
 # Compile-time evaluation of constant equations stops at this many output bytes.
 _FOLD_LIMIT = 1 << 24
 
-
-class Unsupported(Exception):
-    """The recorder cannot express this kernel call: the equation becomes a callback step."""
+# Steps compiled programs run through Python objects ("call": a C entry point on ndarray
+# views, GIL held; "callback": a Python function), by primitive or kernel name, since import.
+fallbacks: collections.Counter = collections.Counter()
 
 
 _slot_cache: dict = {}
@@ -341,9 +342,12 @@ class Lowering:
                 if all(type(o) is View and o.shape == a.shape and o.dtype == a.dtype
                        for o, a in zip(outs, out_avals)) and len(outs) == len(out_avals):
                     return outs
-            except Exception:  # anything the recorder does not model: a callback step
-                pass
+            except Unsupported:  # what the recorder does not model: a callback step
+                del self.steps[mark:]
+                return self.callback(prim, ins, params, out_avals)
             del self.steps[mark:]
+            raise AssertionError(
+                f"{prim.name}: its cpu rule returned {outs!r} for outputs {out_avals}")
         return self.callback(prim, ins, params, out_avals)
 
     def fold(self, prim: Any, ins: list[View], params: dict, out_avals: list) -> list[View]:
@@ -386,6 +390,8 @@ class Lowering:
                 not all(isinstance(r, np.ndarray) for r in results):
             raise Unsupported(f"kernel '{name}' returned {type(res).__name__}")
         outs = [View.fresh(r.shape, r.dtype) for r in results]
+        self.fallbacks.append(name)
+        fallbacks[name] += 1
         self.emit(Step("call", ins, outs, {"callable": fn, "template": tuple(template),
                                             "slots": tuple(slots), "single": single}, name))
         return outs[0] if single else type(res)(outs)
@@ -393,6 +399,7 @@ class Lowering:
     def callback(self, prim: Any, ins: list[View], params: dict, out_avals: list) -> list[View]:
         outs = [View.fresh(a.shape, a.dtype) for a in out_avals]
         self.fallbacks.append(prim.name)
+        fallbacks[prim.name] += 1
         self.emit(Step("py", ins, outs, {"callable": _callback(prim, params, out_avals)},
                        prim.name))
         return outs

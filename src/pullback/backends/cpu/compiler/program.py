@@ -31,7 +31,9 @@ class CompiledProgram:
     Attributes:
       program: the ``_cpu.Program`` (``run(*inputs) -> tuple of ndarrays``).
       steps: the schedule (``values.Step``), in execution order.
-      fallbacks: names of primitives that run as Python-callback steps.
+      fallbacks: names of the primitives (or kernels) whose steps run through Python objects
+        (callback and call steps), marked in ``as_text()``; ``compiler.fallbacks`` counts them
+        across programs.
     """
 
     def __init__(self, name: str, program: Any, steps: list[Step], mem: dict, in_avals: list,
@@ -53,6 +55,9 @@ class CompiledProgram:
         ops of fused regions), then the memory plan."""
         lines = [f"program {self.name}: {len(self.steps)} steps, GIL "
                  f"{'released' if self.program.nogil else 'held'}"]
+        if self.fallbacks:
+            lines[0] += (f", {len(self.fallbacks)} fallback steps through Python "
+                         f"({', '.join(self.fallbacks)})")
         for i, s in enumerate(self.steps):
             lines.extend(_step_text(i, s))
         m = self.memory_analysis()
@@ -173,7 +178,12 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
         return [f"{indent}{n}dot_general ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
     kind = {"py": "callback", "call": "call"}.get(s.kind, s.kind)
-    return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs})"]
+    mark = _FALLBACK_MARK.get(s.kind, "")
+    return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs}){mark}"]
+
+
+_FALLBACK_MARK = {"py": "  [fallback: Python callback, GIL held]",
+                  "call": "  [fallback: C entry on ndarray views, GIL held]"}
 
 
 def _parts(s: Step) -> list[Step]:

@@ -101,10 +101,16 @@ class View:
                 self.shape == other.shape and (self.size <= 1 or self.strides == other.strides))
 
     def __array__(self, *a, **k):
-        raise TypeError("a compile-time view has no data")
+        # a cpu rule computing on its operands' data in Python: it cannot be recorded
+        raise Unsupported("the rule reads a compile-time view's data")
 
     def __repr__(self) -> str:
         return f"View({self.buf}+{self.offset} {self.dtype.name}{list(self.shape)} {self.strides})"
+
+
+class Unsupported(Exception):
+    """The recorder cannot express this kernel call: the equation becomes a callback step
+    (marked in the schedule text and counted in ``backends.compiled_fallbacks``)."""
 
 
 class Step:

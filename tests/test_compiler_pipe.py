@@ -7,7 +7,7 @@ import pytest
 import pullback as pb
 import pullback.numpy as pnp
 from pullback import lax
-from pullback.backends.cpu.compiler import parallel
+from pullback.backends.cpu.compiler import planner
 
 RNG = np.random.default_rng(11)
 H, B, T, D = 64, 8, 256, 32  # K per iteration 8: chunks of 64 iterations, 4 of them
@@ -34,11 +34,11 @@ def _rnn_args(dtype=np.float32):
 
 
 def _without_pipe(monkeypatch, f, *args):
-    monkeypatch.setattr(parallel, "PIPE_MIN_MACS", 1 << 62)  # neither consumers nor producer
-    g = pb.jit(f)
-    text = g.lower(*args).compile().as_text()
-    assert "pipe" not in text
-    return g(*args)
+    with planner.disabled("pipelined-scan"):  # neither consumers nor producer
+        g = pb.jit(f)
+        text = g.lower(*args).compile().as_text()
+        assert "pipe" not in text
+        return g(*args)
 
 
 def test_input_projection_and_weight_gradients_overlap_the_scans():

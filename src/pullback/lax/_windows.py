@@ -1,6 +1,6 @@
 """Sliding windows: unfold (im2col) and fold (col2im).
 
-JAX has no equivalent; these follow seed 000 (the Nx backend interface), described in
+JAX has no equivalent; these follow the Nx backend interface's unfold/fold, described in
 ``pullback.primitives.windows``. Convolution is ``unfold`` + reshape + ``dot_general``;
 pooling is ``unfold`` + a reduction; ``fold`` is unfold's transpose (its gradient).
 """

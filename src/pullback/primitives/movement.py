@@ -1,4 +1,4 @@
-"""Movement primitives: zero-copy views where the strides allow (seed 001), a copy otherwise.
+"""Movement primitives: zero-copy views where the strides allow, a copy otherwise.
 
 broadcast_in_dim, transpose, squeeze, slice and rev are always views (zero, permuted, dropped,
 multiplied or negated strides); reshape is a view unless the layout cannot merge dimensions.

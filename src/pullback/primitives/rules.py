@@ -17,10 +17,8 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import not_applicable, pending
+from ..tracer.core import not_applicable
 
-AUTODIFF = pending("issue 4: jvp and transpose rules arrive with automatic differentiation")
-BATCHING = pending("issue 4: batching rules arrive with vmap")
 NONLINEAR = not_applicable("not linear in its operands, so it has no transpose")
 INTEGER_OUTPUT = not_applicable("integer-valued output: not differentiable")
 

@@ -1,4 +1,4 @@
-"""unfold / fold: im2col and col2im (backends/cpu/csrc/unfold.c), with seed 000's semantics.
+"""unfold / fold: im2col and col2im (backends/cpu/csrc/unfold.c), with Nx's semantics.
 
 ``unfold`` extracts the sliding windows of the last K = len(kernel_size) dimensions:
 (lead..., spatial...) becomes (lead..., prod(kernel_size), L). Row ``k`` of the result is the

@@ -109,7 +109,7 @@ def _compile(closed: ClosedJaxpr, consts: dict, name: str, donated, layout=None,
     return compile_jaxpr(closed.jaxpr, consts, name, donated, layout, strict)
 
 # Under jvp, vmap and transposition the call is inlined (its equations are transformed one by
-# one); the compiled executor of issue 6 keeps the boundary.
+# one); the compiled executor keeps the boundary.
 
 def _jit_jvp(primals, tangents, *, name: str, jaxpr: ClosedJaxpr):
     from .jvp import jvp_flat

@@ -1,4 +1,4 @@
-"""Element-wise fusion: grouping ``ewise`` steps into regions (seed 003's ElementwiseRegion).
+"""Element-wise fusion: grouping ``ewise`` steps into regions.
 
 A region runs a DAG of element-wise steps of one iteration shape tile by tile (see schedule.c):
 operands from outside are read with their strides (zero strides for broadcasts), values used
@@ -34,6 +34,7 @@ import numpy as np
 from .. import kernels
 from .lower import EWISE_NAMES, SCHEDULE, slots
 from .order import Barrier, may_move
+from .planner import PAIRS
 from .values import Step, View
 
 MAX_OPERANDS = 12
@@ -168,7 +169,7 @@ def _reduce_member(s: Step, g: _Group | None) -> Step | None:
 
 def _region(g: _Group, readers: dict, kept: set[int]) -> Step:
     ins, outs = list(g.ins.values()), _outputs(g.members, g.ids, readers, kept)
-    members = _pair(g.members, {o.buf.id for o in outs})
+    members = _pair(g.members, {o.buf.id for o in outs}) if PAIRS.enabled else g.members
     grain = min(m.info["grain"] for m in members)
     label = "+".join(m.label for m in members)
     return Step("region", ins, outs, {"members": members, "shape": g.shape, "grain": grain},

@@ -1,44 +1,33 @@
 """Work side by side on the pool's threads: independent products (par) and a scan with the
-products around it (pipe).
+products around it (pipe). When each applies is planner.py's decision (policies
+"parallel-products" and "pipelined-scan"); why, with measurements: docs/compiler.md.
 
-Consecutive dot steps that touch disjoint memory become one "par" step, which runs each
-product whole on its own thread of the pool.
-
-Two products at once, each single-threaded, beat the same two in turn, each cut in halves over
-both threads: the halves repack the shared operand and run at a smaller, less efficient shape
-(measured on the MLP benchmark's second layer, 512x128 @ 128x512 and 128x512 @ 512x512:
-753 us at once against 426 + 424 us in halves). A training step's backward pass has such
-pairs: the weight gradient and the input gradient of a layer read the same incoming gradient
-and nothing of each other.
+Consecutive dot steps that touch disjoint memory become one "par" step, which runs each product
+whole on its own thread of the pool (a training step's weight and input gradients of a layer).
 
 Runs before the memory plan, which then sees a par step as one step: everything its members
 read stays live until all of them are done, and their results get memory of their own (a
 result placed where the other member's operand dies would race with it).
 
-A scan followed by products that contract over its stacked outputs' leading axis (the weight
-gradients of a recurrent layer: ``hs^T @ gs`` with K running over (t, batch)) becomes one
-"pipe" step: the products sum chunk after chunk of iterations on the other thread while the
-scan is still writing the next (csrc/pipe.c), instead of starting when it ends; so does a
-float sum over that axis (a bias gradient). A product shortly before a scan whose rows are the
-scan's xs (the input projection ``xs @ Wx``) joins the pipe too: it is made chunk by chunk in
-the scan's order, and each iteration waits only for its own chunk.
+A scan followed by products that contract over its stacked outputs' leading axis (``hs^T @ gs``
+with K running over (t, batch)) becomes one "pipe" step: the products sum chunk after chunk of
+iterations on the other thread while the scan is still writing the next (csrc/pipe.c); so does
+a float sum over that axis. A product shortly before a scan whose rows are the scan's xs (the
+input projection ``xs @ Wx``) joins the pipe too: it is made chunk by chunk in the scan's
+order, and each iteration waits only for its own chunk.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
+from ..kernels import REDUCE_OPS
 from .lower import slots
 from .control import walk
 from .order import may_move
+from .planner import PARALLEL_PRODUCTS, PIPELINED_SCAN, SPLIT_K
 from .rows import row_split
 from .values import Step, View
 
-# a product worth a thread of its own (smaller ones cost less than the pool's hand-off)
-PAR_MIN_MACS = 1 << 20
-# side by side, the pair takes as long as its larger member on one thread: against the two in
-# turn on both threads (~1.3x the ideal), that pays while the larger is under ~1.7x the smaller
-PAR_MAX_RATIO = 1.6
 
 
 def _span(v: View) -> tuple | None:
@@ -85,12 +74,15 @@ def _candidate(s: Step) -> bool:
     if s.kind != "dot":
         return False
     bt, m, n, k = s.info["dims"]
-    return _macs(s) >= PAR_MIN_MACS and not (bt == 1 and k >= SPLIT_K_RATIO * max(m, n))
+    return _macs(s) >= PARALLEL_PRODUCTS["min_macs"] and \
+        not (bt == 1 and k >= SPLIT_K["ratio"] * max(m, n))
 
 
 def group_products(steps: list[Step]) -> list[Step]:
     """``steps`` with each run of consecutive, mutually independent large dot steps as one
     "par" step (``info["members"]``: the dots, in their order)."""
+    if not PARALLEL_PRODUCTS.enabled:
+        return steps
     out: list[Step] = []
     group: list[tuple[Step, tuple]] = []
 
@@ -113,22 +105,16 @@ def group_products(steps: list[Step]) -> list[Step]:
         r, w = t
         sizes = [_macs(g) for g, _ in group] + [_macs(s)]
         if (any(_overlap(w, gr + gw) or _overlap(gw, r) for _, (gr, gw) in group)
-                or max(sizes) > PAR_MAX_RATIO * min(sizes)):
+                or max(sizes) > PARALLEL_PRODUCTS["max_ratio"] * min(sizes)):
             flush()
         group.append((s, t))
     flush()
     return out
 
 
-# a product worth overlapping with a scan; the iterations summed per chunk are chosen for about
-# PIPE_CHUNK_K of K (an efficient BLAS call, and small steps behind the scan)
-PIPE_MIN_MACS = 1 << 22
-PIPE_CHUNK_K = 512
 _F32_F64 = (slots(np.dtype(np.float32))[1], slots(np.dtype(np.float64))[1])
 _F32_F64_DTYPE = (slots(np.dtype(np.float32))[0], slots(np.dtype(np.float64))[0])
 _SUM = REDUCE_OPS["reduce_sum"]
-# a sum over a scan's iterations worth overlapping (elements read)
-PIPE_MIN_SUM = 1 << 17
 
 
 def _sums_iterations(d: Step, scan: Step, ys: list[View], taken: set[int]) -> bool:
@@ -142,7 +128,7 @@ def _sums_iterations(d: Step, scan: Step, ys: list[View], taken: set[int]) -> bo
     y = next((y for y in ys if y.buf.root()[0] is root), None)
     return (y is not None and not loops and root.id not in taken and off + x.offset == 0 and
             y.is_whole() and x.shape[0] == scan.info["length"] and x.strides[0] == y.strides[0]
-            and x.size >= PIPE_MIN_SUM)
+            and x.size >= PIPELINED_SCAN["min_sum"])
 
 
 def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> int | None:
@@ -150,7 +136,7 @@ def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> in
     they finish: it reads the scan's results only as its A or B operand, each a stacked output
     ``ys`` walked along K in iteration order (K = (t, rest), so iterations [t0, t1) are K
     [t0 * kper, t1 * kper)); it reads nothing of ``taken`` (earlier consumers' results)."""
-    if d.kind != "dot" or _macs(d) < PIPE_MIN_MACS:
+    if d.kind != "dot" or _macs(d) < PIPELINED_SCAN["min_macs"]:
         return None
     bt, m, n, k = d.info["dims"]
     sa, sb, so = d.info["slots"]
@@ -180,8 +166,6 @@ def _k_per_iteration(d: Step, scan: Step, ys: list[View], taken: set[int]) -> in
     return kper if reads else None
 
 
-# a producer is looked for among this many steps before the scan
-PIPE_LOOKBACK = 4
 
 
 def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
@@ -189,7 +173,7 @@ def _rows_per_iteration(d: Step, scan: Step, between: list[Step]) -> int | None:
     separating them) is a product the scan reads only as a stacked input, its rows running
     over (t, rest): the scan can start once the first rows are made. ``d`` then moves to the
     scan, so nothing in between may read its result or write what it reads."""
-    if d.kind != "dot" or "epilogue" in d.info or _macs(d) < PIPE_MIN_MACS:
+    if d.kind != "dot" or "epilogue" in d.info or _macs(d) < PIPELINED_SCAN["min_macs"]:
         return None
     bt, m, n, k = d.info["dims"]
     sa, sb, so = d.info["slots"]
@@ -223,6 +207,8 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
     iteration of each product (1 for a sum); ``parts``, the column blocks each is cut into, so
     that both threads can share the work once the scan is done; ``producer`` (or None) and
     ``rper``, its rows per iteration; ``every``, iterations per chunk."""
+    if not PIPELINED_SCAN.enabled:
+        return steps
     out: list[Step] = []
     i = 0
     while i < len(steps):
@@ -243,7 +229,7 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
             taken.update(o.buf.root()[0].id for o in steps[i].outs)
             i += 1
         producer, rper = None, 0
-        for back in range(2, min(PIPE_LOOKBACK + 1, len(out)) + 1):
+        for back in range(2, min(int(PIPELINED_SCAN["lookback"]) + 1, len(out)) + 1):
             rp = _rows_per_iteration(out[-back], s, out[len(out) - back + 1:-1])
             if rp is not None:
                 producer, rper = out[-back], rp
@@ -254,7 +240,7 @@ def pipeline_scans(steps: list[Step]) -> list[Step]:
         if not ks:  # sums alone: not worth a pipe
             i -= len(members)
             continue
-        every = max(1, -(-PIPE_CHUNK_K // min(ks)))
+        every = max(1, -(-int(PIPELINED_SCAN["chunk_k"]) // min(ks)))
         if s.info["length"] < 4 * every:  # too few chunks to overlap anything
             i -= len(members)
             continue

@@ -5,8 +5,8 @@ the carry from the same row of itself and of ``x_t``: rows only meet loop-invari
 (``Wh``, ``b``). Its steps are too small to cut each in two (handing half a 16x128 @ 128x128
 product to the other core and taking its rows back costs more than the half), but the whole
 loop splits: two copies of the scan, each on its own rows of every buffer, run side by side
-with no contact until both end (a "par" step of two scans). Measured on the tanh RNN
-benchmark's forward scan (16 rows, 1000 steps): 7.8 ms whole, 4.8 ms as two halves.
+with no contact until both end (a "par" step of two scans). Planner policy "row-halves";
+measurements in docs/compiler.md.
 
 The body qualifies when each of its steps is an element-wise region or a product whose rows
 are rows: every operand is either a row view (its first axis, the product's M, runs over the
@@ -18,10 +18,8 @@ byte the other writes.
 """
 from __future__ import annotations
 
+from .planner import ROW_HALVES
 from .values import Step, View
-
-# a loop worth two threads: its products' multiply-adds over all iterations
-ROWS_MIN_MACS = 1 << 24
 
 
 def _views(s: Step) -> list[tuple[View, int, bool]]:
@@ -57,13 +55,13 @@ def _shape_ok(s: Step, rows: int) -> bool:
 
 def row_split(scan: Step) -> int | None:
     """The number of rows when ``scan`` can run as two scans over row halves, else None."""
-    if scan.kind != "scan" or scan.info["length"] < 2:
+    if not ROW_HALVES.enabled or scan.kind != "scan" or scan.info["length"] < 2:
         return None
     body = scan.info["blocks"][0].steps
     dots = [s for s in body if s.kind == "dot"]
     if not dots or scan.info["length"] * sum(
             d.info["dims"][1] * d.info["dims"][2] * d.info["dims"][3] for d in dots) < \
-            ROWS_MIN_MACS:
+            ROW_HALVES["min_macs"]:
         return None
     rows = dots[0].info["dims"][1]
     if rows < 16:

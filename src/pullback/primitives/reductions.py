@@ -266,7 +266,8 @@ def _chooser_jvp(prim: Primitive) -> Callable:
 
 
 reduce_sum_p = _declare_reduce(
-    building_blocks.reduce_sum_p, NUMBER, via_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)),
+    building_blocks.reduce_sum_p, NUMBER,
+    via_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)),
     linear_jvp, _reduce_sum_transpose)
 reduce_prod_p = _declare_reduce(
     "reduce_prod", NUMBER, via_float32(lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ...tracer import core, dtypes, pytree
+from ...tracer import dtypes, pytree
 from ...tracer.avals import ShapedArray
 from ...tracer.ir import ClosedJaxpr
 from ...tracer.staging import trace_to_jaxpr

@@ -24,6 +24,7 @@ from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
 from . import control, dynamic
+from .copies import CHEAP_GRAIN, const_array, copy_step
 from .values import Buffer, Step, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -33,7 +34,7 @@ _GRAINS = kernels.schedule_ewise_grains()
 _BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite"}
 _REAL_OUT = {"abs", "real", "imag"}
 _COMPLEX_OUT = {"complex", "conj"}
-_CHEAP_GRAIN = 262144
+_CHEAP_GRAIN = CHEAP_GRAIN
 # Compile-time evaluation of constant equations stops at this many output bytes.
 _FOLD_LIMIT = 1 << 24
 
@@ -70,11 +71,6 @@ def _broadcast(v: View, shape: tuple) -> View:
     if v.ndim == 0:
         return View(v.buf, v.offset, shape, (0,) * len(shape), v.dtype)
     raise Unsupported(f"operand shape {v.shape} vs {shape}")
-
-
-def const_array(v: View) -> np.ndarray:
-    """The ndarray a constant View denotes (shares the constant's memory)."""
-    return kernels.view(v.buf.value, v.shape, v.strides, v.offset)
 
 
 class SymbolicKernels:
@@ -233,12 +229,6 @@ _UNARY = {n for n in kernels.EWISE_OPS} - {
     "add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "nextafter", "complex",
     "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ne",
     "lt", "le", "gt", "ge", "clamp"}
-
-
-def copy_step(x: View, out: View) -> Step:
-    """A strided copy of ``x`` into ``out`` (same shape and dtype)."""
-    return Step("ewise", [x], [out], {"loop": (SCHEDULE["copy"], x.itemsize, 0), "params": (),
-                                      "shape": x.shape, "grain": _CHEAP_GRAIN}, "copy")
 
 
 def all_views(xs: Sequence[Any]) -> bool:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..kernels import REDUCE_OPS, SPLIT_K_RATIO
 from .lower import slots
-from .control import walk
+from .blocks import walk
 from .order import may_move
 from .rows import row_split
 from .values import Step, View

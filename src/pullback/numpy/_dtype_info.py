@@ -9,6 +9,7 @@ import numpy as np
 
 from ..tracer import dtypes
 from ..tracer.dtypes import promoted, result_type  # noqa: F401  (result_type: jnp's)
+from ._creation import asarray
 
 
 class _ScalarType:
@@ -20,7 +21,6 @@ class _ScalarType:
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, x: Any) -> Any:
-        from ._creation import asarray
         return asarray(x, dtype=self.dtype)
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ from .. import lax
 from ..tracer import dtypes, executor
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
-from . import _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
+from . import _indexing, _linalg, _reductions, _repeat, _shape, _sorting, _ufuncs
 
 
 def _swap(f: Callable) -> Callable:
@@ -98,7 +98,7 @@ _METHODS = {
     "diagonal": _linalg.diagonal, "dot": _linalg.dot, "flatten": _flatten,
     "max": _reductions.max, "mean": _reductions.mean, "min": _reductions.min,
     "nonzero": _sorting.nonzero, "prod": _reductions.prod, "ptp": _reductions.ptp,
-    "ravel": _shape.ravel, "repeat": _shape.repeat, "reshape": _reshape,
+    "ravel": _shape.ravel, "repeat": _repeat.repeat, "reshape": _reshape,
     "round": _ufuncs.round, "searchsorted": _sorting.searchsorted, "sort": _sorting.sort,
     "squeeze": _shape.squeeze, "std": _reductions.std, "sum": _reductions.sum,
     "swapaxes": _shape.swapaxes, "take": _indexing.take, "trace": _linalg.trace,

@@ -16,6 +16,7 @@ from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.dtypes import promoted
 from ..tracer.shapes import broadcast_shapes
+from ..primitives.conversion import convert_element_type_p
 
 
 
@@ -49,7 +50,6 @@ def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     av = aval_of(x)
     if av.dtype == dtype and av.weak_type == weak:
         return x
-    from ..primitives.conversion import convert_element_type_p
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
 
 

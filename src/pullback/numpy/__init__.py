@@ -28,13 +28,15 @@ from ._reductions import (all, allclose, amax, amin, any, argmax, argmin,  # noq
 from ._shape import (array_split, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                      broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
                      concatenate, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
-                     hstack, matrix_transpose, moveaxis, permute_dims, ravel, reshape, roll, rot90, row_stack, split, squeeze, stack, swapaxes, tile,
-                     transpose, vsplit, vstack)
+                     hstack, matrix_transpose, moveaxis, permute_dims, ravel, reshape, roll,
+                     rot90, row_stack, split, squeeze, stack, swapaxes, tile, transpose,
+                     vsplit, vstack)
 from ._sorting import (argsort, argwhere, flatnonzero, lexsort, nonzero,  # noqa: F401
                        searchsorted, sort, unique, where)
 from ._ufuncs import (abs, absolute, acos, acosh, angle, arccos, arccosh,  # noqa: F401,A004
-                      arcsin, arcsinh, arctan, arctan2, arctanh, around, astype, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count,
-                      bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
+                      arcsin, arcsinh, arctan, arctan2, arctanh, around, astype, asin, asinh,
+                      atan, atan2, atanh, bitwise_and, bitwise_count, bitwise_invert,
+                      bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, cbrt, ceil, clip, conj, conjugate,
                       copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2,
                       expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, greater,

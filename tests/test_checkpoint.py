@@ -15,8 +15,7 @@ from pullback import lax
 from pullback.ad_checkpoint import checkpoint_name, saved_residuals
 from pullback.primitives.elementwise import tanh_p
 from pullback.test_util import assert_bitwise_equal, check_grads
-from pullback.transforms.control_flow.checkpointed_scan import (revolve_extra_steps,
-                                                                revolve_split)
+from pullback.lax._loops import revolve_extra_steps, revolve_split
 
 P = pb.checkpoint_policies
 F64 = np.float64

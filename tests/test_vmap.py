@@ -59,6 +59,25 @@ def test_collectives():
         pb.vmap(lambda v: lax.psum(v, "k"), axis_name="i")(x)
 
 
+@pytest.mark.parametrize("tiled", [False, True])
+def test_all_gather_gradient_sums_the_cotangents_of_every_lane(tiled):
+    # lane l's loss is w_l * sum(all_gather(v) * c): v_l feeds every lane's loss, so its
+    # gradient is sum_m(w_m) * c[l] = 6 * c[l] (JAX's transpose: reduce_scatter), not w_l * c[l]
+    x = jnp.asarray(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    w = jnp.asarray([1.0, 2.0, 3.0])
+    c = np.array([[1.0, -2.0], [0.5, 4.0], [3.0, -1.0]], np.float32)
+    cw = jnp.asarray(c.reshape(6) if tiled else c)
+
+    def loss(v, wl):
+        return wl * jnp.sum(lax.all_gather(v, "i", tiled=tiled) * cw)
+    g = pb.vmap(pb.grad(loss), axis_name="i")(x, w)
+    np.testing.assert_allclose(np.asarray(g), 6 * c)
+    # and the transpose of that transpose: the gradient's own jvp gathers again
+    t = pb.vmap(lambda v, wl: pb.jvp(pb.grad(loss), (v, wl), (v, wl))[1],
+                axis_name="i")(x, w)
+    np.testing.assert_allclose(np.asarray(t), 6 * c)
+
+
 def test_inconsistent_axis_sizes_raise():
     with pytest.raises(ValueError, match="inconsistent sizes.*argument 0 has size 3.*argument 1 has size 4"):
         pb.vmap(lambda a, b: a + b)(arr(3), arr(4))

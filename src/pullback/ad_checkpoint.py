@@ -9,6 +9,8 @@ from .tracer import core, pytree
 from .tracer.avals import ShapedArray
 from .transforms.control_flow.policies import checkpoint_name, checkpoint_policies  # noqa: F401
 from .transforms.control_flow.remat import checkpoint, remat  # noqa: F401
+from .transforms.jit import leaf_names
+from .transforms.reverse import _as_array, linearize_flat
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies", "saved_residuals",
            "print_saved_residuals"]
@@ -26,8 +28,6 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Shaped
     Returns:
       One ``(ShapedArray, str)`` per residual.
     """
-    from .transforms.jit import leaf_names
-    from .transforms.reverse import _as_array, linearize_flat
     leaves, tree = pytree.tree_flatten((args, kwargs))
     leaves = [_as_array(x) for x in leaves]
     names = leaf_names(f, args, kwargs)

@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import contextlib
-
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .tracer import dtypes, pytree
+from .backends import eval_impl, to_ndarray
+from .backends.cpu.compiler import compile_jaxpr
+from .backends.cpu.kernels import LayoutError
+from .config import config
+from .tracer import core, debug, dtypes, pytree
+from .tracer.array import Array
+from .tracer.ir import Eqn, Jaxpr, Var
+from .transforms.jit import jit
+from .transforms.jvp import jvp
+from .transforms.reverse import vjp
+from .transforms.vmap import vmap
 
 _DEFAULT_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2, np.dtype(np.float64): 1e-5}
 _DEFAULT_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}
@@ -121,8 +130,6 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     Raises:
       AssertionError if a derivative disagrees with finite differences.
     """
-    from .transforms.jvp import jvp
-    from .transforms.reverse import vjp
     args = tuple(args)
 
     def _check(fun: Callable, fargs: tuple, level: int) -> None:
@@ -158,7 +165,6 @@ def check_vmap(f: Callable, args: Sequence, batch_size: int = 3, seed: int = 0,
       batch_size: the batch size to map over.
       static_argnums: arguments passed through unbatched and unperturbed (Python values).
     """
-    from .transforms.vmap import vmap
     rng = np.random.default_rng(seed)
     args = tuple(args)
     dyn = [i for i in range(len(args)) if i not in static_argnums]
@@ -230,7 +236,6 @@ def check_vmap_exact(f: Callable, batched_args: Sequence, in_axes: Sequence[int 
       batched_args: the arguments, batched along ``in_axes``.
       in_axes: one entry per argument: its mapped axis, or None (passed whole to every call).
     """
-    from .transforms.vmap import vmap
     sizes = {np.shape(a)[ax] for a, ax in zip(batched_args, in_axes) if ax is not None}
     assert len(sizes) == 1, f"mapped axes of different sizes: {sizes}"
     size = sizes.pop()
@@ -280,7 +285,6 @@ def assert_bitwise_equal(got: Any, want: Any) -> None:
 @contextlib.contextmanager
 def reference_backend() -> Any:
     """Run eager primitives on their NumPy references inside the block."""
-    from .config import config
     previous = config.backend
     config.update("backend", "reference")
     try:
@@ -292,8 +296,6 @@ def reference_backend() -> Any:
 def check_backends(op: Callable, want: Any, *arrays: np.ndarray) -> None:
     """``op`` on Arrays wrapping exactly these NumPy layouts gives ``want`` bit for bit on the
     CPU backend, on the reference backend and under jit."""
-    from .tracer.array import Array
-    from .transforms.jit import jit
     args = [Array(a) for a in arrays]
     assert_bitwise_equal(op(*args), want)
     with reference_backend():
@@ -306,13 +308,6 @@ def jit_every_primitive() -> Any:
     """Inside the block, every eager primitive call runs as a one-equation program compiled by
     jit's compiler and executed by its C schedule (the ``PULLBACK_TEST_JIT=1`` switch of the
     test suite: "results equal eager" for every primitive test)."""
-    from .backends import eval_impl, to_ndarray
-    from .backends.cpu.compiler import compile_jaxpr
-    from .backends.cpu.kernels import LayoutError
-    from .config import config
-    from .tracer import core, debug
-    from .tracer.array import Array
-    from .tracer.ir import Eqn, Jaxpr, Var
 
     cache: dict = {}
 

@@ -15,10 +15,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import config
-from ..tracer import core, debug
+from ..tracer import core, debug, executor
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray, check_result_size
+from . import eager
 from .cpu import kernels
+from .cpu.compiler import compile_jaxpr
 from .cpu.compiler import fallbacks as compiled_fallbacks  # noqa: F401
 
 fallbacks: collections.Counter = collections.Counter()
@@ -110,3 +112,8 @@ def _wrap(x: Any, aval: ShapedArray) -> Array:
 
 
 core.set_eval_impl(eval_impl)
+executor.install(executor.Executor(
+    compile=compile_jaxpr, to_ndarray=to_ndarray, eval_impl=eval_impl,
+    eager_binary=eager.binary, jit_base=kernels.JitBase, fast_call=kernels.FastCall,
+    layout_error=kernels.LayoutError, fast_max_leaves=kernels.FAST_MAX_LEAVES,
+    jit_setup=kernels.jit_setup))

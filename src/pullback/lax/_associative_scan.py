@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..tracer import core, pytree
+from ..transforms.array_ops import as_operands
+from ._movement import concatenate, expand_dims, reshape, rev, slice_in_dim
 
 __all__ = ["associative_scan"]
 
@@ -28,9 +30,8 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     Returns:
       A pytree like ``elems`` whose entry i combines entries 0..i (or i..n-1 with reverse).
     """
-    from ..numpy import asarray
     leaves, tree = pytree.tree_flatten(elems)
-    leaves = [x if isinstance(x, core.Tracer) else asarray(x) for x in leaves]
+    leaves = as_operands(leaves)
     if not leaves:
         return elems
     ndims = {core.get_aval(x).ndim for x in leaves}
@@ -63,26 +64,24 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
 
 
 def _rev(x: Any, axis: int) -> Any:
-    from ..lax import rev
     return rev(x, (axis,))
 
 
 def _sl(x: Any, axis: int, start: int, stop: int | None, step: int = 1) -> Any:
-    from ..lax import slice_in_dim
     return slice_in_dim(x, start, stop, step, axis)
 
 
 def _interleave(a: Any, b: Any, axis: int) -> Any:
     """Elements of ``a`` at even positions and of ``b`` at odd ones (len(a) - len(b) in
     {0, 1})."""
-    from ..numpy import concatenate, stack
     na, nb = a.shape[axis], b.shape[axis]
-    pairs = stack([_sl(a, axis, 0, nb), b], axis=axis + 1)
+    pairs = concatenate([expand_dims(_sl(a, axis, 0, nb), (axis + 1,)),
+                         expand_dims(b, (axis + 1,))], axis + 1)
     shape = list(a.shape)
     shape[axis] = 2 * nb
-    out = pairs.reshape(tuple(shape))
+    out = reshape(pairs, tuple(shape))
     if na > nb:
-        out = concatenate([out, _sl(a, axis, nb, na)], axis=axis)
+        out = concatenate([out, _sl(a, axis, nb, na)], axis)
     return out
 
 
@@ -99,6 +98,5 @@ def _scan(combine: Callable, elems: list, axes: list) -> list:
                        [_sl(x, a, 2, n, 2) for x, a in zip(elems, axes)])
     else:
         even = combine(odd, [_sl(x, a, 2, n, 2) for x, a in zip(elems, axes)])
-    from ..numpy import concatenate
-    even = [concatenate([_sl(x, a, 0, 1), e], axis=a) for x, e, a in zip(elems, even, axes)]
+    even = [concatenate([_sl(x, a, 0, 1), e], a) for x, e, a in zip(elems, even, axes)]
     return [_interleave(e, o, a) for e, o, a in zip(even, odd, axes)]

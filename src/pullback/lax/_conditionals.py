@@ -12,8 +12,11 @@ from ..config import config
 from ..tracer import core, dtypes, pytree
 from ..tracer.ir import ClosedJaxpr, Jaxpr, Var
 from ..transforms.control_flow.cond import cond_p
-from ..transforms.control_flow.tracing import (as_operands, check_scalar_predicate, leaf_paths,
-                                               trace_callback, type_str)
+from ..transforms.array_ops import as_operands, asarray
+from ..transforms.control_flow.tracing import (check_scalar_predicate, leaf_paths, trace_callback,
+                                               type_str)
+from ._conversion import convert_element_type
+from ._elementwise import clamp, ne
 
 __all__ = ["cond", "switch"]
 
@@ -44,7 +47,6 @@ def _branches(name: str, funs: Sequence[Callable], operands: tuple, labels: Sequ
         raise TypeError(f"{name}: the branches must return identical types, but they "
                         f"differ:\n" + "\n".join(diffs))
     if strong:
-        from ..lax import convert_element_type
 
         def strongly(f):
             def g(args):
@@ -84,8 +86,6 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: An
     Returns:
       The chosen branch's output.
     """
-    from ..lax import clamp, convert_element_type
-    from ..numpy import asarray
     branches = list(branches)
     if not branches:
         raise ValueError("switch: empty branch sequence")
@@ -117,8 +117,6 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
     Returns:
       The chosen function's output.
     """
-    from ..lax import convert_element_type, ne
-    from ..numpy import asarray
     if operand is not None:
         operands = (operand,)
     p = asarray(pred) if not isinstance(pred, core.Tracer) else pred

@@ -15,6 +15,7 @@ from ..tracer import core, dtypes
 from ..tracer.array import Array
 from ..tracer.core import Primitive
 from ..tracer.shapes import canonicalize_axis, check_shape, index_arg
+from . import _elementwise as ew
 from ._movement import expand_dims, index_in_dim, squeeze
 from ._operands import ArrayLike, scalars_to
 
@@ -44,7 +45,6 @@ def _wrap_traced(s: Any, size: int) -> Any:
     aval = core.get_aval(s)
     if aval.ndim or aval.dtype.kind != "i":
         return s  # unsigned needs no wrapping; a malformed start is reported by the primitive
-    from . import _elementwise as ew  # comparison and selection live in the element-wise family
     return ew.select_n(ew.lt(s, 0), s, ew.add(s, size))
 
 

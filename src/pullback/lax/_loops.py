@@ -6,17 +6,23 @@ K carries (or following the optimal binomial schedule with s slots) for the back
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 from ..config import config
-from ._movement import concatenate, expand_dims, index_in_dim
 from ..tracer import core, dtypes, pytree
 from ..tracer.avals import ShapedArray
 from ..tracer.errors import ConcretizationTypeError
+from ..transforms.array_ops import as_operands, asarray
 from ..transforms.control_flow.loops import while_p
+from ..transforms.control_flow.remat import checkpoint
 from ..transforms.control_flow.scan import scan_p
-from ..transforms.control_flow.tracing import (as_operands, check_carry, check_scalar_predicate,
+from ..transforms.control_flow.tracing import (check_carry, check_scalar_predicate, leaf_paths,
                                                promote_leaves, trace_callback)
+from ..transforms.vmap import vmap
+from ._conversion import convert_element_type
+from ._movement import concatenate, expand_dims, index_in_dim, rev
 
 __all__ = ["scan", "map", "while_loop", "fori_loop"]
 
@@ -47,7 +53,6 @@ def _scan_length(xs_leaves: list, xs_tree: Any, length: int | None) -> int:
     if not lengths:
         raise ValueError("scan got no values to scan over and `length` not provided.")
     if len(set(lengths)) > 1:
-        from ..transforms.control_flow.tracing import leaf_paths
         desc = ", ".join(f"{p} of size {n}" for p, n in zip(leaf_paths(xs_tree, "xs"), lengths))
         raise ValueError(f"scan got values with different leading axis sizes: {desc}")
     return lengths[0]
@@ -90,7 +95,6 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     if config.jax_disable_jit:
         return _scan_in_python(f, init, xs_leaves, xs_tree, n, reverse)
     if checkpoints is not None:
-        from ..transforms.control_flow.checkpointed_scan import checkpointed_scan
         return checkpointed_scan(f, init, xs, n, reverse, unroll, checkpoints)
     init_leaves, init_tree = pytree.tree_flatten(init)
     init_leaves = as_operands(init_leaves)
@@ -145,8 +149,6 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
     """
     if batch_size is None:
         return scan(lambda _, x: ((), f(x)), (), xs)[1]
-    from ..numpy import concatenate
-    from ..transforms.vmap import vmap
     leaves, tree = pytree.tree_flatten(xs)
     leaves = as_operands(leaves)
     n = _scan_length(leaves, tree, None)
@@ -163,7 +165,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
         parts.append(vf(pytree.tree_unflatten(tree, [x[nb * batch_size:] for x in leaves])))
     if len(parts) == 1:
         return parts[0]
-    return pytree.tree_map(lambda a, b: concatenate([a, b]), parts[0], parts[1])
+    return pytree.tree_map(lambda a, b: concatenate([a, b], 0), parts[0], parts[1])
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -241,9 +243,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     Returns:
       The final value.
     """
-    from ..numpy import asarray, result_type
-    from ..lax import convert_element_type
-    dt = result_type(lower, upper)
+    dt = dtypes.result_type(lower, upper)
     if not dtypes.is_integer(dt):
         raise TypeError(f"fori_loop: arguments 'lower' and 'upper' must be integers, got "
                         f"{lower!r} and {upper!r}")
@@ -277,3 +277,120 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
         return i + 1, hi_, body_fun(i, x)
 
     return while_loop(cond, body, (lower, upper, init_val))[2]
+
+
+# ---- checkpointed scans: ``scan(..., checkpoints=K)`` and ``checkpoints=("binomial", s)`` ----
+#
+# Both are built from plain scans and ``checkpoint``, so they compute exactly the plain scan's
+# values and gradients (the same operations in the same order):
+#
+# - K checkpoints: an outer scan over K segments whose body is a checkpointed inner scan over
+#   one segment. Reverse mode keeps the K segment-start carries; the backward pass recomputes one
+#   segment at a time (residuals for one segment live at once): O(K·carry + T/K·residuals)
+#   memory, one extra forward sweep.
+# - binomial (Griewank's Revolve): with s checkpoint slots, reversing T steps is split as
+#   ``F(T, s) = F(T - m, s - 1) ∘ checkpoint(F(m, s))``: advance m steps keeping only their
+#   input, then reverse the rest with one slot less, then recompute and reverse the first m
+#   steps with all s slots. With the optimal m this makes r·T − C(s+r, s+1) extra forward
+#   steps, r the smallest integer with C(s+r, s) ≥ T (T = 1000, s = 10: 3636), the minimum any
+#   schedule with s slots can achieve.
+
+def revolve_extra_steps(t: int, s: int) -> float:
+    """The fewest extra forward steps that reverse ``t`` steps with ``s`` checkpoint slots
+    (the slot holding the initial state included): ``r·t − C(s+r, s+1)``."""
+    if t <= 1:
+        return 0
+    if s <= 0:
+        return math.inf
+    r, beta = 0, 1  # beta = C(s + r, s)
+    while beta < t:
+        r += 1
+        beta = beta * (s + r) // r
+    return r * t - math.comb(s + r, s + 1)
+
+
+@functools.lru_cache(maxsize=None)
+def revolve_split(t: int, s: int) -> int:
+    """An optimal number of steps to advance before the first checkpoint: the m minimizing
+    ``m + extra(t - m, s - 1) + extra(m, s)`` (convex in m, so a binary search)."""
+    if s == 1:
+        return t - 1
+
+    def cost(m: int) -> float:
+        return m + revolve_extra_steps(t - m, s - 1) + revolve_extra_steps(m, s)
+
+    lo, hi = 1, t - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cost(mid + 1) - cost(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _slice(tree: Any, start: int, stop: int) -> Any:
+    return pytree.tree_map(lambda x: x[start:stop], tree)
+
+
+def _concat(a: Any, b: Any) -> Any:
+    return pytree.tree_map(lambda x, y: concatenate([x, y], 0), a, b)
+
+
+def _rev(tree: Any) -> Any:
+    return pytree.tree_map(lambda x: rev(x, (0,)), tree)
+
+
+def checkpointed_scan(f: Callable, init: Any, xs: Any, length: int, reverse: bool,
+                      unroll: int, checkpoints: Any) -> tuple[Any, Any]:
+    if reverse:  # the same steps over the reversed sequence, ys reversed back
+        carry, ys = checkpointed_scan(f, init, _rev(xs) if xs is not None else None, length,
+                                      False, unroll, checkpoints)
+        return carry, _rev(ys)
+    if isinstance(checkpoints, bool) or not (
+            isinstance(checkpoints, int) or (isinstance(checkpoints, tuple) and
+                                             len(checkpoints) == 2 and
+                                             checkpoints[0] == "binomial")):
+        raise ValueError(f"scan: checkpoints must be None, a positive int K or "
+                         f"('binomial', s), got {checkpoints!r}")
+    plain = functools.partial(scan, f, unroll=unroll)
+    if length == 0:
+        return plain(init, xs, length=0)
+    if isinstance(checkpoints, int):
+        if checkpoints < 1:
+            raise ValueError(f"scan: checkpoints must be >= 1, got {checkpoints}")
+        return _segments(plain, init, xs, length, min(checkpoints, length))
+    s = checkpoints[1]
+    if not isinstance(s, int) or s < 1:
+        raise ValueError(f"scan: checkpoints=(\"binomial\", s) needs s >= 1 slots, got {s!r}")
+    return _binomial(plain, length, s)(init, xs)
+
+
+def _segments(plain: Callable, init: Any, xs: Any, t: int, k: int) -> tuple[Any, Any]:
+    seg = -(-t // k)
+    q, r = divmod(t, seg)
+    body = checkpoint(lambda c, x, n=seg: plain(c, x, length=n))
+    head = (pytree.tree_map(lambda x: x[:q * seg].reshape((q, seg) + x.shape[1:]), xs)
+            if xs is not None else None)
+    carry, ys = scan(body, init, head, length=q)
+    ys = pytree.tree_map(lambda y: y.reshape((q * seg,) + y.shape[2:]), ys)
+    if r:
+        tail = checkpoint(lambda c, x, n=r: plain(c, x, length=n))
+        carry, ys_tail = tail(carry, _slice(xs, q * seg, t) if xs is not None else None)
+        ys = _concat(ys, ys_tail)
+    return carry, ys
+
+
+def _binomial(plain: Callable, t: int, s: int) -> Callable:
+    """``F(t, s)``: ``(carry, xs) -> (carry, ys)`` over t steps, reversed with s slots."""
+    if t == 1:
+        return lambda c, xs: plain(c, xs, length=1)
+    m = revolve_split(t, s)
+    first = checkpoint(_binomial(plain, m, s))
+    rest = _binomial(plain, t - m, s - 1)
+
+    def run(c: Any, xs: Any) -> tuple[Any, Any]:
+        c, y1 = first(c, _slice(xs, 0, m) if xs is not None else None)
+        c, y2 = rest(c, _slice(xs, m, t) if xs is not None else None)
+        return c, _concat(y1, y2)
+    return run

@@ -15,6 +15,7 @@ from ..primitives.movement import (broadcast_in_dim_p, concatenate_p, iota_p, pa
 from ..tracer import core, dtypes
 from ..tracer.array import Array
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_arg
+from ._conversion import convert_element_type
 from ._operands import ArrayLike, scalars_to
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
@@ -286,10 +287,5 @@ def full(shape: Sequence[int], fill_value: ArrayLike, dtype: Any = None) -> Arra
             raise TypeError(f"full: argument 'fill_value' must be a scalar, got shape {aval.shape}")
         value = fill_value
         if dtype is not None and dtypes.requested(dtype, "full") != aval.dtype:
-            from . import _conversion  # the conversion family, when it provides the op
-            convert = getattr(_conversion, "convert_element_type", None)
-            if convert is None:
-                raise TypeError(f"full: argument 'fill_value' has dtype {aval.dtype}, not the "
-                                f"requested {dtypes.requested(dtype)}; convert it first")
-            value = convert(fill_value, dtypes.requested(dtype))
+            value = convert_element_type(fill_value, dtypes.requested(dtype))
     return broadcast_in_dim_p.bind(value, shape=shape, broadcast_dimensions=())

@@ -2,10 +2,9 @@
 import numpy as _np
 
 from ..tracer.array import Array as ndarray  # noqa: F401
-from ._creation import (arange, array, asarray, copy, diag, diagflat, empty, empty_like,  # noqa: F401
-                        from_dlpack,
-                        eye, full, full_like, geomspace, identity, indices, linspace, logspace,
-                        meshgrid, ones, ones_like, tri, tril, triu, zeros, zeros_like)
+from ._creation import (arange, array, asarray, copy, empty, empty_like,  # noqa: F401
+                        from_dlpack, eye, full, full_like, identity, indices, meshgrid, ones,
+                        ones_like, tri, zeros, zeros_like)
 from ._dtype_info import (bfloat16, bool_, can_cast, complex64, complex128, complex_,  # noqa: F401
                           complexfloating, dtype, finfo, float8_e4m3fn, float8_e5m2, float16,
                           float32, float64, float_, floating, generic, iinfo, inexact, int8,
@@ -13,25 +12,31 @@ from ._dtype_info import (bfloat16, bool_, can_cast, complex64, complex128, comp
                           promote_types, result_type, signedinteger, uint, uint8, uint16,
                           uint32, uint64, unsignedinteger)
 from ._indexing import take, take_along_axis  # noqa: F401
+from ._matrices import diag, diagflat, tril, triu  # noqa: F401
+from ._padding import pad  # noqa: F401
+from ._quantiles import (median, nanmedian, nanpercentile, nanquantile,  # noqa: F401
+                         percentile, quantile)
+from ._ranges import geomspace, linspace, logspace  # noqa: F401
+from ._repeat import repeat  # noqa: F401
 from ._linalg import (diagonal, dot, einsum, inner, kron, matmul, outer, tensordot,  # noqa: F401
                       trace, vdot, vecdot)
-from ._reductions import (all, amax, amin, any, argmax, argmin, average,  # noqa: F401,A004
-                          count_nonzero, cumprod, cumsum, cumulative_prod, cumulative_sum, max,
-                          mean, median, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax,
-                          nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile,
-                          nanstd, nansum, nanvar, percentile, prod, ptp, quantile, std, sum, var)
+from ._reductions import (all, allclose, amax, amin, any, argmax, argmin,  # noqa: F401,A004
+                          array_equal, array_equiv, average, count_nonzero, cumprod, cumsum,
+                          cumulative_prod, cumulative_sum, max, mean, min, nanargmax, nanargmin,
+                          nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
+                          nanvar, prod, ptp, std, sum, var)
 from ._shape import (array_split, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                      broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
                      concatenate, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
-                     hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel, repeat,
-                     reshape, roll, rot90, row_stack, split, squeeze, stack, swapaxes, tile,
-                     transpose, vsplit, vstack)
+                     hstack, matrix_transpose, moveaxis, permute_dims, ravel, reshape, roll,
+                     rot90, row_stack, split, squeeze, stack, swapaxes, tile, transpose,
+                     vsplit, vstack)
 from ._sorting import (argsort, argwhere, flatnonzero, lexsort, nonzero,  # noqa: F401
-                       searchsorted, sort, unique)
-from ._ufuncs import (abs, absolute, acos, acosh, allclose, angle, arccos, arccosh,  # noqa: F401,A004
-                      arcsin, arcsinh, arctan, arctan2, arctanh, around, array_equal, astype,
-                      array_equiv, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count,
-                      bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
+                       searchsorted, sort, unique, where)
+from ._ufuncs import (abs, absolute, acos, acosh, angle, arccos, arccosh,  # noqa: F401,A004
+                      arcsin, arcsinh, arctan, arctan2, arctanh, around, astype, asin, asinh,
+                      atan, atan2, atanh, bitwise_and, bitwise_count, bitwise_invert,
+                      bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, cbrt, ceil, clip, conj, conjugate,
                       copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2,
                       expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, greater,
@@ -41,7 +46,7 @@ from ._ufuncs import (abs, absolute, acos, acosh, allclose, angle, arccos, arcco
                       logical_xor, maximum, minimum, mod, multiply, negative, nextafter,
                       not_equal, positive, pow, power, rad2deg, radians, real, reciprocal,
                       remainder, right_shift, rint, round, round_, sign, signbit, sin, sinc,
-                      sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where)
+                      sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc)
 from ._ufuncs import add  # noqa: F401
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 

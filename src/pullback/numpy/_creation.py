@@ -1,4 +1,5 @@
-"""Array creation: from data, filled, ranges, grids, triangular and diagonal matrices."""
+"""Array creation: from data, filled, arange, grids, eye and tri (spaced ranges are in
+_ranges.py, triangles and diagonals of other arrays in _matrices.py)."""
 from __future__ import annotations
 
 import math
@@ -10,28 +11,13 @@ from .. import lax
 from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
+from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import check_shape, index_arg
+from ..transforms import array_ops
+from ._promotion import convert
+from ._shape import broadcast_to, ravel, reshape, stack
 
 ArrayLike = Any
-
-
-def _python_default(x: np.ndarray) -> np.dtype:
-    # Python data takes the default types (32 bits unless x64 is on), as in JAX
-    if x.dtype.kind == "f" and x.dtype.itemsize == 8:
-        return dtypes.DEFAULT_FLOAT
-    if x.dtype.kind in "iu" and x.dtype.itemsize == 8:
-        return dtypes.DEFAULT_INT
-    if x.dtype.kind == "c":
-        return dtypes.DEFAULT_COMPLEX
-    return x.dtype
-
-
-def _contains_numpy(a: Any) -> bool:
-    if isinstance(a, (np.ndarray, np.generic)):
-        return True
-    if isinstance(a, (list, tuple)):
-        return any(_contains_numpy(x) for x in a)
-    return False
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
@@ -48,50 +34,11 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
     Returns:
       An Array (or the traced value, under a transformation).
     """
-    from ._promotion import convert
-    want = None if dtype is None else dtypes.requested(dtype, "asarray")
-    if isinstance(a, (Array, core.Tracer)):
-        return a if want is None else convert(a, want)
-    if a is None:
-        raise ValueError("asarray: None is not a valid value for an array")
-    if dtypes.is_python_scalar(a):
-        dt, weak = dtypes.dtype_of_python(a)
-        if type(a) is int and not -2**63 <= a < 2**64:
-            raise OverflowError(f"asarray: Python int {a} too large to convert to {want or dt}")
-        return Array(np.asarray(a, want or dt), weak and want is None)
-    if isinstance(a, (np.ndarray, np.generic)):
-        _check_numeric(a.dtype, a)
-        # a copy (the caller may mutate their NumPy array later), of the dtype pullback keeps
-        return Array(np.array(a, dtype=want or dtypes.canonical(dtypes.canonicalize(a.dtype)),
-                              copy=True))
-    if hasattr(a, "__jax_array__"):
-        return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (list, tuple)) and any(isinstance(x, (Array, core.Tracer)) or
                                             (isinstance(x, (list, tuple)) and _has_traced(x))
                                             for x in a):
-        from ._shape import stack
         return stack([asarray(x, dtype) for x in a])
-    v = np.asarray(a)
-    if v.dtype == object:
-        if all(type(e) is int for e in v.flat):
-            raise OverflowError(f"asarray: Python int too large to convert to "
-                                f"{want or dtypes.DEFAULT_INT}: {a!r}")
-        raise TypeError(f"asarray: cannot make an array from {type(a).__name__} with "
-                        "elements of mixed or non-numeric types")
-    _check_numeric(v.dtype, a)
-    want = want or (dtypes.canonical(dtypes.canonicalize(v.dtype)) if _contains_numpy(a)
-                   else _python_default(v))
-    dtypes.check_python_ints(v, want)
-    return Array(np.asarray(v, dtype=want))
-
-
-def _check_numeric(dt: np.dtype, a: Any) -> None:
-    # strings, bytes and other non-numeric data are not arrays (JAX's TypeError)
-    try:
-        dtypes.canonicalize(dt)
-    except TypeError:
-        raise TypeError(f"asarray: value {a!r} with dtype {dt} is not a valid array type: only "
-                        "arrays of numeric types are supported") from None
+    return array_ops.asarray(a, dtype)
 
 
 def _has_traced(x: Any) -> bool:
@@ -106,7 +53,6 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     out = asarray(object, dtype=dtype)
     nd = core.get_aval(out).ndim
     if ndmin > nd:
-        from ._shape import reshape
         out = reshape(out, (1,) * (ndmin - nd) + core.get_aval(out).shape)
     return out
 
@@ -121,8 +67,6 @@ def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
 
     ``fill_value`` may also be an array broadcastable to ``shape``.
     """
-    from ._promotion import convert
-    from ._shape import broadcast_to
     shape = check_shape(shape, "full")
     if dtype is not None and dtypes.is_python_scalar(fill_value):
         # a Python fill value converts as a weak scalar does (JAX: full(2, 300, int8) wraps)
@@ -183,7 +127,6 @@ def empty_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
 
 def _static_number(x: Any, name: str, arg: str) -> Any:
     if isinstance(x, core.Tracer):
-        from ..tracer.errors import ConcretizationTypeError
         raise ConcretizationTypeError(
             f"{name}: argument '{arg}' must be a concrete number (the output size depends on "
             "it); mark it static under jit")
@@ -219,55 +162,6 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return i
 
 
-def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive when ``endpoint``).
-
-    ``start`` and ``stop`` may be arrays; the new axis goes at ``axis``.
-    """
-    from ._promotion import convert, promote_dtypes_inexact
-    from ._shape import broadcast_arrays, expand_dims, moveaxis, reshape
-    from ._ufuncs import add, multiply, subtract, true_divide, where
-    num = index_arg(num, "linspace", "num")
-    if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    start, stop = promote_dtypes_inexact("linspace", start, stop)
-    start, stop = broadcast_arrays(start, stop)
-    ct = core.get_aval(start).dtype
-    div = (num - 1) if endpoint else num
-    step = true_divide(subtract(stop, start), max(div, 1))
-    bshape = core.get_aval(start).shape
-    t = reshape(lax.iota(ct, num), (num,) + (1,) * len(bshape))
-    out = add(expand_dims(start, 0), multiply(t, expand_dims(step, 0)))
-    if endpoint and num > 1:
-        last = lax.broadcasted_iota(dtypes.int32, (num,) + bshape, 0)
-        out = where(lax.eq(last, lax.full_like(last, num - 1)), expand_dims(stop, 0), out)
-    out = moveaxis(out, 0, axis) if bshape else out
-    if dtype is not None:
-        dt = dtypes.requested(dtype, "linspace")
-        if dtypes.is_integer(dt):
-            from ._ufuncs import floor
-            out = floor(out)
-        out = convert(out, dt)
-    return (out, step) if retstep else out
-
-
-def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
-             base: ArrayLike = 10.0, dtype: Any = None, axis: int = 0) -> Any:
-    """``base ** linspace(start, stop, num)``."""
-    from ._promotion import convert
-    from ._ufuncs import power
-    out = power(base, linspace(start, stop, num, endpoint, axis=axis))
-    return out if dtype is None else convert(out, dtypes.requested(dtype))
-
-
-def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
-              dtype: Any = None, axis: int = 0) -> Any:
-    """Values spaced evenly on a log scale from ``start`` to ``stop``."""
-    from ._ufuncs import log10
-    return logspace(log10(start), log10(stop), num, endpoint, 10.0, dtype, axis)
-
-
 # ---- matrices ----
 
 def _tri_mask(n: int, m: int, k: int) -> Any:
@@ -284,7 +178,6 @@ def _matrix_dims(name: str, N: Any, M: Any) -> tuple[int, int]:
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal, zeros elsewhere."""
-    from ._promotion import convert
     N, M = _matrix_dims("eye", N, M)
     k = index_arg(k, "eye", "k")
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
@@ -300,64 +193,13 @@ def identity(n: int, dtype: Any = None) -> Any:
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones at and below the ``k``-th diagonal."""
-    from ._promotion import convert
     N, M = _matrix_dims("tri", N, M)
     return convert(_tri_mask(N, M, index_arg(k, "tri", "k")), dtypes.requested(dtype or float, "tri"))
-
-
-def tril(m: ArrayLike, k: int = 0) -> Any:
-    """``m`` with the elements above the ``k``-th diagonal zeroed (last two axes)."""
-    from ._ufuncs import where
-    m = asarray(m)
-    av = core.get_aval(m)
-    if av.ndim < 2:
-        raise ValueError("tril: argument 'm' must be at least 2-D")
-    k = index_arg(k, "tril", "k")
-    return where(_tri_mask(av.shape[-2], av.shape[-1], k), m, lax.full_like(m, 0))
-
-
-def triu(m: ArrayLike, k: int = 0) -> Any:
-    """``m`` with the elements below the ``k``-th diagonal zeroed (last two axes)."""
-    from ._ufuncs import where
-    m = asarray(m)
-    av = core.get_aval(m)
-    if av.ndim < 2:
-        raise ValueError("triu: argument 'm' must be at least 2-D")
-    k = index_arg(k, "triu", "k")
-    return where(_tri_mask(av.shape[-2], av.shape[-1], k - 1), lax.full_like(m, 0), m)
-
-
-def diag(v: ArrayLike, k: int = 0) -> Any:
-    """The ``k``-th diagonal of a 2-D ``v``, or a 2-D array with 1-D ``v`` on it."""
-    from ._indexing import take
-    from ._linalg import diagonal
-    from ._ufuncs import where
-    v = asarray(v)
-    av = core.get_aval(v)
-    k = index_arg(k, "diag", "k")
-    if av.ndim == 2:
-        return diagonal(v, k)
-    if av.ndim != 1:
-        raise ValueError("diag: argument 'v' must be 1-D or 2-D")
-    n = av.shape[0] + abs(k)
-    rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
-    cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
-    on = lax.eq(lax.add(rows, lax.full_like(rows, k)), cols)
-    idx = rows if k >= 0 else cols
-    vals = take(v, idx, mode="clip") if av.shape[0] else lax.full_like(rows, 0, av.dtype)
-    return where(on, vals, lax.full_like(vals, 0))
-
-
-def diagflat(v: ArrayLike, k: int = 0) -> Any:
-    """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
-    from ._shape import ravel
-    return diag(ravel(v), k)
 
 
 def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
              indexing: str = "xy") -> list[Any]:
     """Coordinate matrices from coordinate vectors ("xy" Cartesian or "ij" matrix indexing)."""
-    from ._shape import broadcast_to, ravel, reshape
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: argument 'indexing' must be 'xy' or 'ij', got {indexing!r}")
     xs = [ravel(asarray(x)) for x in xi]
@@ -379,7 +221,6 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
     """The grid of indices of an array of shape ``dimensions`` (stacked, or a sparse tuple)."""
-    from ._shape import stack
     dims = check_shape(dimensions, "indices")
     dt = dtypes.requested(dtype or int)
     grids = []

@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 
 from ..tracer import dtypes
-from ._promotion import promoted
+from ..tracer.dtypes import promoted, result_type  # noqa: F401  (result_type: jnp's)
+from ._creation import asarray
 
 
 class _ScalarType:
@@ -20,7 +21,6 @@ class _ScalarType:
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, x: Any) -> Any:
-        from ._creation import asarray
         return asarray(x, dtype=self.dtype)
 
     def __repr__(self) -> str:
@@ -101,23 +101,6 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     """The dtype JAX's promotion lattice gives two dtypes."""
     return promoted(((dtypes.canonicalize(_to_dtype(a)), False),
                      (dtypes.canonicalize(_to_dtype(b)), False)))[0]
-
-
-def result_type(*args: Any) -> np.dtype:
-    """The dtype of combining ``args`` (arrays, dtypes, Python scalars, which are weak)."""
-    kinds = []
-    for a in args:
-        if dtypes.is_python_scalar(a):
-            kinds.append(dtypes.dtype_of_python(a))
-        elif hasattr(a, "aval"):
-            kinds.append((a.aval.dtype, a.aval.weak_type))
-        elif isinstance(a, (np.ndarray, np.generic)):
-            kinds.append((dtypes.canonicalize(a.dtype), False))
-        else:
-            kinds.append((dtypes.canonicalize(a), False))
-    if not kinds:
-        raise ValueError("result_type: at least one argument is required")
-    return promoted(tuple(kinds))[0]
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:

@@ -24,6 +24,9 @@ from ..tracer.array import Array
 from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import broadcast_shapes, canonicalize_axis
 from ._promotion import aval_of, convert, promote_args
+from ._shape import broadcast_to, expand_dims, ravel, reshape, stack
+from ._creation import asarray, ones_like
+from ._ufuncs import divide, negative, power
 
 ArrayLike = Any
 
@@ -100,7 +103,6 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
     indices: ``mode="fill"`` (default) gives ``fill_value`` (NaN for inexact dtypes),
     ``"clip"`` clamps, ``"wrap"`` wraps (JAX's modes; others raise).
     """
-    from ._shape import ravel, reshape
     (a,) = promote_args("take", a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -148,7 +150,6 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None,
       wrap_negative_indices: count negative indices from the end; by default True unless
         ``mode="promise_in_bounds"`` (JAX's legacy rule).
     """
-    from ._shape import ravel, reshape, stack
     (arr,) = promote_args("take_along_axis", arr)
     idx = _int_index("take_along_axis", indices)
     if axis is None:
@@ -197,7 +198,6 @@ def _as_index_array(x: Any) -> Any:
     """A list/array/tracer index as a pullback array (bool masks kept as bool)."""
     if isinstance(x, (Array, core.Tracer)):
         return x
-    from ._creation import asarray
     v = np.asarray(x)
     if v.dtype == object:
         raise IndexError(f"invalid index {x!r}: only integers, slices, None, Ellipsis and "
@@ -215,7 +215,6 @@ def _expand_bool(entry: Any) -> list[Any]:
             f"Array boolean indices must be concrete; got a traced mask of type "
             f"{aval_of(entry).str_short()}. Under jit use jnp.where(mask, x, y) or "
             "jnp.nonzero(mask, size=...) instead.")
-    from ._creation import asarray
     return [asarray(i.astype(np.int32)) for i in np.nonzero(np.asarray(c))]
 
 
@@ -300,7 +299,6 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
     """``arr[idx]`` with NumPy's semantics, lowered to views, dynamic_slice or gather.
 
     ``mode``: JAX's out-of-bounds modes (default ``"promise_in_bounds"``, which clamps)."""
-    from ._shape import expand_dims
     (arr,) = promote_args("getitem", arr)
     av = aval_of(arr)
     gmode = _mode(mode, "promise_in_bounds")
@@ -376,7 +374,6 @@ def rewriting_take(arr: Any, idx: Any, *, mode: Any = None, fill_value: Any = No
 
 
 def _bool_scalar_index(arr: Any, entries: list) -> Any:
-    from ._shape import expand_dims
     (k, v), = [(k, v) for k, v in entries if k == "array" and aval_of(v).dtype == dtypes.bool_]
     x = expand_dims(arr, 0)
     c = v.to_concrete_value() if hasattr(v, "to_concrete_value") else None
@@ -393,7 +390,6 @@ def _insert_new_axes(x: Any, tokens: list[str], expand_dims: Callable) -> Any:
 
 
 def _advanced(x: Any, entries: list, mode: Any, fill_value: Any, expand_dims: Callable) -> Any:
-    from ._shape import broadcast_to, stack
     xv = aval_of(x)
     dims = [i for i, (k, _) in enumerate(entries) if k != "none"]
     adv = [(d, v) for d, i in enumerate(dims) for k, v in [entries[i]] if k == "array"]
@@ -489,7 +485,6 @@ class _IndexUpdateRef:
     def subtract(self, values: ArrayLike, *, indices_are_sorted: bool = False,
                  unique_indices: bool = False, mode: Any = None) -> Any:
         """``array`` with ``array[index] -= values``."""
-        from ._ufuncs import negative
         return self.add(negative(values), mode=mode)
 
     def multiply(self, values: ArrayLike, *, indices_are_sorted: bool = False,
@@ -503,8 +498,6 @@ class _IndexUpdateRef:
     def divide(self, values: ArrayLike, *, indices_are_sorted: bool = False,
                unique_indices: bool = False, mode: Any = None) -> Any:
         """``array`` with ``array[index] /= values``."""
-        from ._creation import ones_like
-        from ._ufuncs import divide
         (arr,) = promote_args("at.divide", self.array)
         divisor = _scatter(ones_like(arr), self.index, values,
                            lambda *a, **k: lax.scatter_mul(*a, **k), mode)
@@ -513,8 +506,6 @@ class _IndexUpdateRef:
     def power(self, values: ArrayLike, *, indices_are_sorted: bool = False,
               unique_indices: bool = False, mode: Any = None) -> Any:
         """``array`` with ``array[index] **= values``."""
-        from ._creation import ones_like
-        from ._ufuncs import power
         (arr,) = promote_args("at.power", self.array)
         exps = _scatter(ones_like(arr), self.index, values, lambda *a, **k: lax.scatter(*a, **k),
                         mode)
@@ -543,7 +534,6 @@ def _scatter(arr: Any, index: Any, values: Any, scatter: Callable, mode: Any) ->
     positions with the same ``index`` (so every NumPy indexing rule applies unchanged), then
     one 1-D scatter into the flattened array. Out-of-bounds indices are dropped unless
     ``mode="clip"`` (JAX: its default, "fill"/"drop" and XLA's "promise_in_bounds" drop)."""
-    from ._shape import broadcast_to, ravel, reshape
     (arr,) = promote_args("at", arr)
     av = aval_of(arr)
     drop = _mode(mode, "drop") is not lax.GatherScatterMode.CLIP

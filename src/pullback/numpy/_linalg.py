@@ -17,7 +17,9 @@ from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes, canonicalize_axis, index_arg
 from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
 from ._shape import moveaxis, ravel, reshape, transpose
-from ._ufuncs import multiply
+from ._ufuncs import conj, multiply
+from ._reductions import sum as sum_
+from ._indexing import rewriting_take
 
 ArrayLike = Any
 
@@ -74,7 +76,6 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,
 def vdot(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
          preferred_element_type: Any = None) -> Any:
     """Inner product of the flattened inputs, conjugating the first."""
-    from ._ufuncs import conj
     canonicalize_precision(precision, "vdot")
     a, b = promote_dtypes("vdot", a, b)
     return dot(ravel(conj(a)), ravel(b))
@@ -82,8 +83,6 @@ def vdot(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Any:
     """Vector dot product along ``axis`` (conjugating x1), broadcasting the rest."""
-    from ._reductions import sum as sum_
-    from ._ufuncs import conj
     x1, x2 = promote_args("vecdot", x1, x2)
     return sum_(multiply(conj(x1), x2), axis=axis)
 
@@ -150,7 +149,6 @@ def kron(a: ArrayLike, b: ArrayLike) -> Any:
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal over ``axis1``/``axis2``, as a new last axis."""
-    from ._indexing import rewriting_take
     (a,) = promote_args("diagonal", a)
     av = aval_of(a)
     if av.ndim < 2:
@@ -172,7 +170,6 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
 def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
     """Sum along a diagonal."""
-    from ._reductions import sum as sum_
     return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -215,7 +212,6 @@ def einsum(subscripts: str, /, *operands: ArrayLike, out: None = None,
 
 def _einsum_single(x: Any, names: str, out: str) -> Any:
     """Diagonals of repeated names, sums over dropped names, then the output order."""
-    from ._reductions import sum as sum_
     while True:
         dup = next((c for c in names if names.count(c) > 1), None)
         if dup is None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..backends import eager
-from ..tracer import dtypes
+from .. import lax
+from ..tracer import dtypes, executor
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
-from . import _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
+from . import _indexing, _linalg, _reductions, _repeat, _shape, _sorting, _ufuncs
 
 
 def _swap(f: Callable) -> Callable:
@@ -18,10 +18,11 @@ def _swap(f: Callable) -> Callable:
 def _binary(prim_name: str, general: Callable) -> Callable:
     """An operator taking the eager short path for two Arrays of one aval, else ``general``."""
     prim = Primitive.registry.get(prim_name)
+    eager_binary = executor.installed().eager_binary
 
     def op(self: Any, other: Any) -> Any:
         if prim is not None and type(other) is Array and type(self) is Array:
-            out = eager.binary(prim, self, other)
+            out = eager_binary(prim, self, other)
             if out is not None:
                 return out
         return general(self, other)
@@ -47,7 +48,6 @@ def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> An
 def _view(self: Any, dtype: Any = None) -> Any:
     if dtype is None:
         return self
-    from .. import lax
     return lax.bitcast_convert_type(self, dtypes.requested(dtype))
 
 
@@ -98,7 +98,7 @@ _METHODS = {
     "diagonal": _linalg.diagonal, "dot": _linalg.dot, "flatten": _flatten,
     "max": _reductions.max, "mean": _reductions.mean, "min": _reductions.min,
     "nonzero": _sorting.nonzero, "prod": _reductions.prod, "ptp": _reductions.ptp,
-    "ravel": _shape.ravel, "repeat": _shape.repeat, "reshape": _reshape,
+    "ravel": _shape.ravel, "repeat": _repeat.repeat, "reshape": _reshape,
     "round": _ufuncs.round, "searchsorted": _sorting.searchsorted, "sort": _sorting.sort,
     "squeeze": _shape.squeeze, "std": _reductions.std, "sum": _reductions.sum,
     "swapaxes": _shape.swapaxes, "take": _indexing.take, "trace": _linalg.trace,

@@ -14,30 +14,14 @@ from ..primitives.movement import broadcast_in_dim_p
 from ..tracer import core, dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
+from ..tracer.dtypes import promoted
 from ..tracer.shapes import broadcast_shapes
+from ..primitives.conversion import convert_element_type_p
 
 
 
 def aval_of(x: Any) -> ShapedArray:
     return x._aval if type(x) is Array else core.get_aval(x)
-
-
-@functools.lru_cache(maxsize=4096)
-def _promoted_standard(kinds: tuple) -> tuple[np.dtype, bool]:
-    return dtypes.promote(kinds)
-
-
-# (weak operands alone promote to the default dtypes, which jax_enable_x64 changes)
-config.watch(lambda name, value: _promoted_standard.cache_clear())
-
-
-def promoted(kinds: tuple) -> tuple[np.dtype, bool]:
-    """The (dtype, weak) of combining values of these (dtype, weak) kinds under
-    ``jax_numpy_dtype_promotion`` ("strict" raises TypePromotionError between different
-    dtypes)."""
-    if config.jax_numpy_dtype_promotion == "strict":
-        return dtypes.promote_strict(kinds)
-    return _promoted_standard(kinds)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -66,7 +50,6 @@ def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     av = aval_of(x)
     if av.dtype == dtype and av.weak_type == weak:
         return x
-    from ..primitives.conversion import convert_element_type_p
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
 
 

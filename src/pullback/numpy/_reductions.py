@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, var, min/max, arg-reductions, cumulative ops, quantiles, nan-variants.
+"""Reductions: sum, mean, var, min/max, arg-reductions, cumulative ops, nan-variants, and the
+whole-array comparisons (allclose, array_equal, array_equiv); quantiles are in _quantiles.py.
 
 As in JAX, sums and products of booleans and narrow integers accumulate in the default integer
 width (int32 / uint32), and means of integers are floating.
@@ -15,8 +16,10 @@ from .. import lax
 from ..tracer import dtypes
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis
 from ._promotion import aval_of, convert, promote_args, promote_dtypes
-from ._shape import expand_dims, ravel, reshape
-from ._ufuncs import (_as_bool, isnan, logical_not, sqrt, subtract, true_divide, where)
+from ._shape import broadcast_to, expand_dims, ravel, reshape
+from ._ufuncs import (_as_bool, conj, equal, isclose, isnan, logical_and, logical_not,
+                      logical_or, maximum, minimum, multiply, real, sqrt, subtract, true_divide,
+                      where)
 
 ArrayLike = Any
 Axis = int | Sequence[int] | None
@@ -98,7 +101,6 @@ def _extreme(name: str, reducer: Any, identity: Any, bool_reducer: Any) -> Any:
         red = bool_reducer if av.dtype == dtypes.bool_ else reducer
         r = _keep(red(a, axes), av.shape, axes, keepdims)
         if initial is not None:
-            from ._ufuncs import maximum, minimum
             r = (maximum if name in ("max", "amax") else minimum)(r, initial)
         return r
     f.__name__ = f.__qualname__ = name
@@ -192,7 +194,6 @@ def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
 
 
 def _broadcast_mask(where_: Any, shape: tuple) -> Any:
-    from ._shape import broadcast_to
     return broadcast_to(_as_bool(where_), shape)
 
 
@@ -210,7 +211,6 @@ def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.
 
 
 def _squared_deviation(centered: Any) -> Any:
-    from ._ufuncs import conj, multiply, real
     if dtypes.is_complex(aval_of(centered).dtype):
         return real(multiply(centered, conj(centered)))
     return multiply(centered, centered)
@@ -267,10 +267,8 @@ def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
         a2, av = _prep("average", a)
         n = _count(av.shape, canonicalize_axes(axis, av.ndim, "average"))
         wsum = convert(n, aval_of(avg).dtype)
-        from ._shape import broadcast_to
         wsum = broadcast_to(wsum, aval_of(avg).shape)
     else:
-        from ._ufuncs import multiply
         a, w = promote_dtypes("average", a, weights)
         av, wv = aval_of(a), aval_of(w)
         if not dtypes.is_inexact(av.dtype):
@@ -293,7 +291,6 @@ def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
 
 
 def _bcast(x: Any, shape: tuple) -> Any:
-    from ._shape import broadcast_to
     return broadcast_to(x, shape)
 
 
@@ -387,103 +384,6 @@ cumulative_prod = _cumulative_array_api("cumulative_prod", lax.cumprod, 1, False
 
 # ---- order statistics ----
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
-
-
-def quantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
-             overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-             *, interpolation: str | None = None) -> Any:
-    """The ``q``-th quantiles (q in [0, 1]) over ``axis``, by sorting.
-
-    Args:
-      a: the input.
-      q: a quantile or an array of quantiles.
-      axis: an axis, a tuple of axes, or None (all).
-      method: "linear" (default), "lower", "higher", "nearest" or "midpoint".
-      keepdims: keep reduced axes as size 1.
-
-    Returns:
-      The quantiles; with array ``q``, its dimensions come first.
-    """
-    return _quantile("quantile", a, q, axis, method if interpolation is None else interpolation,
-                     keepdims, nan_policy=False)
-
-
-def percentile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
-               overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-               *, interpolation: str | None = None) -> Any:
-    """The ``q``-th percentiles (q in [0, 100]); see :func:`quantile`."""
-    (q,) = promote_args("percentile", q)
-    return quantile(a, true_divide(q, 100), axis, method=method, keepdims=keepdims,
-                    interpolation=interpolation)
-
-
-def median(a: ArrayLike, axis: Axis = None, out: None = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    """The median over ``axis``."""
-    return quantile(a, 0.5, axis, keepdims=keepdims, method="midpoint")
-
-
-def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool,
-              nan_policy: bool) -> Any:
-    if method not in _QUANTILE_METHODS:
-        raise ValueError(f"{name}: argument 'method' must be one of {_QUANTILE_METHODS}, "
-                         f"got {method!r}")
-    from ._indexing import take_along_axis
-    from ._shape import broadcast_to, moveaxis, transpose
-    from ._sorting import sort
-    from ._ufuncs import add, ceil, clip, floor, multiply, round as round_
-    a, av = _prep(name, a)
-    if not dtypes.is_inexact(av.dtype):
-        a = convert(a, dtypes.DEFAULT_FLOAT)
-    dt = aval_of(a).dtype
-    axes = canonicalize_axes(axis, av.ndim, name)
-    keep = [i for i in range(av.ndim) if i not in axes]
-    kshape = tuple(av.shape[i] for i in keep)
-    n = _count(av.shape, axes)
-    # the reduced axes, moved last and merged, sorted (NaN sorts last): xs is (K..., n)
-    xs = sort(reshape(transpose(a, keep + list(axes)), kshape + (n,)), axis=-1)
-    q = convert(promote_args(name, q)[0], dt)
-    qshape = aval_of(q).shape
-    nq, nk = len(qshape), len(kshape)
-    qb = reshape(q, (1,) * nk + qshape + (1,))                      # (1.., Q.., 1)
-    if nan_policy:
-        valid = sum(logical_not(isnan(xs)), axis=-1, dtype=dt)      # (K..)
-        cnt = reshape(valid, kshape + (1,) * nq + (1,))
-    else:
-        cnt = convert(n, dt)
-    pos = multiply(qb, subtract(cnt, 1))                             # (K.. or 1.., Q.., 1)
-    xb = reshape(xs, kshape + (1,) * nq + (n,))
-    full_shape = kshape + qshape + (1,)
-    hi_idx = builtins.max(n - 1, 0)
-
-    def at(p: Any) -> Any:
-        i = clip(convert(p, dtypes.int32), 0, hi_idx)
-        return take_along_axis(xb, broadcast_to(i, full_shape), axis=-1)
-
-    if method == "lower":
-        r = at(floor(pos))
-    elif method == "higher":
-        r = at(ceil(pos))
-    elif method == "nearest":
-        r = at(round_(pos))
-    elif method == "midpoint":
-        r = multiply(add(at(floor(pos)), at(ceil(pos))), 0.5)
-    else:
-        lo = floor(pos)
-        vlo, vhi = at(lo), at(ceil(pos))
-        r = add(vlo, multiply(subtract(vhi, vlo), subtract(pos, lo)))
-    r = reshape(r, kshape + qshape)
-    if not n:  # quantiles of nothing are NaN (NumPy's), with or without nan_policy
-        r = where(True, np.nan, r)
-    elif not nan_policy:  # a NaN anywhere in a slice makes its quantiles NaN
-        last = lax.slice_in_dim(xs, n - 1, n, axis=nk)
-        r = where(reshape(isnan(last), kshape + (1,) * nq), np.nan, r)
-    r = moveaxis(r, tuple(range(nk, nk + nq)), tuple(range(nq)))   # (Q.., K..)
-    if keepdims:
-        r = reshape(r, qshape + tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
-    return r
-
 
 # ---- NaN-ignoring variants ----
 
@@ -555,7 +455,6 @@ def nanmean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
     mask = logical_not(isnan(a))
     if where is not None:
-        from ._ufuncs import logical_and
         mask = logical_and(mask, where)
     return mean(a, axis, dtype, keepdims=keepdims, where=mask)
 
@@ -598,25 +497,31 @@ def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None,
     return cumprod(_nan_to(a, 1), axis, dtype)
 
 
-def nanquantile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
-                overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False) -> Any:
-    """Quantiles ignoring NaN."""
-    return _quantile("nanquantile", a, q, axis, method, keepdims, nan_policy=True)
+# ---- comparisons of whole arrays ----
+
+def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Any:
+    """True when every element of ``a`` is close to ``b`` (see :func:`isclose`)."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
 
 
-def nanpercentile(a: ArrayLike, q: ArrayLike, axis: Axis = None, out: None = None,
-                  overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False) -> Any:
-    """Percentiles ignoring NaN."""
-    (q,) = promote_args("nanpercentile", q)
-    return nanquantile(a, true_divide(q, 100), axis, method=method, keepdims=keepdims)
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Any:
+    """True when both have one shape and equal elements."""
+    if aval_of(promote_args("array_equal", a1)[0]).shape != \
+            aval_of(promote_args("array_equal", a2)[0]).shape:
+        return convert(False, dtypes.bool_)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return all(eq)
 
 
-def nanmedian(a: ArrayLike, axis: Axis = None, out: None = None, overwrite_input: bool = False,
-              keepdims: bool = False) -> Any:
-    """Median ignoring NaN."""
-    return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Any:
+    """True when the arrays broadcast to one shape and are equal element-wise."""
+    try:
+        return all(equal(a1, a2))
+    except ValueError:
+        return convert(False, dtypes.bool_)
 
 
 def _no_out(out: Any, name: str) -> None:

@@ -1,9 +1,9 @@
-"""Shape manipulation: reshape, transpose, stacking, splitting, tiling, flipping, padding."""
+"""Shape manipulation: reshape, transpose, stacking, splitting, tiling, flipping (padding is in
+_padding.py, repeat in _repeat.py)."""
 from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -12,9 +12,8 @@ from .. import lax
 from ..primitives.movement import reshape_p
 from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
-from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
-                             index_tuple)
-from ._promotion import aval_of, broadcast_to_shape, promote_args, promote_dtypes
+from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_tuple
+from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
 
 ArrayLike = Any
 
@@ -183,7 +182,6 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = 
         raise ValueError("concatenate: need at least one array to concatenate")
     arrs = promote_dtypes("concatenate", *arrays)
     if dtype is not None:
-        from ._promotion import convert
         arrs = [convert(a, dtypes.requested(dtype)) for a in arrs]
     if axis is None:
         arrs, axis = [ravel(a) for a in arrs], 0
@@ -309,59 +307,6 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Any:
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
 
 
-def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
-           total_repeat_length: int | None = None) -> Any:
-    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
-
-    ``repeats`` may be an int or a concrete array of per-element counts; a traced array of
-    counts needs ``total_repeat_length`` (the static output length), as in JAX.
-    """
-    a, av = _arr("repeat", a)
-    if axis is None:
-        a, av, axis = ravel(a), aval_of(ravel(a)), 0
-    ax = canonicalize_axis(axis, av.ndim, "repeat")
-    n = av.shape[ax]
-    if not hasattr(repeats, "dtype") and not hasattr(repeats, "__iter__"):
-        repeats = index_arg(repeats, "repeat", "repeats")  # floats are rejected, as in JAX
-    if isinstance(repeats, (int, np.integer)):
-        r = int(repeats)
-        if r < 0:
-            raise ValueError("repeat: 'repeats' may not be negative")
-        x = expand_dims(a, ax + 1)
-        shape = list(aval_of(x).shape)
-        shape[ax + 1] = r
-        x = broadcast_to(x, tuple(shape))
-        out = list(av.shape)
-        out[ax] = n * r
-        return reshape(x, tuple(out))
-    from ._indexing import take
-    from ._reductions import cumsum
-    from ._sorting import searchsorted
-    reps = promote_args("repeat", repeats)[0]
-    if not dtypes.is_integer(aval_of(reps).dtype):
-        raise TypeError(f"repeat: argument 'repeats' must be integers, got dtype "
-                        f"{aval_of(reps).dtype}")
-    if aval_of(reps).ndim == 0:
-        reps = broadcast_to(reps, (n,))
-    if total_repeat_length is None:
-        conc = getattr(reps, "to_concrete_value", lambda: None)()
-        if conc is None:
-            raise core_concretization("repeat", reps)
-        total_repeat_length = int(np.sum(conc))
-    # output position j takes input index searchsorted(cumsum(reps), j, 'right')
-    ends = cumsum(reps)
-    pos = lax.iota(dtypes.int32, total_repeat_length)
-    idx = searchsorted(ends, pos, side="right")
-    return take(a, idx, axis=ax, mode="clip")
-
-
-def core_concretization(name: str, x: Any) -> Exception:
-    from ..tracer.errors import ConcretizationTypeError
-    return ConcretizationTypeError(
-        f"{name}: the output size depends on the traced value {x!r}; pass "
-        "total_repeat_length (a static int) under jit")
-
-
 # ---- flipping and rolling ----
 
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Any:
@@ -424,129 +369,4 @@ def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
 
 # ---- padding ----
 
-def _pad_widths(name: str, pad_width: Any, nd: int) -> list[tuple[int, int]]:
-    pw = np.asarray(pad_width)
-    if pw.size and pw.dtype.kind not in "iu":
-        raise TypeError(f"{name}: argument 'pad_width' must be of integral type, got "
-                        f"{pad_width!r}")
-    pw = pw.astype(np.int64)
-    if pw.ndim == 0:
-        pw = np.broadcast_to(pw, (nd, 2))
-    elif pw.ndim == 1:
-        pw = np.broadcast_to(pw if pw.size == 2 else pw.reshape(1, -1), (nd, 2))
-    else:
-        pw = np.broadcast_to(pw, (nd, 2))
-    if (pw < 0).any():
-        raise ValueError(f"{name}: argument 'pad_width' must not be negative, got {pad_width}")
-    return [(int(lo), int(hi)) for lo, hi in pw]
 
-
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum",
-              "minimum", "mean", "empty")
-
-
-def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad with NumPy's modes: constant (``constant_values``), edge, reflect and symmetric
-    (``reflect_type`` "even"), wrap, linear_ramp (``end_values``), maximum, minimum, mean
-    (``stat_length`` not supported), empty (zeros)."""
-    array, av = _arr("pad", array)
-    if mode not in _PAD_MODES:
-        raise ValueError(f"pad: argument 'mode' must be one of {_PAD_MODES}, got {mode!r}")
-    widths = _pad_widths("pad", pad_width, av.ndim)
-    if mode in ("constant", "empty"):
-        cv = np.asarray(kwargs.get("constant_values", 0))
-        cv = np.broadcast_to(cv, (av.ndim, 2)) if cv.ndim else cv
-        if cv.ndim == 0:
-            from ._promotion import convert
-            value = convert(cv.item(), av.dtype)
-            return lax.pad(array, value, [(lo, hi, 0) for lo, hi in widths])
-        out = array
-        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, cv)):
-            out = _pad_axis_constant(out, ax, lo, hi, vlo, vhi)
-        return out
-    if kwargs.get("reflect_type", "even") != "even":
-        raise ValueError("pad: only reflect_type='even' is supported")
-    out = array
-    for ax, (lo, hi) in enumerate(widths):
-        if lo or hi:
-            out = _pad_axis(out, ax, lo, hi, mode, kwargs)
-    return out
-
-
-def _pad_axis_constant(x: Any, ax: int, lo: int, hi: int, vlo: Any, vhi: Any) -> Any:
-    from ._promotion import convert
-    dt = aval_of(x).dtype
-    cfg = [(0, 0, 0)] * aval_of(x).ndim
-    cfg[ax] = (lo, 0, 0)
-    x = lax.pad(x, convert(np.asarray(vlo).item(), dt), cfg)
-    cfg[ax] = (0, hi, 0)
-    return lax.pad(x, convert(np.asarray(vhi).item(), dt), cfg)
-
-
-def _pad_axis(x: Any, ax: int, lo: int, hi: int, mode: str, kw: dict) -> Any:
-    av = aval_of(x)
-    n = av.shape[ax]
-    sl = lambda a, b: lax.slice_in_dim(x, a, b, axis=ax)  # noqa: E731
-    if n == 0:
-        raise ValueError(f"pad: cannot pad an empty axis with mode {mode!r}")
-    if mode == "edge":
-        left = broadcast_to(sl(0, 1), _with(av.shape, ax, lo))
-        right = broadcast_to(sl(n - 1, n), _with(av.shape, ax, hi))
-        return concatenate([left, x, right], ax)
-    if mode == "wrap":
-        reps = -(-(lo + hi) // n) + 1
-        big = concatenate([x] * (2 * reps + 1), ax)
-        start = reps * n - lo
-        return lax.slice_in_dim(big, start, start + n + lo + hi, axis=ax)
-    if mode in ("reflect", "symmetric"):
-        period = 2 * n - 2 if mode == "reflect" else 2 * n
-        if period <= 0:  # reflecting a length-1 axis repeats the edge
-            return _pad_axis(x, ax, lo, hi, "edge", kw)
-        body = sl(1, n - 1) if mode == "reflect" else x
-        cycle = concatenate([x, flip(body, ax)], ax) if mode == "reflect" else \
-            concatenate([x, flip(x, ax)], ax)
-        reps = -(-(lo + hi + n) // period) + 2
-        big = concatenate([cycle] * (2 * reps), ax)
-        start = reps * period - lo
-        return lax.slice_in_dim(big, start, start + n + lo + hi, axis=ax)
-    if mode in ("maximum", "minimum", "mean"):
-        from . import _reductions
-        red = {"maximum": _reductions.max, "minimum": _reductions.min,
-               "mean": _reductions.mean}[mode]
-        if "stat_length" in kw:
-            raise ValueError("pad: 'stat_length' is not supported")
-        stat = red(x, axis=ax, keepdims=True)
-        from ._promotion import convert
-        stat = convert(stat, av.dtype) if mode == "mean" and not dtypes.is_inexact(av.dtype) \
-            else stat
-        return concatenate([broadcast_to(stat, _with(av.shape, ax, lo)), x,
-                            broadcast_to(stat, _with(av.shape, ax, hi))], ax)
-    if mode == "linear_ramp":
-        ev = np.broadcast_to(np.asarray(kw.get("end_values", 0)), (2,))
-        parts = []
-        if lo:
-            parts.append(_ramp(sl(0, 1), float(ev[0]), lo, av, ax))
-        parts.append(x)
-        if hi:
-            parts.append(flip(_ramp(sl(n - 1, n), float(ev[1]), hi, av, ax), ax))
-        return concatenate(parts, ax)
-    raise AssertionError(mode)
-
-
-def _ramp(edge: Any, end: float, k: int, av: Any, ax: int) -> Any:
-    # k values from `end` toward the edge value (exclusive): end + (edge - end) * i / k
-    from ._creation import arange
-    from ._promotion import convert
-    from ._ufuncs import add, multiply, subtract, trunc, true_divide
-    ft = dtypes.float64 if av.dtype == dtypes.float64 else dtypes.float32
-    t = reshape(true_divide(arange(k, dtype=ft), k), _with((1,) * av.ndim, ax, k))
-    out = add(end, multiply(subtract(convert(edge, ft), end), t))
-    if dtypes.is_integer(av.dtype):
-        out = trunc(out)
-    return convert(broadcast_to(out, _with(av.shape, ax, k)), av.dtype)
-
-
-def _with(shape: tuple, ax: int, n: int) -> tuple:
-    s = list(shape)
-    s[ax] = n
-    return tuple(s)

@@ -14,7 +14,11 @@ from .. import lax
 from ..tracer import dtypes
 from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import canonicalize_axis
-from ._promotion import aval_of, convert, promote_args
+from ._promotion import aval_of, convert, promote_args, promote_dtypes
+from ._shape import concatenate, moveaxis, ravel, reshape, stack
+from ._ufuncs import isnan, logical_and, logical_not, logical_or, not_equal, where as _where_xy
+from ._indexing import take
+from ._reductions import any as any_, cumsum, min as min_
 
 ArrayLike = Any
 
@@ -22,7 +26,6 @@ ArrayLike = Any
 def sort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: None = None, *,
          stable: bool = True, descending: bool = False) -> Any:
     """``a`` sorted along ``axis`` (flattened when None); NaN sorts last; stable."""
-    from ._shape import ravel
     (a,) = promote_args("sort", a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -36,7 +39,6 @@ def sort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: No
 def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: None = None, *,
             stable: bool = True, descending: bool = False) -> Any:
     """Indices (int32) that sort ``a`` along ``axis``; stable, NaN last."""
-    from ._shape import ravel
     (a,) = promote_args("argsort", a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -63,7 +65,6 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Any:
 
 def _total_less(x: Any, y: Any) -> Any:
     """x < y with NaN largest (NumPy's sort order)."""
-    from ._ufuncs import isnan, logical_and, logical_not, logical_or
     if not dtypes.is_inexact(aval_of(x).dtype):
         return lax.lt(x, y)
     return logical_or(lax.lt(x, y), logical_and(isnan(y), logical_not(isnan(x))))
@@ -76,11 +77,8 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
     ``side="left"`` gives the first suitable index, ``"right"`` the last. A vectorized binary
     search: ceil(log2(len(a) + 1)) rounds of gathers.
     """
-    from ._indexing import take
-    from ._ufuncs import logical_and, logical_not, where
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: argument 'side' must be 'left' or 'right', got {side!r}")
-    from ._promotion import promote_dtypes
     a, v = promote_dtypes("searchsorted", a, v)
     if sorter is not None:
         a = take(a, sorter)
@@ -95,8 +93,8 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
         val = take(a, lax.min(mid, lax.full_like(mid, n - 1)), mode="clip")
         right = _total_less(val, v) if side == "left" else logical_not(_total_less(v, val))
         active = lax.lt(lo, hi)
-        lo = where(logical_and(active, right), lax.add(mid, lax.full_like(mid, 1)), lo)
-        hi = where(logical_and(active, logical_not(right)), mid, hi)
+        lo = _where_xy(logical_and(active, right), lax.add(mid, lax.full_like(mid, 1)), lo)
+        hi = _where_xy(logical_and(active, logical_not(right)), mid, hi)
     return lo
 
 
@@ -121,9 +119,6 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     Returns:
       A tuple of index arrays.
     """
-    from ._reductions import cumsum
-    from ._shape import ravel
-    from ._ufuncs import not_equal
     (a,) = promote_args("nonzero", a)
     av = aval_of(a)
     if av.ndim == 0:
@@ -154,7 +149,6 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
 
 def _scatter_1d(operand: Any, indices: Any, updates: Any) -> Any:
     """operand[indices] = updates along axis 0 (out-of-bounds indices dropped)."""
-    from ._shape import reshape
     dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                      scatter_dims_to_operand_dims=(0,))
     idx = reshape(indices, aval_of(indices).shape + (1,))
@@ -163,13 +157,11 @@ def _scatter_1d(operand: Any, indices: Any, updates: Any) -> Any:
 
 def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Any:
     """Indices of the non-zero elements of the flattened ``a``."""
-    from ._shape import ravel
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Any:
     """Indices of the non-zero elements as an (N, ndim) array."""
-    from ._shape import reshape, stack
     (a,) = promote_args("argwhere", a)
     if aval_of(a).ndim == 0:
         a = reshape(a, (1,))
@@ -197,9 +189,6 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     Returns:
       The unique values, or a tuple with the requested extras.
     """
-    from ._reductions import cumsum
-    from ._shape import concatenate, ravel, reshape
-    from ._ufuncs import isnan, logical_and, logical_not, not_equal
     (ar,) = promote_args("unique", ar)
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis, size,
@@ -207,7 +196,6 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     x = ravel(ar)
     n = aval_of(x).shape[0]
     perm = argsort(x)
-    from ._indexing import take
     s = take(x, perm)
     if n:
         diff = not_equal(lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1))
@@ -223,7 +211,6 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     rank = lax.sub(cumsum(convert(first, dtypes.int32)), lax.full_like(lax.iota(dtypes.int32, n), 1))
     target = lax.select_n(first, lax.full_like(rank, size), rank) if n else rank
     if fill_value is None:
-        from ._reductions import min as min_
         fill = min_(x) if n else convert(0, aval_of(x).dtype)
     else:
         fill = convert(fill_value, aval_of(x).dtype)
@@ -249,10 +236,6 @@ def _unique_axis(ar: Any, return_index: bool, return_inverse: bool, return_count
                  axis: int, size: int | None, fill_value: Any) -> Any:
     # unique rows of `ar` moved to (n, rest): lexicographic sort of the rows, then
     # first-of-run marks, exactly as the flat case
-    from ._indexing import take
-    from ._reductions import any as any_, cumsum
-    from ._shape import concatenate, moveaxis, reshape
-    from ._ufuncs import not_equal
     av = aval_of(ar)
     ax = canonicalize_axis(axis, av.ndim, "unique")
     rows = moveaxis(ar, ax, 0)
@@ -292,3 +275,13 @@ def _unique_axis(ar: Any, return_index: bool, return_inverse: bool, return_count
                                     lax.full_like(lax.iota(dtypes.int32, n), 1), dn1,
                                     mode=lax.GatherScatterMode.FILL_OR_DROP))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /, *,
+          size: int | None = None, fill_value: Any = None) -> Any:
+    """``x`` where ``condition`` holds, else ``y``; with one argument, ``nonzero(condition)``."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    return _where_xy(condition, x, y)

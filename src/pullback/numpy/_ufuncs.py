@@ -531,34 +531,6 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
     return close
 
 
-def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> Any:
-    """True when every element of ``a`` is close to ``b`` (see :func:`isclose`)."""
-    from ._reductions import all as all_
-    return all_(isclose(a, b, rtol, atol, equal_nan))
-
-
-def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Any:
-    """True when both have one shape and equal elements."""
-    from ._reductions import all as all_
-    if aval_of(promote_args("array_equal", a1)[0]).shape != \
-            aval_of(promote_args("array_equal", a2)[0]).shape:
-        return convert(False, dtypes.bool_)
-    eq = equal(a1, a2)
-    if equal_nan:
-        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
-    return all_(eq)
-
-
-def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Any:
-    """True when the arrays broadcast to one shape and are equal element-wise."""
-    from ._reductions import all as all_
-    try:
-        return all_(equal(a1, a2))
-    except ValueError:
-        return convert(False, dtypes.bool_)
-
-
 def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
     """``x`` converted to ``dtype`` (None: the default float type).
 
@@ -678,14 +650,9 @@ def angle(z: ArrayLike, deg: bool = False) -> Any:
 
 # ---- selection ----
 
-def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /, *,
-          size: int | None = None, fill_value: Any = None) -> Any:
-    """``x`` where ``condition`` holds, else ``y``; with one argument, ``nonzero(condition)``."""
-    if x is None and y is None:
-        from ._sorting import nonzero
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError("where: give both x and y, or neither")
+def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Any:
+    """``x`` where ``condition`` holds, else ``y``: jnp.where's three-argument form (the
+    public ``where``, in _sorting.py, adds the one-argument form, ``nonzero``)."""
     x, y = promote_dtypes("where", x, y)
     c, x, y = broadcast_all("where", _as_bool(condition), x, y)
     return lax.select_n(c, y, x)

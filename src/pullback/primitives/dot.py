@@ -33,6 +33,7 @@ from ..tracer import strides as views
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
 from .conversion import check_dtype, convert_element_type_p, convert_reference
+from .movement import transpose_p
 from .rules import Zero, add_tangents, is_undefined
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
@@ -230,7 +231,6 @@ def _operand_cotangent(ct, other, aval: ShapedArray, mine: tuple, others: tuple,
     src = list(mb) + list(my_free) + [mc[j] for j in _argsort(oc)]
     perm = tuple(_argsort(src))
     if perm != tuple(range(len(perm))):
-        from .movement import transpose_p
         x = transpose_p.bind(x, permutation=perm)
     if get_aval(x).dtype != aval.dtype:  # e.g. a float32 operand of a float64 product
         x = convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type)

@@ -26,8 +26,7 @@ from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.core import NoRule, Primitive, get_aval, not_applicable
 from . import elementwise_reference as ref
-from .movement import broadcast_in_dim_p
-from .reductions import reduce_sum_p
+from .building_blocks import add_p, broadcast_in_dim_p, mul_p, reduce_sum_p, select_n_p, sub_p
 from .rules import (NONLINEAR, Zero, add_tangents, batch_size, broadcast_batcher,
                     elementwise_jvp, instantiate, is_undefined, linear_jvp, move_bdim, zero_jvp,
                     zeros_like_aval)
@@ -144,13 +143,14 @@ def _reference(fn: Callable, out: Callable, exact: bool) -> Callable:
     return reference
 
 
-def _declare(name: str, nin: int, kinds: str, reference: Callable, *, jvp,
+def _declare(name: str | Primitive, nin: int, kinds: str, reference: Callable, *, jvp,
              out: Callable = _same, transpose=NONLINEAR, exact: bool = False,
              args: Sequence[str] = _ARGS) -> Primitive:
     """One element-wise primitive: every rule slot side by side.
 
     Args:
-      name: JAX's primitive name (and the C table row's).
+      name: JAX's primitive name (and the C table row's), or the primitive itself when
+        building_blocks.py declares it.
       nin: the number of operands.
       kinds: a key of ``_KINDS``: the dtypes the operands may have.
       reference: the NumPy implementation.
@@ -161,7 +161,8 @@ def _declare(name: str, nin: int, kinds: str, reference: Callable, *, jvp,
       exact: the reference is exact on half types (no float32 round trip needed).
       args: the operands' names in error messages (``lax``'s parameter names).
     """
-    p = Primitive(name)
+    p = name if isinstance(name, Primitive) else Primitive(name)
+    name = p.name
     p.abstract_eval = lambda *avals: elementwise_aval(name, kinds, *avals[:nin], out=out,
                                                       args=args)
     p.reference = _reference(reference, out, exact)
@@ -176,7 +177,7 @@ def _unary(name: str, kinds: str, reference: Callable, **kw) -> Primitive:
     return _declare(name, 1, kinds, reference, **kw)
 
 
-def _binary(name: str, kinds: str, reference: Callable, **kw) -> Primitive:
+def _binary(name: str | Primitive, kinds: str, reference: Callable, **kw) -> Primitive:
     return _declare(name, 2, kinds, reference, **kw)
 
 
@@ -477,9 +478,9 @@ _ZERO = dict(jvp=zero_jvp)
 _SQRT_PI = float(np.sqrt(np.pi))
 
 # ---- binary ----
-add_p = _binary("add", "numeric", np.add, jvp=_sum_jvp(False), transpose=_add_transpose)
-sub_p = _binary("sub", "numeric", np.subtract, jvp=_sum_jvp(True), transpose=_sub_transpose)
-mul_p = _binary("mul", "numeric", np.multiply, transpose=_mul_transpose,
+add_p = _binary(add_p, "numeric", np.add, jvp=_sum_jvp(False), transpose=_add_transpose)
+sub_p = _binary(sub_p, "numeric", np.subtract, jvp=_sum_jvp(True), transpose=_sub_transpose)
+mul_p = _binary(mul_p, "numeric", np.multiply, transpose=_mul_transpose,
                 jvp=_partials(lambda x, y, out: y, lambda x, y, out: x))
 div_p = _binary("div", "numeric", ref.div, jvp=_div_jvp, transpose=_div_transpose)
 rem_p = _binary("rem", "integer or floating", ref.rem, jvp=_rem_jvp)
@@ -661,7 +662,7 @@ def _select_n_aval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
     return ShapedArray(c0.shape, c0.dtype, all(c.weak_type for c in cases))
 
 
-select_n_p = Primitive("select_n")
+# (select_n_p is declared in building_blocks.py: the rules of other families select too)
 select_n_p.abstract_eval = _select_n_aval
 select_n_p.reference = ref.select_n
 select_n_p.cpu = lambda k, which, *cases: k.select_n(which, *cases)

@@ -23,6 +23,7 @@ from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval, not_applicable
 from ..tracer.shapes import check_shape
+from .building_blocks import broadcast_in_dim_p, reduce_sum_p, select_n_p, sub_p, transpose_p
 from .rules import (batch_size, is_undefined, linear_jvp, linear_transpose, move_bdim,
                     zeros_like_aval)
 
@@ -54,7 +55,7 @@ def _broadcast_in_dim_ref(x: np.ndarray, *, shape, broadcast_dimensions) -> np.n
     return np.broadcast_to(x.reshape(expanded), shape)
 
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim")
+# (declared in building_blocks.py: the rule vocabulary and every family broadcast)
 broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_aval
 broadcast_in_dim_p.reference = _broadcast_in_dim_ref
 broadcast_in_dim_p.cpu = lambda k, x, *, shape, broadcast_dimensions: k.view(
@@ -65,7 +66,6 @@ broadcast_in_dim_p.cpu = lambda k, x, *, shape, broadcast_dimensions: k.view(
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     # sum over the new dimensions and the operand's size-1 (expanded) ones, then restore
     # the operand's unit dimensions
-    from .reductions import reduce_sum_p
     in_shape = x.aval.shape
     kept = {d for n, d in zip(in_shape, broadcast_dimensions) if n != 1}
     axes = tuple(d for d in range(len(shape)) if d not in kept)
@@ -156,12 +156,13 @@ def _check_dims(dims, ndim: int, op: str, arg: str) -> tuple[int, ...]:
     return dims
 
 
-def _view_primitive(name: str, aval_rule, layout, reference, transpose, batch) -> Primitive:
+def _view_primitive(name: str | Primitive, aval_rule, layout, reference, transpose,
+                    batch) -> Primitive:
     """A primitive that is always a zero-copy view: ``layout(shape, strides, **params)`` gives
     the view's (shape, strides, offset). Views are linear: ``transpose(ct, x, **params)``
     gives the operand's cotangent, ``batch(x, bdim, **params)`` the batched
-    ``(out, out_bdim)``."""
-    p = Primitive(name)
+    ``(out, out_bdim)``. ``name`` may be a primitive building_blocks.py declares."""
+    p = name if isinstance(name, Primitive) else Primitive(name)
     p.abstract_eval = aval_rule
     p.cpu = lambda k, x, **params: k.view(x, *layout(x.shape, x.strides, **params))
     p.reference = reference
@@ -187,7 +188,7 @@ def _transpose_aval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedAr
 
 
 transpose_p = _view_primitive(
-    "transpose", _transpose_aval,
+    transpose_p, _transpose_aval,
     lambda shape, strides, *, permutation: views.transpose(shape, strides, permutation),
     lambda x, *, permutation: np.transpose(x, permutation),
     lambda ct, x, *, permutation: transpose_p.bind(
@@ -354,8 +355,6 @@ pad_p.reference = _pad_ref
 def _pad_transpose(ct, x, v, *, padding_config):
     # the operand's cotangent: undo the edges (negative edges were crops: pad those back
     # with zeros), then step over the interior padding
-    from .elementwise import sub_p
-    from .reductions import reduce_sum_p
     zero = zeros_like_aval(ShapedArray((), get_aval(ct).dtype))
     unpadded = pad_p.bind(ct, zero, padding_config=tuple((-lo, -hi, 0)
                                                          for lo, hi, _ in padding_config))
@@ -380,7 +379,6 @@ def _pad_batch(vals, dims, *, padding_config):
         return pad_p.bind(x, v, padding_config=config), dx
     # a batched padding value: pad with zeros, then select each lane's value where the
     # padding is (JAX's approach)
-    from .elementwise import select_n_p
     xa = get_aval(x)
     zero = zeros_like_aval(ShapedArray((), xa.dtype))
     padded = pad_p.bind(x, zero, padding_config=config)

@@ -33,6 +33,9 @@ from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
+from .conversion import convert_element_type_p
+from .elementwise import ge_p, mul_p, sub_p
+from .movement import broadcast_in_dim_p
 from .rules import (INTEGER_OUTPUT, NONLINEAR, batch_size, broadcast_batcher, check_examples,
                     elementwise_jvp, move_bdim)
 
@@ -254,7 +257,6 @@ def _fold_in_batch(vals, dims):
         return random_fold_in_p.bind(keys, msgs), 0  # one message for every key
     msgs = move_bdim(msgs, dm, 0, size)
     if get_aval(msgs).ndim == 1 and nbatch:  # one message per lane: size-1 dims broadcast
-        from .movement import broadcast_in_dim_p
         msgs = broadcast_in_dim_p.bind(msgs, shape=(size,) + (1,) * nbatch,
                                        broadcast_dimensions=(0,))
     return random_fold_in_p.bind(keys, msgs), 0
@@ -332,24 +334,19 @@ def _range_ref(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def _affine(u, lo, hi):
     """1 where maxval >= minval (the result is the affine map), else 0, in u's dtype."""
-    from .conversion import convert_element_type_p
-    from .elementwise import ge_p
     return convert_element_type_p.bind(ge_p.bind(hi, lo), new_dtype=get_aval(u).dtype,
                                        weak_type=False)
 
 
 def _d_u(u, lo, hi, out):
-    from .elementwise import mul_p, sub_p
     return mul_p.bind(sub_p.bind(hi, lo), _affine(u, lo, hi))
 
 
 def _d_maxval(u, lo, hi, out):
-    from .elementwise import mul_p
     return mul_p.bind(u, _affine(u, lo, hi))
 
 
 def _d_minval(u, lo, hi, out):
-    from .elementwise import sub_p
     return sub_p.bind(Array(np.ones((), get_aval(u).dtype)), _d_maxval(u, lo, hi, out))
 
 
@@ -367,7 +364,6 @@ def _range_batch(vals, dims):
             continue
         v = move_bdim(v, d, 0, size)
         if get_aval(v).ndim == 1 and u_shape:  # a 0-d bound per lane: spread over the lane
-            from .movement import broadcast_in_dim_p
             v = broadcast_in_dim_p.bind(v, shape=(size,) + u_shape, broadcast_dimensions=(0,))
         out.append(v)
     return random_uniform_range_p.bind(*out), 0

@@ -29,7 +29,7 @@ from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval, not_applicable
 # modules, not names: the families' rules refer to each other, so a name may not exist yet
 # while these modules are being imported
-from . import conversion as _cv, elementwise as _ew, movement as _mv
+from . import building_blocks, conversion as _cv, elementwise as _ew, movement as _mv
 from .rules import INTEGER_OUTPUT, NONLINEAR, Zero, linear_jvp
 
 _HALVES = (dtypes.float16, dtypes.bfloat16)
@@ -185,9 +185,12 @@ def _extreme(dtype: np.dtype, largest: bool):
     return np.inf if largest else -np.inf
 
 
-def _declare_reduce(name: str, kinds: tuple, reference: Callable, jvp, transpose) -> Primitive:
-    """A reduction; ``jvp`` builds the jvp rule from the primitive (or is a NoRule)."""
-    p = Primitive(name)
+def _declare_reduce(name: str | Primitive, kinds: tuple, reference: Callable, jvp,
+                    transpose) -> Primitive:
+    """A reduction; ``jvp`` builds the jvp rule from the primitive (or is a NoRule). ``name``
+    may be a primitive building_blocks.py declares."""
+    p = name if isinstance(name, Primitive) else Primitive(name)
+    name = p.name
     p.abstract_eval = lambda x, *, axes: _reduce_aval(name, kinds, x, axes=axes)
     p.reference = reference
     p.cpu = lambda k, x, *, axes: k.reduce(k.REDUCE_OPS[name], x, axes)
@@ -263,7 +266,8 @@ def _chooser_jvp(prim: Primitive) -> Callable:
 
 
 reduce_sum_p = _declare_reduce(
-    "reduce_sum", NUMBER, via_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)),
+    building_blocks.reduce_sum_p, NUMBER,
+    via_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)),
     linear_jvp, _reduce_sum_transpose)
 reduce_prod_p = _declare_reduce(
     "reduce_prod", NUMBER, via_float32(lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype)),

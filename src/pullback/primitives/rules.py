@@ -17,7 +17,8 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import not_applicable
+from ..tracer.core import get_aval, not_applicable
+from .building_blocks import add_p, broadcast_in_dim_p, mul_p, transpose_p
 
 NONLINEAR = not_applicable("not linear in its operands, so it has no transpose")
 INTEGER_OUTPUT = not_applicable("integer-valued output: not differentiable")
@@ -38,7 +39,6 @@ class Zero:
 
     @staticmethod
     def from_primal(x: Any) -> "Zero":
-        from ..tracer.core import get_aval
         return Zero(tangent_aval(get_aval(x)))
 
 
@@ -69,7 +69,6 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     """A materialized zero of ``aval`` (a broadcast of one scalar)."""
     if aval.dtype == dtypes.float0:
         return Array(np.zeros(aval.shape, dtypes.float0))
-    from .movement import broadcast_in_dim_p
     scalar = Array(np.zeros((), aval.dtype), aval.weak_type)
     if not aval.shape:
         return scalar
@@ -87,7 +86,6 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if type(b) is Zero:
         return a
-    from .elementwise import add_p
     return add_p.bind(a, b)
 
 
@@ -95,7 +93,6 @@ def add_tangents(a: Any, b: Any) -> Any:
 
 def batch_size(vals: Any, dims: Any) -> int:
     """The mapped size: the extent of any operand's batch dimension."""
-    from ..tracer.core import get_aval
     for v, d in zip(vals, dims):
         if d is not None:
             return get_aval(v).shape[d]
@@ -105,8 +102,6 @@ def batch_size(vals: Any, dims: Any) -> int:
 def move_bdim(x: Any, src: int | None, dst: int, size: int) -> Any:
     """``x`` with its batch dimension ``src`` moved to ``dst`` (a view); an unbatched ``x``
     (``src`` None) is broadcast (zero-copy) to have one of ``size`` at ``dst``."""
-    from ..tracer.core import get_aval
-    from .movement import broadcast_in_dim_p, transpose_p
     aval = get_aval(x)
     if src is None:
         shape = aval.shape[:dst] + (size,) + aval.shape[dst:]
@@ -124,7 +119,6 @@ def broadcast_batcher(prim: Any) -> Any:
     broadcast): batched operands get their batch dim in front; unbatched ones of rank > 0 are
     broadcast (zero-copy) to the batched shape; unbatched scalars stay scalars."""
     def rule(vals: Any, dims: Any, **params: Any) -> Any:
-        from ..tracer.core import get_aval
         size = batch_size(vals, dims)
         logical_nd = max(get_aval(v).ndim - (d is not None) for v, d in zip(vals, dims))
         out = []
@@ -135,7 +129,6 @@ def broadcast_batcher(prim: Any) -> Any:
                 continue
             v = move_bdim(v, d, 0, size)
             if nd < logical_nd:  # a batched scalar among batched arrays: broadcast its lanes
-                from .movement import broadcast_in_dim_p
                 full = (size,) + _logical_shape(vals, dims)
                 v = broadcast_in_dim_p.bind(v, shape=full, broadcast_dimensions=(0,))
             out.append(v)
@@ -147,7 +140,6 @@ def broadcast_batcher(prim: Any) -> Any:
 
 
 def _logical_shape(vals: Any, dims: Any) -> tuple[int, ...]:
-    from ..tracer.core import get_aval
     best: tuple[int, ...] = ()
     for v, d in zip(vals, dims):
         s = get_aval(v).shape
@@ -163,7 +155,6 @@ def elementwise_jvp(prim: Any, *partials: Any) -> Any:
     ``partials[i](*primals, out) -> d out / d operand i`` (None: not differentiable in that
     operand). The tangent is the sum of ``partial_i * tangent_i`` over non-zero tangents."""
     def rule(primals: Any, tangents: Any, **params: Any) -> Any:
-        from .elementwise import mul_p
         out = prim.bind(*primals, **params)
         acc: Any = Zero.from_primal(out)
         for i, (t, d) in enumerate(zip(tangents, partials)):
@@ -205,7 +196,6 @@ def linear_transpose(fn: Any) -> Any:
 
 def unbatched_aval(x: Any, d: int | None) -> ShapedArray:
     """The aval of one example of ``x`` (batch dimension ``d`` removed; None: not mapped)."""
-    from ..tracer.core import get_aval
     aval = get_aval(x)
     if d is None:
         return aval

@@ -198,6 +198,41 @@ def promote_strict(dtypes_and_weak: tuple[tuple[np.dtype, bool], ...]) -> tuple[
         "type, or set jax_numpy_dtype_promotion=standard.")
 
 
+@functools.lru_cache(maxsize=4096)
+def _promoted_standard(kinds: tuple) -> tuple[np.dtype, bool]:
+    return promote(kinds)
+
+
+# (weak operands alone promote to the default dtypes, which jax_enable_x64 changes)
+config.watch(lambda name, value: _promoted_standard.cache_clear())
+
+
+def promoted(kinds: tuple) -> tuple[np.dtype, bool]:
+    """The (dtype, weak) of combining values of these (dtype, weak) kinds under
+    ``jax_numpy_dtype_promotion`` ("strict" raises TypePromotionError between different
+    dtypes)."""
+    if config.jax_numpy_dtype_promotion == "strict":
+        return promote_strict(kinds)
+    return _promoted_standard(kinds)
+
+
+def result_type(*args: Any) -> np.dtype:
+    """The dtype of combining ``args`` (arrays, dtypes, Python scalars, which are weak)."""
+    kinds = []
+    for a in args:
+        if is_python_scalar(a):
+            kinds.append(dtype_of_python(a))
+        elif hasattr(a, "aval"):
+            kinds.append((a.aval.dtype, a.aval.weak_type))
+        elif isinstance(a, (np.ndarray, np.generic)):
+            kinds.append((canonicalize(a.dtype), False))
+        else:
+            kinds.append((canonicalize(a), False))
+    if not kinds:
+        raise ValueError("result_type: at least one argument is required")
+    return promoted(tuple(kinds))[0]
+
+
 def promote_types(a: Any, b: Any) -> np.dtype:
     """The dtype JAX's lattice gives two (strong) dtypes, as ``jnp.promote_types``."""
     return promote(((canonicalize(a), False), (canonicalize(b), False)))[0]

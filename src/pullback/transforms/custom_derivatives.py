@@ -17,9 +17,12 @@ import numpy as np
 
 from ..primitives.rules import Zero, instantiate, not_applicable, tangent_aval
 from ..tracer import core, pytree
+from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive
 from ..tracer.staging import eval_jaxpr, trace_to_jaxpr
-from .control_flow.tracing import as_operands
+from .array_ops import as_operands
+from .jvp import jvp_flat
+from .vmap import moveaxis_to, vmap
 
 
 def _interpret(*args: Any, call_jaxpr: Any, **params: Any) -> list:
@@ -69,7 +72,6 @@ def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp_flat, fun_flat, **para
 
 
 def _custom_jvp_batch(vals, dims, *, call_jaxpr, jvp_flat, fun_flat, **params):
-    from .vmap import vmap
     # every operand is mapped at axis 0 once _batched_vals has moved (or broadcast) it there
     n = len(call_jaxpr.out_avals)
     bfun = vmap(lambda *xs: fun_flat(*xs), in_axes=0, out_axes=0)
@@ -82,7 +84,6 @@ def _custom_jvp_batch(vals, dims, *, call_jaxpr, jvp_flat, fun_flat, **params):
 
 def _batched_vals(vals: list, dims: list) -> list:
     # unmapped operands get a broadcast batch axis so every operand is mapped at 0
-    from .vmap import moveaxis_to
     size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
     return [moveaxis_to(v, d, 0, size) for v, d in zip(vals, dims)]
 
@@ -223,7 +224,6 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, fwd_flat, bwd_flat, fun_fl
 
 
 def _custom_vjp_batch(vals, dims, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat):
-    from .vmap import vmap
     n = len(call_jaxpr.out_avals)
     bvals = _batched_vals(vals, dims)
     bfun = vmap(lambda *xs: fun_flat(*xs))
@@ -258,7 +258,6 @@ def _custom_lin_aval(*avals, num_primals, num_res, bwd_flat, fun_flat, out_avals
 
 def _custom_lin_forward(*args, num_primals, num_res, bwd_flat, fun_flat, out_avals):
     # forward mode: differentiate the primal function itself
-    from .jvp import jvp_flat
     primals = list(args[:num_primals])
     tans = list(args[num_primals + num_res:])
     _, tan_out, _ = jvp_flat(lambda *xs: list(fun_flat(*xs)), primals, tans)
@@ -276,12 +275,10 @@ def _custom_lin_transpose(cts, *args, num_primals, num_res, bwd_flat, fun_flat, 
 
 
 def _custom_lin_batch(vals, dims, *, num_primals, num_res, bwd_flat, fun_flat, out_avals):
-    from .vmap import vmap
     bvals = _batched_vals(vals, dims)
     bfun = vmap(lambda *xs: fun_flat(*xs))
     bbwd = vmap(lambda res, cts: bwd_flat(list(res), list(cts)), in_axes=(0, 0))
     size = core.get_aval(bvals[0]).shape[0]
-    from ..tracer.avals import ShapedArray
     b_out = tuple(ShapedArray((size,) + a.shape, a.dtype, a.weak_type) for a in out_avals)
     outs = custom_lin_p.bind(*bvals, num_primals=num_primals, num_res=num_res,
                              bwd_flat=lambda res, cts: list(bbwd(tuple(res), tuple(cts))),

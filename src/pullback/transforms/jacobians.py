@@ -8,21 +8,23 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tracer import core, dtypes, pytree
+from ..primitives.movement import slice_p
+from ..tracer.array import Array
 from ..tracer.errors import check_callable
+from .array_ops import moveaxis, reshape
 from .jvp import instantiate, jvp_flat
 from .reverse import _as_array, _check_argnums, vjp
 from .vmap import vmap
 
 
 def _basis(avals: list, total: int, dtype: np.dtype) -> list[Any]:
-    """For each leaf, a (total, *shape) array: rows of the identity belonging to that leaf."""
-    from ..numpy._creation import eye
-    from ..numpy._shape import reshape
+    """For each leaf, a (total, *shape) array: rows of the identity belonging to that leaf
+    (constants, made with NumPy as the container)."""
     out, off = [], 0
     for av in avals:
         n = av.size
-        rows = eye(total, n, -off, dtype=dtype)  # row off+k has a 1 at column k
-        out.append(reshape(rows, (total,) + av.shape))
+        rows = np.eye(total, n, -off, dtype=dtype)  # row off+k has a 1 at column k
+        out.append(Array(rows.reshape((total,) + av.shape)))
         off += n
     return out
 
@@ -30,12 +32,12 @@ def _basis(avals: list, total: int, dtype: np.dtype) -> list[Any]:
 def _split_rows(x: Any, offsets: list, sizes: list, avals: list, lead_shape: tuple,
                 outer_first: bool) -> list:
     """x: (total, *rest) → per leaf (*rest, *leaf_shape) or (*leaf_shape, *rest)."""
-    from .. import lax
-    from ..numpy._shape import moveaxis, reshape
     rest = core.get_aval(x).shape[1:]
     parts = []
     for off, n, av in zip(offsets, sizes, avals):
-        piece = lax.slice_in_dim(x, off, off + n, axis=0)
+        off = int(off)
+        piece = slice_p.bind(x, start_indices=(off,) + (0,) * len(rest),
+                             limit_indices=(off + n,) + rest, strides=(1,) * (1 + len(rest)))
         piece = reshape(piece, av.shape + rest)
         if outer_first:
             nd = len(av.shape)

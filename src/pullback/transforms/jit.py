@@ -19,20 +19,28 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import config
+from ..primitives.rules import is_undefined
 from ..tracer import core, debug, pytree
 from ..tracer.array import Array, delete
-from ..tracer.core import Primitive
+from ..tracer.avals import ShapedArray
 from ..tracer.errors import check_callable
+from ..tracer.executor import installed as _installed_executor
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.shapes import index_tuple
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
 
-from ..backends.cpu.kernels import FAST_MAX_LEAVES as _FAST_MAX_LEAVES
-from ..backends.cpu.kernels import JitBase as _JitBase
-from ..backends.cpu.kernels import LayoutError as _LayoutError
-from ..backends.cpu.kernels import jit_setup as _jit_setup
-
+from .jit_primitive import jit_p
+from .jvp import jvp_flat
 from .passes import optimize as _optimize
+from .transpose import backward_pass
+from .vmap import vmap
+
+# the backend's executor (installed when the package imported the backend)
+_EXECUTOR = _installed_executor()
+_FAST_MAX_LEAVES = _EXECUTOR.fast_max_leaves
+_JitBase = _EXECUTOR.jit_base
+_LayoutError = _EXECUTOR.layout_error
+_to_ndarray = _EXECUTOR.to_ndarray
 
 
 # ---- the call primitive ----
@@ -96,43 +104,31 @@ def _not_reproduced(kind: str, name: str) -> FloatingPointError:
         "outputs, like `jax.jit(lambda ...: jax.numpy.nan)(...)`. ")
 
 
-def _to_ndarray(x: Any, aval) -> Any:
-    global _to_ndarray
-    from ..backends import to_ndarray  # (backends imports this module: bound on first use)
-    _to_ndarray = to_ndarray
-    return to_ndarray(x, aval)
-
-
 def _compile(closed: ClosedJaxpr, consts: dict, name: str, donated, layout=None,
              strict: bool = False) -> Any:
-    from ..backends.cpu.compiler import compile_jaxpr
-    return compile_jaxpr(closed.jaxpr, consts, name, donated, layout, strict)
+    return _EXECUTOR.compile(closed.jaxpr, consts, name, donated, layout, strict)
 
 # Under jvp, vmap and transposition the call is inlined (its equations are transformed one by
 # one); the compiled executor keeps the boundary.
 
 def _jit_jvp(primals, tangents, *, name: str, jaxpr: ClosedJaxpr):
-    from .jvp import jvp_flat
     outs, tans, _ = jvp_flat(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs),
                              primals, tangents, name=f"jvp({name})")
     return outs, tans
 
 
 def _jit_batch(vals, dims, *, name: str, jaxpr: ClosedJaxpr):
-    from .vmap import vmap
     outs = vmap(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs), in_axes=tuple(dims))(*vals)
     return outs, [0] * len(outs)
 
 
 def _jit_transpose(cts, *args, name: str, jaxpr: ClosedJaxpr):
-    from ..primitives.rules import is_undefined
-    from .transpose import backward_pass
     lin = [is_undefined(a) for a in args]
     out = backward_pass(jaxpr.jaxpr, jaxpr.consts, lin, args, cts)
     return [o if l else None for o, l in zip(out, lin)]
 
 
-jit_p = Primitive("jit", multiple_results=True)
+# (jit_p is declared in jit_primitive.py: the passes create jit equations too)
 jit_p.abstract_eval = _jit_aval
 jit_p.cpu = _jit_run
 jit_p.reference = _jit_interpret
@@ -443,14 +439,13 @@ def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple, in_spec: tuple) 
     """(FastCall, tree): the C object that runs ``compiled`` on Arrays of ``in_avals`` laid out
     as ``in_spec`` (the positional arguments' tree) and returns its results in the output tree,
     and the tree to unflatten them into when the FastCall cannot build it (else None)."""
-    from ..backends.cpu.kernels import FastCall
-    from ..tracer.avals import ShapedArray
+    fast_call = _EXECUTOR.fast_call
     out_spec = _plain_spec(out_tree)
     if out_spec is _NOT_PLAIN or out_spec is None:  # (None: the FastCall's "flat list" mark)
-        return FastCall(compiled.program, Array, ShapedArray, tuple(in_avals),
-                        tuple(compiled.out_avals), in_spec, None), out_tree
-    return FastCall(compiled.program, Array, ShapedArray, tuple(in_avals),
-                    tuple(compiled.out_avals), in_spec, out_spec), None
+        return fast_call(compiled.program, Array, ShapedArray, tuple(in_avals),
+                         tuple(compiled.out_avals), in_spec, None), out_tree
+    return fast_call(compiled.program, Array, ShapedArray, tuple(in_avals),
+                     tuple(compiled.out_avals), in_spec, out_spec), None
 
 
 class Lowered:
@@ -502,7 +497,7 @@ class Compiled:
         return pytree.tree_unflatten(self._entry.out_tree, outs)
 
 
-_jit_setup(core.state, config, pytree.tree_unflatten)
+_EXECUTOR.jit_setup(core.state, config, pytree.tree_unflatten)
 
 
 # ---- switches read when a function is traced or called ----

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from ..tracer import core, dtypes, pytree
 from ..tracer.avals import ShapedArray
+from .array_ops import asarray
 from ..primitives.rules import Zero, instantiate, tangent_aval  # noqa: F401 (used by reverse)
 
 
@@ -130,7 +131,6 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     Returns:
       ``(primals_out, tangents_out)`` (and ``aux`` when ``has_aux``).
     """
-    from ..numpy._creation import asarray
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples or lists of arguments")
     p_leaves, p_tree = pytree.tree_flatten(tuple(primals))

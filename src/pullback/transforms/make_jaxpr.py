@@ -5,6 +5,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from ..tracer import core, pytree
+from ..tracer.avals import ShapeDtypeStruct
 from ..tracer.errors import check_callable
 from ..tracer.staging import fun_name, trace_to_jaxpr
 from .jit import _normalize_static, leaf_names
@@ -44,7 +45,6 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
         closed, out_tree = trace_to_jaxpr(flat_fun, avals, debug_name=fun_name(fun),
                                           arg_names=names)
         if return_shape:
-            from ..tracer.avals import ShapeDtypeStruct
             shapes = [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
             return closed, pytree.tree_unflatten(out_tree, shapes)
         return closed

@@ -8,6 +8,8 @@ from typing import Any, Callable, Sequence
 from ..tracer import core, dtypes, pytree
 from ..tracer.errors import check_callable
 from ..tracer.shapes import index_tuple
+from ..tracer.staging import eval_jaxpr
+from .array_ops import asarray, full_like
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialVal, partial_eval_flat
 from .transpose import backward_pass
@@ -16,7 +18,6 @@ from .transpose import backward_pass
 def _as_array(x: Any) -> Any:
     if isinstance(x, core.Tracer):
         return x
-    from ..numpy._creation import asarray
     return asarray(x)
 
 
@@ -123,7 +124,6 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     leaves = [_as_array(x) for x in leaves]
     primals_out, out_tree, closed, diff, unknown_t, known_t, *aux = linearize_flat(
         lambda *args: fun(*pytree.tree_unflatten(in_tree, args)), leaves, "linearize", has_aux)
-    from ..tracer.staging import eval_jaxpr
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves, t_tree = pytree.tree_flatten(tangents)
@@ -205,7 +205,6 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         if not holomorphic and not dtypes.is_float(oav.dtype):
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a "
                             f"sub-dtype of np.floating), but got {oav.dtype.name}")
-        from ..lax import full_like
         g = pullback(full_like(out_arr, 1))
         g = g[0] if isinstance(argnums, int) else tuple(g)
         value = (out, res[2]) if has_aux else out

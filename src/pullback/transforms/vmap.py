@@ -12,11 +12,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..primitives.rules import not_mapped
+from ..primitives.rules import move_bdim, not_mapped
 from ..tracer import core, pytree
 from ..tracer.avals import ShapedArray
 from ..tracer.errors import check_callable
 from ..tracer.shapes import index_arg
+from .array_ops import asarray
 
 
 class AxisInfo(NamedTuple):
@@ -110,13 +111,7 @@ def bind_collective(prim: core.Primitive, x: Any, **params: Any) -> Any:
 
 def moveaxis_to(x: Any, src: int | None, dst: int, size: int) -> Any:
     """``x`` with its batch dim ``src`` moved to ``dst`` (broadcast in when not mapped)."""
-    from ..numpy._shape import broadcast_to, expand_dims, moveaxis
-    if src is None:
-        x = expand_dims(x, dst)
-        shape = list(core.get_aval(x).shape)
-        shape[dst] = size
-        return broadcast_to(x, tuple(shape))
-    return x if src == dst else moveaxis(x, src, dst)
+    return move_bdim(x if isinstance(x, core.Tracer) else asarray(x), src, dst, size)
 
 
 def _flatten_axes(name: str, what: str, tree: Any, axes: Any) -> list[Any]:
@@ -192,7 +187,6 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                              f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
         leaves, in_tree = pytree.tree_flatten(args)
         axes = _flatten_axes("vmap", "in_axes", args, in_axes)
-        from ..numpy._creation import asarray
         leaves = [x if isinstance(x, core.Tracer) else asarray(x) for x in leaves]
         sizes = {}
         norm = []

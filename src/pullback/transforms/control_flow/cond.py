@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...primitives.elementwise import select_n_p
+from ...primitives.movement import broadcast_in_dim_p
 from ...primitives.rules import (Zero, instantiate, is_undefined, move_bdim, tangent_aval,
                                  zeros_like_aval)
 from ...tracer import dtypes
@@ -136,7 +138,6 @@ def _transpose(cts, index, *ops, branches):
 
 
 def _batch(vals, dims, *, axis_info, branches):
-    from ...lax import broadcast_in_dim, select_n
     size = axis_info.size
     index, ops = vals[0], vals[1:]
     idx_d, op_d = dims[0], dims[1:]
@@ -151,8 +152,8 @@ def _batch(vals, dims, *, axis_info, branches):
         for k in range(len(branches[0].out_avals)):
             cases = [r[k] for r in results]
             shape = cases[0].shape
-            which = broadcast_in_dim(index, shape, (0,))
-            outs.append(select_n(which, *cases))
+            which = broadcast_in_dim_p.bind(index, shape=tuple(shape), broadcast_dimensions=(0,))
+            outs.append(select_n_p.bind(which, *cases))
         return outs, [0] * len(outs)
     out_b = _union([J.batch_jaxpr(br, axis_info, b, False)[1] for br in branches])
     new = tuple(J.batch_jaxpr(br, axis_info, b, out_b)[0] for br in branches)

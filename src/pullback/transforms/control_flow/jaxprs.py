@@ -14,11 +14,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ...primitives.rules import Zero, instantiate, tangent_aval
 from ...tracer import core
 from ...tracer.avals import ShapedArray
-from ...tracer.ir import ClosedJaxpr, Jaxpr
+from ...tracer.ir import ClosedJaxpr, Jaxpr, Var
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
 from ..jvp import jvp_flat
 from ..partial_eval import PartialVal, PETrace, _tracers_to_jaxpr
 from ..transpose import backward_pass
+from ..vmap import BatchTrace, BatchTracer, _axis_env, moveaxis_to
 
 # ---- derived-program caches (one entry per body and rule arguments) ----
 
@@ -91,7 +92,6 @@ def batch_jaxpr(closed: ClosedJaxpr, axis: Any, batched: Sequence[bool],
 
 
 def _batch_jaxpr(closed, axis, batched, inst):
-    from ..vmap import BatchTrace, BatchTracer, _axis_env, moveaxis_to
     avals = [ShapedArray((axis.size,) + a.shape, a.dtype, a.weak_type) if b else a
              for a, b in zip(closed.in_avals, batched)]
     box: list = []
@@ -233,7 +233,6 @@ def interleave(groups: Sequence[int], nflags: Sequence[Sequence[bool]]) -> list[
 
 def with_unused_inputs(closed: ClosedJaxpr, avals: Sequence[ShapedArray]) -> ClosedJaxpr:
     """The same program taking extra, ignored inputs of ``avals`` after its own."""
-    from ...tracer.ir import Var
     j = closed.jaxpr
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars + [Var(a) for a in avals], j.eqns,
                              j.outvars), closed.consts)

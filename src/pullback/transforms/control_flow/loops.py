@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ...primitives.elementwise import select_n_p
+from ...primitives.movement import broadcast_in_dim_p
+from ...primitives.reductions import reduce_or_p
 from ...primitives.rules import Zero, instantiate, move_bdim, tangent_aval
 from ...tracer.array import Array
 from ...tracer.core import Primitive
@@ -154,11 +157,10 @@ _batch.needs_axis = True
 def _masked_loop(cond_b, body_b, ncc):
     """A loop running while any lane's predicate holds, whose body leaves finished lanes
     unchanged."""
-    from ...lax import broadcast_in_dim, reduce_or, select_n
 
     def cond_any(*args):
         pred = eval_jaxpr(cond_b.jaxpr, cond_b.consts, *args)[0]
-        return reduce_or(pred, axes=(0,))
+        return reduce_or_p.bind(pred, axes=(0,))
 
     def body(*args):
         cc, rest = args[:ncc], args[ncc:]
@@ -167,8 +169,8 @@ def _masked_loop(cond_b, body_b, ncc):
         new = eval_jaxpr(body_b.jaxpr, body_b.consts, *rest)
         out = []
         for old, nw in zip(carry, new):
-            p = broadcast_in_dim(pred, nw.shape, (0,))
-            out.append(select_n(p, old, nw))
+            p = broadcast_in_dim_p.bind(pred, shape=tuple(nw.shape), broadcast_dimensions=(0,))
+            out.append(select_n_p.bind(p, old, nw))
         return out
 
     cond_avals = cond_b.in_avals

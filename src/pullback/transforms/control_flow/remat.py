@@ -19,7 +19,7 @@ import functools
 import weakref
 from typing import Any, Callable, Sequence
 
-from ...primitives.rules import Zero, instantiate, is_undefined, tangent_aval
+from ...primitives.rules import Zero, instantiate, is_undefined, move_bdim, tangent_aval
 from ...tracer import core, pytree
 from ...tracer.core import Primitive
 from ...tracer.ir import ClosedJaxpr, Literal
@@ -29,7 +29,7 @@ from ..jvp import JVPTracer, jvp_flat
 from ..passes.dce import dce_jaxpr
 from ..transpose import backward_pass
 from . import jaxprs as J
-from .tracing import as_operands
+from ..array_ops import as_operands
 
 remat_p = Primitive("checkpoint", multiple_results=True)
 
@@ -189,7 +189,6 @@ def _backward_program(jaxpr: ClosedJaxpr, lin: list[bool]) -> ClosedJaxpr:
 
 
 def _batch(vals, dims, *, axis_info, jaxpr, prevent_cse, differentiated, policy):
-    from ...primitives.rules import move_bdim
     b = [d is not None for d in dims]
     body, out_b = J.batch_jaxpr(jaxpr, axis_info, b, False)
     vals = [move_bdim(v, d, 0, axis_info.size) if d is not None else v

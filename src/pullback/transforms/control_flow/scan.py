@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from ...primitives.rules import (Zero, instantiate, is_undefined, move_bdim, tangent_aval,
-                                 zeros_like_aval)
+from ...primitives.rules import (Zero, add_tangents, instantiate, is_undefined, move_bdim,
+                                 tangent_aval, zeros_like_aval)
 from ...tracer import core
 from ...tracer.array import Array
 from ...tracer.avals import ShapedArray
 from ...tracer.core import Primitive
 from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal
-from ...tracer.staging import eval_jaxpr
+from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
 from . import jaxprs as J
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -240,8 +240,6 @@ def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll
 
 def _accumulating_body(body_t, n_rc, n_acc, n_carry, n_rx, n_cty):
     def build():
-        from ...tracer.staging import trace_to_jaxpr
-        from ...primitives.rules import add_tangents
         avals = body_t.in_avals
         rc_av, rx_av = avals[:n_rc], avals[n_rc:n_rc + n_rx]
         ctc_av = avals[n_rc + n_rx:n_rc + n_rx + n_carry]

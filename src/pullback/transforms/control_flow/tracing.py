@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ...tracer import core, dtypes, pytree
+from ...tracer import dtypes, pytree
 from ...tracer.avals import ShapedArray
 from ...tracer.ir import ClosedJaxpr
 from ...tracer.staging import trace_to_jaxpr
+from ..array_ops import convert
 from ..jit import closure_convert
-
-
-def as_operands(leaves: Sequence[Any]) -> list:
-    """Leaves as operands of a primitive: tracers as they are, anything else as an Array."""
-    from ...numpy._creation import asarray
-    return [x if isinstance(x, core.Tracer) else asarray(x) for x in leaves]
 
 
 def leaf_paths(tree: Any, prefix: str) -> list[str]:
@@ -94,15 +89,13 @@ def check_carry(name: str, in_tree: Any, out_tree: Any, in_avals: Sequence[Shape
 
 
 def promote_leaves(leaves: list, out_avals: Sequence[ShapedArray], which: list[int]) -> list:
-    from ...lax import convert_element_type
     leaves = list(leaves)
     for i in which:
-        leaves[i] = convert_element_type(leaves[i], out_avals[i].dtype)
+        leaves[i] = convert(leaves[i], out_avals[i].dtype)
     return leaves
 
 
 def check_scalar_predicate(name: str, aval: ShapedArray, what: str, bool_only: bool) -> None:
-    from ...tracer import dtypes
     ok_dtype = aval.dtype == dtypes.bool_ or (not bool_only and (
         dtypes.is_integer(aval.dtype) or dtypes.is_float(aval.dtype)))
     if aval.shape != () or not ok_dtype:

@@ -21,8 +21,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...primitives.dot import dot_general_p
+from ...primitives.elementwise import add_p
+from ...primitives.movement import transpose_p
+from ...primitives.reductions import reduce_sum_p
 from ...tracer.avals import ShapedArray
 from ...tracer.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from ..control_flow.jaxprs import batch_jaxpr
+from ..jit_primitive import jit_p
+from ..vmap import AxisInfo
 from .dce import dce_jaxpr
 from .inline import inline_jit_calls
 
@@ -186,9 +193,6 @@ def _batched_precompute(b: _Body, want: list[Var], o_consts: list, o_xs: list
                         ) -> tuple[Eqn, list[Var]]:
     """A call computing ``want`` for every time step at once (the body's carry-independent part
     batched over time), and its stacked results."""
-    from ..control_flow.jaxprs import batch_jaxpr
-    from ..jit import jit_p
-    from ..vmap import AxisInfo
     j = b.closed.jaxpr
     needed: set[Var] = set(want)
     part = []
@@ -229,10 +233,6 @@ def _emit(eqns: list, name: str, ins: list, params: dict, src: Any) -> Var:
 
 
 def _prim(name: str) -> Any:
-    from ...primitives.dot import dot_general_p
-    from ...primitives.elementwise import add_p
-    from ...primitives.movement import transpose_p
-    from ...primitives.reductions import reduce_sum_p
     return {"dot_general": dot_general_p, "add": add_p, "transpose": transpose_p,
             "reduce_sum": reduce_sum_p}[name]
 

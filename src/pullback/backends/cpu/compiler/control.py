@@ -23,30 +23,22 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ....tracer.array import Array
+from .blocks import LOOPS, Block, blocks_of, walk  # noqa: F401  (program.py reads them here)
+from .copies import const_array, copy_step
+from .memory import _inplace_ok
 from .values import Buffer, Step, View
 
 MAX_LEVELS = 4  # nested loops (schedule.c's PB_MAXLOOP)
 CALLS = {"jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
          "custom_vjp_call": "call_jaxpr"}
-LOOPS = ("scan", "while", "cond")
 
 
 class Unlowerable(Exception):
     """The construct cannot be a nested schedule here (too deep): it runs as a callback."""
 
 
-class Block:
-    """A nested schedule: ``steps`` (fused later), ``kept`` (values the ``tail`` reads) and the
-    ``tail`` of copies that publish the block's results."""
-
-    __slots__ = ("steps", "kept", "tail")
-
-    def __init__(self, steps: list[Step], kept: list[View], tail: list[Step]):
-        self.steps, self.kept, self.tail = steps, kept, tail
-
-
 def const_view(value: Any, aval: Any) -> View:
-    from ....tracer.array import Array
     v = value._value if isinstance(value, Array) else value
     return View.of_const(np.asarray(v, dtype=aval.dtype))
 
@@ -69,7 +61,6 @@ def _block(low: Any, fn: Any) -> tuple[list[Step], Any]:
 
 def _carry_buffers(low: Any, init: Sequence[View]) -> list[View]:
     """Loop buffers for the carry, holding the initial values."""
-    from .lower import copy_step
     cs = []
     for v in init:
         c = View.fresh(v.shape, v.dtype)
@@ -83,7 +74,6 @@ def _publish(outs: Sequence[View], dsts: Sequence[View], loop_bufs: Sequence[Vie
     """Copies of ``outs`` into ``dsts``. A value that is a view of a loop buffer (a carry
     passed on, swapped or reversed) goes through a temporary first: the copies run in order
     and must not read a buffer an earlier copy already overwrote."""
-    from .lower import copy_step
     loop_ids = {c.buf.id for c in loop_bufs}
     kept, first, then = [], [], []
     for v, d in zip(outs, dsts):
@@ -123,7 +113,6 @@ def _relayout_invariant_operands(low: Any, steps: list[Step], carry: Sequence[Vi
     becomes contiguous, so the step's loop covers it in one run. The carry is not invariant
     (the loop writes it after these steps: ``h[::-1] @ W`` reads a new one every iteration).
     Returns the copies (operands of the loop step)."""
-    from .lower import copy_step
     local = {o.buf.root()[0].id for s in steps for o in s.outs}
     local |= {c.buf.root()[0].id for c in carry}
     copies: dict[tuple, View] = {}
@@ -155,7 +144,6 @@ def elide_tail_copies(steps: list[Step]) -> list[Step]:
     destination's size, and no later step reads the destination -- nor that step, unless it
     is a region that could write the value over the destination in place anyway (it reads the
     destination element for element, before writing)."""
-    from .memory import _inplace_ok
     writers: dict[int, list[int]] = {}
     for i, s in enumerate(steps):
         for o in s.outs:
@@ -229,7 +217,6 @@ def lower_scan(low: Any, ins: list[View], *, jaxpr, num_consts, num_carry, lengt
 
 def lower_while(low: Any, ins: list[View], *, cond_jaxpr, body_jaxpr, cond_nconsts,
                 body_nconsts) -> list[View]:
-    from .lower import copy_step
     cc, bc = ins[:cond_nconsts], ins[cond_nconsts:cond_nconsts + body_nconsts]
     init = ins[cond_nconsts + body_nconsts:]
     carry = _carry_buffers(low, init)
@@ -252,7 +239,6 @@ def lower_while(low: Any, ins: list[View], *, cond_jaxpr, body_jaxpr, cond_ncons
 def lower_cond(low: Any, ins: list[View], *, branches) -> list[View]:
     index, ops = ins[0], ins[1:]
     if index.buf.kind == "const":  # a known branch: only it is compiled
-        from .lower import const_array
         i = int(const_array(index))
         return closed_call(low, branches[min(max(i, 0), len(branches) - 1)], ops)
     results = [View.fresh(a.shape, a.dtype) for a in branches[0].out_avals]
@@ -269,15 +255,3 @@ def lower_cond(low: Any, ins: list[View], *, branches) -> list[View]:
 LOWER = {"scan": lower_scan, "while": lower_while, "cond": lower_cond}
 
 
-def blocks_of(step: Step) -> list[Block]:
-    if step.kind == "pipe":  # a scan and its consumers (compiler/parallel.py)
-        return blocks_of(step.info["scan"])
-    return step.info.get("blocks", []) if step.kind in LOOPS else []
-
-
-def walk(steps: Sequence[Step]):
-    """Every step, nested blocks included (a block's steps after its loop step)."""
-    for s in steps:
-        yield s
-        for b in blocks_of(s):
-            yield from walk(b.steps)

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .copies import const_array, copy_step
 from .values import Step, View
 
 
@@ -14,7 +15,6 @@ def _dcopy(low: Any, src: View, dst: View, side: str, starts: Sequence[View],
            limits: Sequence[int], strides: Sequence[int]) -> None:
     """Copy ``src`` to ``dst``, the ``side`` view moved by ``starts`` (clamped to ``limits``)
     along dimensions whose byte strides are ``strides``."""
-    from .lower import const_array, copy_step
     moved = src if side == "src" else dst
     offset, dyn, ins = moved.offset, [], [src]
     for s, lim, st in zip(starts, limits, strides):
@@ -43,7 +43,6 @@ def lower_dynamic_slice(low: Any, ins: list[View], *, slice_sizes) -> list[View]
 
 
 def lower_dynamic_update_slice(low: Any, ins: list[View]) -> list[View]:
-    from .lower import copy_step
     x, update, starts = ins[0], ins[1], ins[2:]
     out = View.fresh(x.shape, x.dtype)
     low.emit(copy_step(x, out))

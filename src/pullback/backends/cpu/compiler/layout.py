@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ....tracer.strides import c_strides
+from .blocks import LOOPS
 from .values import Step, View
 
 
@@ -21,7 +22,6 @@ def _views_by_buffer(steps: Sequence[Step], outs: Sequence[View]) -> dict[int, l
 
 def orient_products(steps: Sequence[Step], outs: Sequence[View]) -> int:
     """Swap the operands of matmuls read only transposed; returns how many were swapped."""
-    from .control import LOOPS
     swapped = 0
     views = _views_by_buffer(steps, outs)
     # a loop's blocks read its operands through views made while lowering them: keep those

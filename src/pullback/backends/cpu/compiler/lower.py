@@ -20,11 +20,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ....tracer import core
+from ....tracer import core, executor
 from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
 from . import control, dynamic
+from .copies import CHEAP_GRAIN, const_array, copy_step
 from .values import Buffer, Step, Unsupported, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -34,7 +35,7 @@ _GRAINS = kernels.schedule_ewise_grains()
 _BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite"}
 _REAL_OUT = {"abs", "real", "imag"}
 _COMPLEX_OUT = {"complex", "conj"}
-_CHEAP_GRAIN = 262144
+_CHEAP_GRAIN = CHEAP_GRAIN
 # Compile-time evaluation of constant equations stops at this many output bytes.
 _FOLD_LIMIT = 1 << 24
 
@@ -71,11 +72,6 @@ def _broadcast(v: View, shape: tuple) -> View:
     if v.ndim == 0:
         return View(v.buf, v.offset, shape, (0,) * len(shape), v.dtype)
     raise Unsupported(f"operand shape {v.shape} vs {shape}")
-
-
-def const_array(v: View) -> np.ndarray:
-    """The ndarray a constant View denotes (shares the constant's memory)."""
-    return kernels.view(v.buf.value, v.shape, v.strides, v.offset)
 
 
 class SymbolicKernels:
@@ -236,12 +232,6 @@ _UNARY = {n for n in kernels.EWISE_OPS} - {
     "lt", "le", "gt", "ge", "clamp"}
 
 
-def copy_step(x: View, out: View) -> Step:
-    """A strided copy of ``x`` into ``out`` (same shape and dtype)."""
-    return Step("ewise", [x], [out], {"loop": (SCHEDULE["copy"], x.itemsize, 0), "params": (),
-                                      "shape": x.shape, "grain": _CHEAP_GRAIN}, "copy")
-
-
 def all_views(xs: Sequence[Any]) -> bool:
     return all(type(x) is View for x in xs)
 
@@ -352,8 +342,8 @@ class Lowering:
 
     def fold(self, prim: Any, ins: list[View], params: dict, out_avals: list) -> list[View]:
         args = [Array._new(const_array(x), core.get_aval(const_array(x))) for x in ins]
-        from ... import eval_impl  # the eager evaluator itself, never a hook installed over it
-        out = eval_impl(prim, args, params)
+        # the eager evaluator itself, never a hook installed over it
+        out = executor.installed().eval_impl(prim, args, params)
         outs = out if prim.multiple_results else [out]
         return [View.of_const(np.asarray(o._value if isinstance(o, Array) else o, a.dtype))
                 for o, a in zip(outs, out_avals)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
+from .blocks import blocks_of
 from .values import Buffer, Step, View
 
 ALIGN = 64
@@ -109,7 +110,6 @@ def _plan_block(steps: Sequence[Step], arena: _Arena, figures: dict,
     inside it, and only they may be overwritten in place (buffers from outside are read again
     by the next iteration). With ``held``, dead buffers go there instead of back to the arena
     (a par step's scans: neither may reuse bytes the other is still using)."""
-    from .control import blocks_of
     last = liveness(steps)
     live: dict[int, Buffer] = {}
     taken: set[int] = set()  # blocks handed to an in-place result: released at its death

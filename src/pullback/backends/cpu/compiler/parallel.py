@@ -22,7 +22,7 @@ import numpy as np
 
 from ..kernels import REDUCE_OPS
 from .lower import slots
-from .control import walk
+from .blocks import walk
 from .order import may_move
 from .planner import PARALLEL_PRODUCTS, PIPELINED_SCAN, SPLIT_K
 from .rows import row_split

@@ -12,10 +12,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ....config import config
+from ....tracer.dtypes import short_name
 from ....tracer.ir import Jaxpr
 from .. import kernels
 from . import control, fusion, layout, memory, parallel, rows
-from .lower import SCHEDULE, copy_step, lower_program
+from .copies import copy_step
+from .lower import SCHEDULE, lower_program
 from .values import Step, View
 
 # Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
@@ -128,7 +130,6 @@ def _opnd(v: View) -> str:
 
 
 def _short(dt: np.dtype) -> str:
-    from ....tracer.dtypes import short_name
     return short_name(dt)
 
 

@@ -18,6 +18,7 @@ byte the other writes.
 """
 from __future__ import annotations
 
+from .blocks import Block
 from .planner import ROW_HALVES
 from .values import Step, View
 
@@ -131,7 +132,6 @@ def _narrow_step(s: Step, rows: int, lo: int, hi: int, memo: dict) -> Step:
 def split_rows(steps: list[Step]) -> list[Step]:
     """``steps`` with each top-level scan that ``row_split`` accepts as a "par" step of two
     scans, one per half of the rows (``info["members"]``)."""
-    from .control import Block
     out = []
     for s in steps:
         rows = row_split(s)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from timing import Impl
 
 # metric -> (unit label, higher is better)
-METRICS = {"us": ("µs/call", False), "GB/s": ("GB/s", True), "GFLOP/s": ("GFLOP/s", True)}
+METRICS = {"us": ("µs/call", False), "GB/s": ("GB/s", True), "GFLOP/s": ("GFLOP/s", True),
+           "ns/iter": ("ns/iteration", False)}
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,11 @@ class Case:
       name: a short description (the table row).
       impls: framework name -> Impl.
       metric: a key of METRICS.
-      work: bytes (GB/s) or flops (GFLOP/s) per iteration; unused for times.
+      work: bytes (GB/s) or flops (GFLOP/s) per iteration, or loop iterations per call
+        (ns/iter); unused for times.
       targets: what pullback should reach against which framework.
+      limit: what pullback's own metric should reach (at least for throughputs, at most for
+        times), whatever the others measure.
       rtol: tolerance when checking that every implementation agrees with NumPy's.
     """
     topic: str
@@ -44,6 +48,7 @@ class Case:
     work: float = 0.0
     targets: tuple[Target, ...] = ()
     rtol: float = 1e-5
+    limit: float | None = None
     medians: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -52,4 +57,8 @@ class Case:
 
     def value(self, seconds: float) -> float:
         """The metric for a time per iteration."""
-        return seconds * 1e6 if self.metric == "us" else self.work / seconds / 1e9
+        if self.metric == "us":
+            return seconds * 1e6
+        if self.metric == "ns/iter":
+            return seconds / self.work * 1e9
+        return self.work / seconds / 1e9

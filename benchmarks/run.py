@@ -51,6 +51,10 @@ def run_case(case: Case, reps: int, min_sample_s: float, warm_s: float = 0.15) -
     higher = case.higher_is_better
     targets = [{"target": t.describe(higher), "ratio": ratios[t.other],
                 "met": t.met(ratios[t.other], higher)} for t in case.targets if t.other in ratios]
+    if case.limit is not None:
+        targets.append({"target": f"pullback {'>=' if higher else '<='} {case.limit:g} "
+                        f"{METRICS[case.metric][0]}", "ratio": pb,
+                        "met": pb >= case.limit if higher else pb <= case.limit})
     return {"topic": case.topic, "case": case.name, "metric": METRICS[case.metric][0],
             "higher_is_better": higher, "values": values, "ratios": ratios, "targets": targets,
             "samples": {n: {"seconds_per_iteration": s.seconds, "iterations_per_sample": s.inner}

@@ -95,6 +95,24 @@ def test_nonfinite_values_stay_in_their_columns():
     np.testing.assert_array_equal(out[0], expect)
 
 
+@pytest.mark.parametrize("m,k,stride", [(29, 1024, 1024), (45, 1000, 2048), (37, 2051, 3072)])
+def test_rows_4k_apart_are_copied_and_sum_as_read_in_place(m, k, stride):
+    # (products the own kernel takes) rows a multiple of 4 KiB apart would share one L1 set: the
+    # kernel copies each strip (16 columns at a time, transposed, then the rest one by one); the
+    # sums are those of the same values read in place (rows k + 16 floats apart)
+    rng = np.random.default_rng(m + k)
+    b = rng.standard_normal((1, k, 200), dtype=np.float32)
+
+    def rows_apart(values, s):
+        buf = np.zeros((1, m, s), np.float32)
+        buf[:, :, :k] = values
+        return buf[:, :, :k]
+    vals = rng.standard_normal((1, m, k), dtype=np.float32)
+    out = kernels.matmul(rows_apart(vals, stride), b)
+    check(vals, b, out)
+    assert np.array_equal(out, kernels.matmul(rows_apart(vals, k + 16), b))
+
+
 @settings(max_examples=40, deadline=None)
 @given(m=st.integers(1, 60), n=st.integers(64, 200), k=st.integers(1, 1300),
        la=st.sampled_from(["c", "t", "strided"]), lb=st.sampled_from(["c", "t", "strided"]),

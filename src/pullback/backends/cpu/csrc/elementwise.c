@@ -506,6 +506,11 @@ pb_loop_fn pb_ewise_loop(int op, int slot) {
 }
 npy_intp pb_ewise_grain(int op) { return op >= 0 && op < NOPS ? ops[op].grain : PB_GRAIN_CHEAP; }
 int pb_ewise_nin(int op) { return op >= 0 && op < NOPS ? ops[op].nin : -1; }
+int pb_ewise_row(const char *name) {
+  for (int i = 0; i < NOPS; ++i)
+    if (!strcmp(ops[i].name, name)) return i;
+  return -1;
+}
 static const struct {
   const char *op;
   pb_loop_fn loops[4];

@@ -31,6 +31,7 @@
  * Every reference is checked against its buffer's extent when the Program is built, so a bad
  * schedule raises instead of touching memory it does not own. */
 #include "program.h"
+#include "loops.h"
 #include "cast.h"
 #include "move.h"
 #include <stdatomic.h>
@@ -309,22 +310,40 @@ static int run_block(const thunk_t *ts, int n, run_ctx *c) {
 
 /* The body once per iteration; its slices move with this loop's level. */
 static int run_scan(const thunk_t *t, run_ctx *c) {
-  for (npy_intp i = 0; i < t->length; ++i) {
-    c->iter[t->level] = t->reverse ? t->length - 1 - i : i;
-    if (t == c->watch && c->pipe && pb_pipe_wait(c, i) < 0) return -1;
-    if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
-    if (t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);
+  pb_plan pl; /* the body's small regions as direct kernel calls (loops.c) */
+  const bool plan = t->length > 1 &&
+                    pb_plan_block(&pl, t->blocks[0], t->block_n[0], c, t->level) == 0;
+  int rc = 0;
+  for (npy_intp i = 0; i < t->length && rc == 0; ++i) {
+    const npy_intp it = t->reverse ? t->length - 1 - i : i;
+    c->iter[t->level] = it;
+    if (t == c->watch && c->pipe && pb_pipe_wait(c, i) < 0) { rc = -1; break; }
+    rc = plan ? pb_plan_run(&pl, c, it) : run_block(t->blocks[0], t->block_n[0], c);
+    if (rc == 0 && t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);
   }
+  if (plan) pb_plan_free(&pl);
 #if defined(__x86_64__) || defined(__i386__)
   _mm_sfence(); /* slices the body streamed (rg.ntloop) reach memory before others read them */
 #endif
-  return 0;
+  return rc;
 }
 
 static int run_while(const thunk_t *t, run_ctx *c) {
+  const npy_bool *pred = (const npy_bool *)pb_resolve(c, &t->sel);
+  pb_plan cond, body; /* a while loop's operands stay put: resolved once (loops.c) */
+  if (pb_plan_block(&cond, t->blocks[0], t->block_n[0], c, -1) < 0) goto unplanned;
+  if (pb_plan_block(&body, t->blocks[1], t->block_n[1], c, -1) < 0) {
+    pb_plan_free(&cond);
+    goto unplanned;
+  }
+  const int rc = pb_plan_while(&cond, &body, pred, c);
+  pb_plan_free(&cond);
+  pb_plan_free(&body);
+  return rc;
+unplanned: /* out of memory for the plans: step by step */
   for (;;) {
     if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
-    if (!*(const npy_bool *)pb_resolve(c, &t->sel)) return 0;
+    if (!*pred) return 0;
     if (run_block(t->blocks[1], t->block_n[1], c) < 0) return -1;
   }
 }

@@ -13,6 +13,7 @@ int pb_ewise_nops(void);
 pb_loop_fn pb_ewise_loop(int op, int slot);
 npy_intp pb_ewise_grain(int op);
 int pb_ewise_nin(int op);
+int pb_ewise_row(const char *name); /* the table row of an op by name, -1 if none */
 pb_loop_fn pb_select_loop(int which_slot, npy_intp itemsize);
 /* the float32 loop y = f(a) OP b of unary row `op` (vecmath.h's pairs; NULL if it has none),
  * variant 0: f + b, 1: f - b, 2: b - f, 3: f * b */

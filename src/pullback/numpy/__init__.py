@@ -16,13 +16,14 @@ from ._indexing import take, take_along_axis  # noqa: F401
 from ._linalg import (diagonal, dot, einsum, inner, kron, matmul, outer, tensordot,  # noqa: F401
                       trace, vdot, vecdot)
 from ._reductions import (all, amax, amin, any, argmax, argmin, average,  # noqa: F401,A004
-                          count_nonzero, cumprod, cumsum, cumulative_prod, cumulative_sum, max,
-                          mean, median, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax,
-                          nanmean, nanmedian, nanmin, nanpercentile, nanprod, nanquantile,
-                          nanstd, nansum, nanvar, percentile, prod, ptp, quantile, std, sum, var)
+                          bincount, count_nonzero, cumprod, cumsum, cumulative_prod,
+                          cumulative_sum, max, mean, median, min, nanargmax, nanargmin,
+                          nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin,
+                          nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar,
+                          percentile, prod, ptp, quantile, std, sum, var)
 from ._shape import (array_split, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                      broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
-                     concatenate, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
+                     concatenate, diff, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
                      hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel, repeat,
                      reshape, roll, rot90, row_stack, split, squeeze, stack, swapaxes, tile,
                      transpose, vsplit, vstack)
@@ -34,9 +35,9 @@ from ._ufuncs import (abs, absolute, acos, acosh, allclose, angle, arccos, arcco
                       bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, cbrt, ceil, clip, conj, conjugate,
                       copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2,
-                      expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, greater,
+                      expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
                       greater_equal, heaviside, hypot, imag, invert, isclose, isfinite, isinf,
-                      isnan, isneginf, isposinf, left_shift, less, less_equal, log, log1p,
+                      isnan, isneginf, isposinf, lcm, left_shift, less, less_equal, log, log1p,
                       log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or,
                       logical_xor, maximum, minimum, mod, multiply, negative, nextafter,
                       not_equal, positive, pow, power, rad2deg, radians, real, reciprocal,

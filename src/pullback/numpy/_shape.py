@@ -362,6 +362,51 @@ def core_concretization(name: str, x: Any) -> Exception:
         "total_repeat_length (a static int) under jit")
 
 
+# ---- differences ----
+
+def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = None,
+         append: ArrayLike | None = None) -> Any:
+    """The ``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` applied ``n`` times
+    (``!=`` for booleans).
+
+    Args:
+      a: an array of at least one dimension.
+      n: the number of times to difference (0 returns ``a``).
+      axis: the axis to difference along.
+      prepend, append: values joined to ``a`` along ``axis`` first (a scalar is broadcast to
+        one slice).
+
+    Returns:
+      An array whose ``axis`` is ``n`` shorter (never below 0) than ``a``'s after joining.
+    """
+    a, av = _arr("diff", a)
+    n = index_arg(n, "diff", "n")
+    axis = index_arg(axis, "diff", "axis")
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError(f"diff: argument 'n' (the order) must be non-negative, got {n}")
+    if av.ndim == 0:
+        raise ValueError("diff: argument 'a' must be at least one-dimensional, got a scalar")
+    ax = canonicalize_axis(axis, av.ndim, "diff")
+
+    def edge(extra: Any) -> list[Any]:
+        if extra is None:
+            return []
+        extra, ev = _arr("diff", extra)
+        return [broadcast_to(extra, av.shape[:ax] + (1,) + av.shape[ax + 1:]) if ev.ndim == 0
+                else extra]
+    joined = edge(prepend) + [a] + edge(append)
+    if len(joined) > 1:
+        a = concatenate(joined, ax)
+    for _ in range(n):
+        m = aval_of(a).shape[ax]
+        hi = lax.slice_in_dim(a, min(1, m), m, axis=ax)
+        lo = lax.slice_in_dim(a, 0, max(m - 1, 0), axis=ax)
+        a = lax.ne(hi, lo) if aval_of(a).dtype == dtypes.bool_ else lax.sub(hi, lo)
+    return a
+
+
 # ---- flipping and rolling ----
 
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Any:

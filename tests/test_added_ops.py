@@ -188,6 +188,17 @@ def test_reduce_precision_bad_input(args, err, words):
         assert w in str(info.value)
 
 
+def test_reduce_precision_kernel_entry_checks_its_parameters():
+    from pullback.backends.cpu import kernels as k
+    code, x = k.EWISE_OPS["reduce_precision"], np.array([1.1, 3e38], np.float32)
+    with pytest.raises(TypeError, match="reduce_precision: expected 1 operands and int "
+                                        "parameters, got 2 arguments"):
+        k.ewise(code, x, 5)
+    np.testing.assert_array_equal(k.ewise(code, x, 5, 10), [1.099609375, np.inf])
+    # out-of-range counts (the primitive rejects them) are clamped, never shifted by < 0
+    np.testing.assert_array_equal(k.ewise(code, x, 0, -3), k.ewise(code, x, 1, 0))
+
+
 # ---------------------------------------------------------------------------------------------
 # gcd, lcm
 

@@ -5,9 +5,8 @@ operand's dtype (weakly). Semantics are XLA's: see ``pullback.primitives.element
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import operator
+from typing import Callable
 
 import numpy as np
 

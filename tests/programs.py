@@ -575,6 +575,71 @@ def g_scatter(g: Gen) -> bool:
                   g.new(x.shape, x.dtype, bound))
 
 
+def _flat(x: Val) -> str:
+    return f"{x.name}.reshape(-1)" if x.size else f"{x.name}.reshape(0)"
+
+
+def g_added(g: Gen) -> bool:
+    """The small ops of issue 24 (docs/adding-an-op.md): lax.square, lax.reduce_precision,
+    lax.cumlogsumexp, jnp.diff, jnp.bincount, jnp.gcd and jnp.lcm."""
+    form = g.choice(["square", "reduce_precision", "cumlogsumexp", "diff", "bincount", "gcd"])
+    if form == "square":
+        x = g.pick(lambda v: v.dtype != "bool" and fits(v.dtype, v.bound * v.bound))
+        return x is not None and g.emit("square", f"lax.square({x.name})", [x],
+                                        g.new(x.shape, x.dtype, x.bound * x.bound))
+    if form == "reduce_precision":
+        x = g.pick(lambda v: v.is_float)
+        if x is None:
+            return False
+        # grad programs: float64's own format (the identity: finite differences see no steps);
+        # else steps below the comparisons' tolerances, since the reference backend's last
+        # bits may differ on the way in
+        bits = (11, 52) if g.mode == "grad" else (11, 45) if x.dtype == "float64" else (8, 20)
+        return g.emit("reduce_precision", f"lax.reduce_precision({x.name}, {bits[0]}, "
+                      f"{bits[1]})", [x], g.new(x.shape, x.dtype, x.bound * 1.001))
+    if form == "cumlogsumexp":
+        x = g.pick(lambda v: v.is_float and v.ndim >= 1)
+        if x is None:
+            return False
+        i = g.int_(0, x.ndim - 1)
+        rev = ", reverse=True" if g.flag() else ""
+        return g.emit("cumlogsumexp", f"lax.cumlogsumexp({x.name}, {i}{rev})", [x],
+                      g.new(x.shape, x.dtype, x.bound + math.log(max(x.shape[i], 1))))
+    if form == "diff":
+        x = g.pick(lambda v: v.ndim >= 1)
+        if x is None:
+            return False
+        i, n = g.int_(-x.ndim, x.ndim - 1), g.int_(1, 2)
+        shape = list(x.shape)
+        pre = f", prepend={lit(x.dtype, 1)}" if g.flag() else ""
+        shape[i] = max(shape[i] + bool(pre) - n, 0)
+        b = 1 if x.dtype == "bool" else (x.bound + bool(pre)) * 2 ** n
+        if not fits(x.dtype, b):
+            return False
+        return g.emit("diff", f"jnp.diff({x.name}, {n}, axis={i}{pre})", [x],
+                      g.new(shape, x.dtype, b))
+    if form == "bincount":
+        x = g.pick(lambda v: v.dtype == "int32")
+        if x is None:
+            return False
+        n = g.int_(0, 5)
+        w = g.pick(lambda v: v.is_float and v.size == x.size)
+        if w is not None and g.flag():      # weighted: differentiable in the weights
+            return g.emit("bincount", f"jnp.bincount({_flat(x)}, {_flat(w)}, length={n})",
+                          [x, w], g.new((n,), w.dtype, w.bound * max(x.size, 1)))
+        return g.emit("bincount", f"jnp.bincount({_flat(x)}, length={n}).astype(jnp.int32)",
+                      [x], g.new((n,), "int32", x.size))
+    a = g.pick(lambda v: v.dtype == "int32")
+    b = g.pick(lambda v: v.dtype == "int32" and a is not None
+               and bcast(a.shape, v.shape) is not None)
+    if b is None:
+        return False
+    lcm = fits("int32", a.bound * b.bound) and g.flag()
+    return g.emit("gcd", f"jnp.{'lcm' if lcm else 'gcd'}({a.name}, {b.name})", [a, b],
+                  g.new(bcast(a.shape, b.shape), "int32",
+                        a.bound * b.bound if lcm else max(a.bound, b.bound)))
+
+
 def g_numpy(g: Gen) -> bool:
     """Other jax.numpy functions composed from the primitives above."""
     x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
@@ -697,7 +762,7 @@ CATALOGUE = {
     "broadcast": g_broadcast, "squeeze_expand": g_squeeze_expand, "flip": g_flip,
     "arg": g_arg, "cumulative": g_cumulative, "sort": g_sort, "dot_general": g_dot_general,
     "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
-    "checkpoint": g_checkpoint, "control": g_control,
+    "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
 }
 
 

@@ -16,6 +16,7 @@ tolerances (``TOL`` below, per op) are:
 """
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -175,6 +176,13 @@ def _sign(x):
     return np.where(x == 0, x, np.sign(x))
 
 
+def _to_half_format(x):
+    """Rounding to float16's format (5 exponent, 10 mantissa bits) as reduce_precision does:
+    NumPy's conversion, with float16's subnormals flushed to signed zeros."""
+    h = np.asarray(x, np.float64).astype(np.float16).astype(np.float64)
+    return np.where(np.abs(h) < 2.0 ** -14, np.copysign(0.0, x), h)
+
+
 def _digamma(x):
     """SciPy's psi where it is accurate (x >= 0.5; it is not for negative x), reflected below:
     psi(x) = psi(1 - x) - pi / tan(pi x), the cotangent in long double."""
@@ -223,6 +231,8 @@ def _real_ops() -> list[Op]:
            int_oracle(lambda a, b, n: min(a, b)), ctol=0),
         Op("nextafter", lax.nextafter, 2, FLOATS, None),
         Op("complex", lax.complex, 2, REALS, lambda x, y: x + 1j * y, ctol=0),
+        Op("gcd", pb.numpy.gcd, 2, INTS, None, int_oracle(lambda a, b, n: math.gcd(a, b))),
+        Op("lcm", pb.numpy.lcm, 2, INTS, None, int_oracle(lambda a, b, n: math.lcm(a, b))),
         Op("and", lax.bitwise_and, 2, BOOL + INTS, None, int_oracle(lambda a, b, n: a & b)),
         Op("or", lax.bitwise_or, 2, BOOL + INTS, None, int_oracle(lambda a, b, n: a | b)),
         Op("xor", lax.bitwise_xor, 2, BOOL + INTS, None, int_oracle(lambda a, b, n: a ^ b)),
@@ -245,6 +255,10 @@ def _real_ops() -> list[Op]:
            int_oracle(lambda lo, x, hi, n: min(max(x, lo), hi))),
         # unary
         Op("neg", lax.neg, 1, INTS + FLOATS + COMPLEXES, np.negative, int_oracle(lambda a, n: -a)),
+        Op("square", lax.square, 1, INTS + FLOATS + COMPLEXES, np.square,
+           int_oracle(lambda a, n: a * a), ctol=2),
+        Op("reduce_precision", lambda x: lax.reduce_precision(x, 5, 10), 1, FLOATS,
+           _to_half_format),
         Op("sign", lax.sign, 1, INTS + FLOATS + COMPLEXES, _sign,
            int_oracle(lambda a, n: (a > 0) - (a < 0)), ctol=2),
         Op("abs", lax.abs, 1, SINTS + FLOATS + COMPLEXES, np.abs, int_oracle(lambda a, n: abs(a)),

@@ -70,6 +70,10 @@ def _logistic(x):
 # name: (lax function, sampler, d/dx by an independent formula)
 UNARY = {
     "neg": (lax.neg, uniform(-2, 2), lambda x: -np.ones_like(x)),
+    "square": (lax.square, uniform(-2, 2), lambda x: 2 * x),
+    # (11, 52): float64's own format, so the identity, whose finite differences are defined
+    "reduce_precision": (lambda x: lax.reduce_precision(x, 11, 52), uniform(-2, 2),
+                         np.ones_like),
     "sign": (lax.sign, away_from_zero(0.3, 2), np.zeros_like),
     "abs": (lax.abs, away_from_zero(0.3, 2), np.sign),
     "reciprocal": (lax.reciprocal, away_from_zero(0.5, 2), lambda x: -1 / x ** 2),
@@ -146,20 +150,21 @@ BINARY = {
 }
 
 # complex-capable unary ops, all holomorphic away from their branch cuts
-HOLOMORPHIC = ["neg", "reciprocal", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log1p",
+HOLOMORPHIC = ["neg", "square", "reciprocal", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log1p",
                "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
                "asinh", "acosh", "atanh", "integer_pow_3", "integer_pow_-2"]
 
 NOT_DIFFERENTIABLE = {"and", "or", "xor", "not", "shift_left", "shift_right_logical",
                       "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge",
-                      "is_finite", "population_count", "clz"}
-LINEAR = {"add", "sub", "mul", "div", "neg", "real", "imag", "conj", "complex", "select_n"}
+                      "is_finite", "population_count", "clz", "gcd", "lcm"}
+LINEAR = {"add", "sub", "mul", "div", "neg", "real", "imag", "conj", "complex", "select_n",
+          "reduce_precision"}
 
 
 def _prim_name(name: str) -> str:
     if name.startswith("integer_pow"):
         return "integer_pow"
-    return {"round_even": "round"}.get(name, name)
+    return {"round_even": "round", "reduce_precision_half": "reduce_precision"}.get(name, name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -608,6 +613,12 @@ VMAP_CASES.update({
     "is_finite": (lax.is_finite, [(np.array([1.0, np.inf, np.nan, -2.0], np.float32),)]),
     "population_count": (lax.population_count, [(_i(np.uint64, 2, 3, hi=10 ** 9),)]),
     "clz": (lax.clz, [(_i(np.int32, 2, 3, hi=10 ** 6),), (np.int32(7),)]),
+    "gcd": (pb.numpy.gcd, [(_i(np.int32, 2, 3, lo=-30, hi=30), _i(np.int32, 2, 3, hi=30)),
+                           (np.int32(12), _i(np.int64, 4, hi=40).astype(np.int32))]),
+    "lcm": (pb.numpy.lcm, [(_i(np.uint16, 2, 3, hi=30), _i(np.uint16, 2, 3, hi=30)),
+                           (_i(np.int8, 4, lo=-9), np.int8(6))]),
+    "reduce_precision_half": (lambda x: lax.reduce_precision(x, 5, 10),
+                              [(_f(2, 3),), (np.float32(0.3),)]),
     "clamp": (lax.clamp, [(F64(0.4), _f(2, 3), F64(0.6)), (_f(3) - 0.3, _f(3), _f(3) + 0.3),
                           (F64(0.4), F64(0.5), F64(0.6)),
                           (np.int32(2), _i(np.int32, 5), np.int32(6))]),

@@ -400,4 +400,15 @@ PROBES = [
       "(carr([3.0, 2.0, 0.0, 0.0], [-1.0, 0.0, 3.0, 0.0], 'complex128'), carr([1.0, -0.0, "
       "0.10000000149011612, 0.5], [2.0, -1.5, 0.0, 0.0], 'complex64'), carr([1.0, -0.0, 0.1, 0.5], "
       "[-2.0, 1.5, -0.0, -0.0], 'complex128'), )")),
+    ('added_ops_dtypes',
+     'f = lambda h, b, u, l: (lax.square(h), lax.reduce_precision(b, 5, 2), '
+     'lax.cumlogsumexp(h), jnp.gcd(u, u[::-1]), jnp.lcm(l, l[::-1]), jnp.diff(u), '
+     'jnp.bincount(u, length=4))\n'
+     "args = (arr([1.5, -300.0, 0.1], 'float16'), arr([1.5, -300.0, 1e-6], 'bfloat16'), "
+     "arr([6, 0, 255], 'uint8'), arr([-2**62, 3, 2**40], 'int64'))",
+     ('eq',
+      "(arr([2.25, inf, 0.0099945068359375], 'float16'), arr([1.5, -320.0, 0.0], 'bfloat16'), "
+      "arr([1.5, 1.5, 1.720703125], 'float16'), arr([3, 0, 3], 'uint8'), "
+      "arr([4611686018427387904, 3, 4611686018427387904], 'int64'), arr([250, 255], 'uint8'), "
+      "arr([1, 0, 0, 0], 'int64'), )")),
 ]

@@ -232,4 +232,7 @@ PROBES = [
       "(arr([0.0, 0.8414709568023682, 0.9092974066734314, 0.14112000167369843], 'float32'), "
       "arr([1.0, 2.0, 3.0, 4.0], 'float32'), arr(6.0, 'float32'), arr([0.0, 2.0, 4.0, 6.0], "
       "'float32'), )")),
+    ('bincount_traced_without_length',
+     'run = lambda: jax.jit(jnp.bincount)(jnp.arange(3))',
+     ('raises', 'ConcretizationTypeError', ('bincount', "'length'"))),
 ]

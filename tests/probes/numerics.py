@@ -139,4 +139,26 @@ PROBES = [
      'f = lambda x: (lax.integer_pow(x, -1), lax.integer_pow(x, 0))\n'
      'args = (np.array([2.0, 0.0, -0.0, inf], np.float32),)',
      ('eq', "(arr([0.5, inf, -inf, 0.0], 'float32'), arr([1.0, 1.0, 1.0, 1.0], 'float32'), )")),
+    # issue 24's added ops (JAX 0.10's values, its default 32-bit mode)
+    ('added_ops_specials',
+     'f = lambda x: (lax.square(x), lax.reduce_precision(x, 5, 10), lax.cumlogsumexp(x), '
+     'jnp.diff(x))\n'
+     'args = (np.array([3.0, -inf, nan, 1e20, -0.0, 65520.0, 1e-6, 2.5], np.float32),)',
+     ('eq',
+      "(arr([9.0, inf, nan, inf, 0.0, 4292870400.0, 9.999999960041972e-13, 6.25], 'float32'), "
+      "arr([3.0, -inf, nan, inf, -0.0, inf, 0.0, 2.5], 'float32'), arr([3.0, 3.0, nan, nan, nan, "
+      "nan, nan, nan], 'float32'), arr([-inf, nan, nan, -1.0000000200408773e+20, 65520.0, "
+      "-65520.0, 2.4999990463256836], 'float32'), )")),
+    ('gcd_lcm_signs',
+     'f = lambda a, b: (jnp.gcd(a, b), jnp.lcm(a, b))\n'
+     'args = (np.array([12, -18, 0, 0, -7, 2**31 - 1, 92682], np.int32), '
+     'np.array([-18, -12, 0, -5, 0, 2**31 - 2, 92681], np.int32))',
+     ('eq',
+      "(arr([6, 6, 0, 5, 7, 1, 1], 'int32'), arr([36, 36, 0, 0, 0, -2147483646, -74150], "
+      "'int32'), )")),
+    ('bincount_clip_drop',
+     'f = lambda x, w: (jnp.bincount(x, length=4), jnp.bincount(x, w, length=3))\n'
+     'args = (np.array([-3, 0, 1, 3, 7, 1], np.int32), '
+     'np.array([0.5, 1.0, 2.0, 4.0, 8.0, 16.0], np.float32))',
+     ('eq', "(arr([2, 2, 0, 1], 'int32'), arr([1.5, 18.0, 0.0], 'float32'), )")),
 ]

@@ -186,4 +186,17 @@ PROBES = [
      'f = lambda x: random.categorical(random.PRNGKey(0), x, axis=0.5)\n'
      'args = (np.ones((2, 3), np.float32),)',
      ('raises', 'TypeError', ('categorical', "'axis'"))),
+    # issue 24's added ops on zero-size operands and orders beyond the length (JAX's values)
+    ('added_ops_0size',
+     'f = lambda x, i: (lax.square(x), lax.reduce_precision(x, 8, 7), lax.cumlogsumexp(x, 1), '
+     'jnp.diff(x), jnp.diff(x, axis=0), jnp.gcd(i, i), jnp.bincount(i.ravel(), length=2))\n'
+     'args = (np.zeros((0, 3), np.float32), np.zeros((2, 0), np.int32))',
+     ('eq',
+      "(arr([], 'float32').reshape((0, 3)), arr([], 'float32').reshape((0, 3)), arr([], "
+      "'float32').reshape((0, 3)), arr([], 'float32').reshape((0, 2)), arr([], "
+      "'float32').reshape((0, 3)), arr([], 'int32').reshape((2, 0)), arr([0, 0], 'int32'), )")),
+    ('diff_order_beyond_length',
+     'f = lambda x: (jnp.diff(x, 4), jnp.diff(x, 2, prepend=0.5, append=x[:1]))\n'
+     'args = (np.array([1.0, 4.0, 2.0], np.float32),)',
+     ('eq', "(arr([], 'float32').reshape((0,)), arr([2.5, -5.0, 1.0], 'float32'), )")),
 ]

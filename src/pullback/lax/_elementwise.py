@@ -5,6 +5,7 @@ operand's dtype (weakly). Semantics are XLA's: see ``pullback.primitives.element
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
@@ -47,10 +48,11 @@ __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "nextafter", "complex",
     "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_logical",
     "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge", "round", "integer_pow",
-    "clamp", "select", "select_n", "RoundingMethod",
+    "clamp", "select", "select_n", "RoundingMethod", "square", "reduce_precision",
 ]
 
 neg = _unary("neg", ew.neg_p, "Element-wise negation: ``-x``.")
+square = _unary("square", ew.square_p, "Element-wise square ``x * x`` (integers wrap).")
 sign = _unary("sign", ew.sign_p,
               "Element-wise sign: -1, 0 or 1 (NaN and -0.0 kept); ``x / |x|`` for complex.")
 abs = _unary("abs", ew.abs_p,
@@ -169,6 +171,32 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
       The powers, in ``x``'s dtype.
     """
     return ew.integer_pow_p.bind(*scalars_to((x,)), y=y)
+
+
+def reduce_precision(operand: ArrayLike, exponent_bits: int, mantissa_bits: int) -> Array:
+    """Element-wise rounding to a floating-point format with fewer bits, and back.
+
+    As XLA: the mantissa rounds to nearest even, values beyond the narrower format's range
+    become infinities, values below its smallest normal number become (signed) zeros, and NaN
+    passes unchanged. Differentiation treats it as linear (tangents are rounded too), as JAX.
+
+    Args:
+      operand: a floating operand (float16, bfloat16, float32 or float64).
+      exponent_bits: the narrower format's exponent bits (at least 1).
+      mantissa_bits: its explicit mantissa bits (at least 0).
+
+    Returns:
+      The rounded values, in ``operand``'s dtype.
+    """
+    bits = []
+    for arg, v in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
+        try:
+            bits.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"reduce_precision: argument '{arg}' must be an int, got "
+                            f"{v!r}") from None
+    return ew.reduce_precision_p.bind(*scalars_to((operand,)), exponent_bits=bits[0],
+                                      mantissa_bits=bits[1])
 
 
 def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:

@@ -21,14 +21,14 @@ from ._repeat import repeat  # noqa: F401
 from ._linalg import (diagonal, dot, einsum, inner, kron, matmul, outer, tensordot,  # noqa: F401
                       trace, vdot, vecdot)
 from ._reductions import (all, allclose, amax, amin, any, argmax, argmin,  # noqa: F401,A004
-                          array_equal, array_equiv, average, count_nonzero, cumprod, cumsum,
-                          cumulative_prod, cumulative_sum, max, mean, min, nanargmax, nanargmin,
+                          array_equal, array_equiv, average, bincount, count_nonzero, cumprod,
+                          cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax, nanargmin,
                           nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
                           nanvar, prod, ptp, std, sum, var)
 from ._shape import (array_split, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                      broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
-                     concatenate, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
-                     hstack, matrix_transpose, moveaxis, permute_dims, ravel, reshape, roll,
+                     concatenate, diff, dsplit, dstack, expand_dims, flip, fliplr, flipud,
+                     hsplit, hstack, matrix_transpose, moveaxis, permute_dims, ravel, reshape, roll,
                      rot90, row_stack, split, squeeze, stack, swapaxes, tile, transpose,
                      vsplit, vstack)
 from ._sorting import (argsort, argwhere, flatnonzero, lexsort, nonzero,  # noqa: F401
@@ -39,9 +39,9 @@ from ._ufuncs import (abs, absolute, acos, acosh, angle, arccos, arccosh,  # noq
                       bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, cbrt, ceil, clip, conj, conjugate,
                       copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2,
-                      expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, greater,
+                      expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
                       greater_equal, heaviside, hypot, imag, invert, isclose, isfinite, isinf,
-                      isnan, isneginf, isposinf, left_shift, less, less_equal, log, log1p,
+                      isnan, isneginf, isposinf, lcm, left_shift, less, less_equal, log, log1p,
                       log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or,
                       logical_xor, maximum, minimum, mod, multiply, negative, nextafter,
                       not_equal, positive, pow, power, rad2deg, radians, real, reciprocal,

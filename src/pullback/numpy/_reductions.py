@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import lax
 from ..tracer import dtypes
-from ..tracer.shapes import canonicalize_axes, canonicalize_axis
+from ..tracer.errors import ConcretizationTypeError
+from ..tracer.shapes import canonicalize_axes, canonicalize_axis, index_arg
 from ._promotion import aval_of, convert, promote_args, promote_dtypes
 from ._shape import broadcast_to, expand_dims, ravel, reshape
 from ._ufuncs import (_as_bool, conj, equal, isclose, isnan, logical_and, logical_not,
@@ -380,6 +381,58 @@ def _cumulative_array_api(name: str, laxop: Any, initial: int, promote_integers:
 
 cumulative_sum = _cumulative_array_api("cumulative_sum", lax.cumsum, 0, True)
 cumulative_prod = _cumulative_array_api("cumulative_prod", lax.cumprod, 1, False)
+
+
+# ---- counting ----
+
+def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0, *,
+             length: int | None = None) -> Any:
+    """The number of occurrences of each value of ``x`` (or the sum of their ``weights``).
+
+    As JAX: negative values count in bin 0, values at or beyond ``length`` are dropped, and the
+    result has ``length`` bins if given (static; required under ``jit``), else
+    ``max(minlength, x.max() + 1)`` (``minlength`` for an empty ``x``).
+
+    Args:
+      x: a one-dimensional integer (or bool) array.
+      weights: an array of ``x``'s shape; its dtype is the result's (default: the default
+        integer dtype, counting each occurrence once).
+      minlength: the least number of bins when ``length`` is None.
+      length: the number of bins.
+
+    Returns:
+      A one-dimensional array of the bins.
+    """
+    (x,) = promote_args("bincount", x)
+    xv = aval_of(x)
+    if xv.dtype == dtypes.bool_:
+        x = convert(x, dtypes.int32)
+    elif not dtypes.is_integer(xv.dtype):
+        raise TypeError(f"bincount: argument 'x' must have an integer type, got {xv.dtype}")
+    if xv.ndim != 1:
+        raise ValueError(f"bincount: argument 'x' must be one-dimensional, got shape {xv.shape}")
+    minlength = index_arg(minlength, "bincount", "minlength")
+    if length is None:
+        values = getattr(x, "to_concrete_value", lambda: None)()
+        if values is None:
+            raise ConcretizationTypeError(
+                "bincount: the number of bins depends on the traced values of argument 'x': "
+                "pass a static 'length' under jit")
+        length = builtins.max(minlength, int(builtins.max(0, values.max())) + 1 if values.size
+                              else 0)
+    else:
+        length = index_arg(length, "bincount", "length")
+    if length < 0:
+        raise ValueError(f"bincount: argument 'length' must be non-negative, got {length}")
+    if weights is None:
+        weights = convert(1, dtypes.DEFAULT_INT)
+    else:
+        (weights,) = promote_args("bincount", weights)
+        if aval_of(weights).shape != xv.shape:
+            raise ValueError(f"bincount: argument 'weights' must have the shape of 'x' "
+                             f"{xv.shape}, got {aval_of(weights).shape}")
+    bins = lax.full((length,), 0, aval_of(weights).dtype)
+    return bins.at[lax.max(x, lax.full_like(x, 0))].add(weights, mode="drop")
 
 
 # ---- order statistics ----

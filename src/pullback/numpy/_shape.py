@@ -12,7 +12,8 @@ from .. import lax
 from ..primitives.movement import reshape_p
 from ..tracer import dtypes
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
-from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_tuple
+from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
+                             index_tuple)
 from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
 
 ArrayLike = Any
@@ -305,6 +306,51 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Any:
     x = reshape(A, tuple(d for s in shape for d in (1, s)))
     x = broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+# ---- differences ----
+
+def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = None,
+         append: ArrayLike | None = None) -> Any:
+    """The ``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` applied ``n`` times
+    (``!=`` for booleans).
+
+    Args:
+      a: an array of at least one dimension.
+      n: the number of times to difference (0 returns ``a``).
+      axis: the axis to difference along.
+      prepend, append: values joined to ``a`` along ``axis`` first (a scalar is broadcast to
+        one slice).
+
+    Returns:
+      An array whose ``axis`` is ``n`` shorter (never below 0) than ``a``'s after joining.
+    """
+    a, av = _arr("diff", a)
+    n = index_arg(n, "diff", "n")
+    axis = index_arg(axis, "diff", "axis")
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError(f"diff: argument 'n' (the order) must be non-negative, got {n}")
+    if av.ndim == 0:
+        raise ValueError("diff: argument 'a' must be at least one-dimensional, got a scalar")
+    ax = canonicalize_axis(axis, av.ndim, "diff")
+
+    def edge(extra: Any) -> list[Any]:
+        if extra is None:
+            return []
+        extra, ev = _arr("diff", extra)
+        return [broadcast_to(extra, av.shape[:ax] + (1,) + av.shape[ax + 1:]) if ev.ndim == 0
+                else extra]
+    joined = edge(prepend) + [a] + edge(append)
+    if len(joined) > 1:
+        a = concatenate(joined, ax)
+    for _ in range(n):
+        m = aval_of(a).shape[ax]
+        hi = lax.slice_in_dim(a, min(1, m), m, axis=ax)
+        lo = lax.slice_in_dim(a, 0, max(m - 1, 0), axis=ax)
+        a = lax.ne(hi, lo) if aval_of(a).dtype == dtypes.bool_ else lax.sub(hi, lo)
+    return a
 
 
 # ---- flipping and rolling ----

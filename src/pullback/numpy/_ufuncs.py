@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import lax
+from ..primitives.elementwise import gcd_p, lcm_p
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args,
@@ -232,7 +233,7 @@ def reciprocal(x: ArrayLike, /) -> Any:
 def square(x: ArrayLike, /) -> Any:
     """Element-wise ``x * x``."""
     (x,) = promote_args_numeric("square", x)
-    return lax.integer_pow(x, 2)
+    return lax.square(x)
 
 
 def _inexact_unary(name: str, op: Any, doc: str) -> Any:
@@ -609,6 +610,38 @@ def bitwise_not(x: ArrayLike, /) -> Any:
 
 
 invert = bitwise_invert = bitwise_not
+
+
+def _gcd_operands(name: str, x1: ArrayLike, x2: ArrayLike) -> list[Any]:
+    x1, x2 = promote_args(name, x1, x2)
+    if not _is_int(x1):  # (bool too: JAX's ValueError)
+        raise ValueError(f"{name}: arguments 'x1' and 'x2' must be integers, got {_dtype(x1)}")
+    return [x1, x2]
+
+
+def gcd(x1: ArrayLike, x2: ArrayLike) -> Any:
+    """Element-wise greatest common divisor of ``|x1|`` and ``|x2|`` (0 when both are 0).
+
+    Args:
+      x1, x2: integer arrays (or scalars), broadcast together.
+
+    Returns:
+      The gcds, in the operands' promoted dtype.
+    """
+    return gcd_p.bind(*_gcd_operands("gcd", x1, x2))
+
+
+def lcm(x1: ArrayLike, x2: ArrayLike) -> Any:
+    """Element-wise least common multiple of ``|x1|`` and ``|x2|`` (0 when either is 0; wraps
+    on overflow, as JAX).
+
+    Args:
+      x1, x2: integer arrays (or scalars), broadcast together.
+
+    Returns:
+      The lcms, in the operands' promoted dtype.
+    """
+    return lcm_p.bind(*_gcd_operands("lcm", x1, x2))
 
 
 def bitwise_count(x: ArrayLike, /) -> Any:

@@ -12,10 +12,16 @@ Derivatives follow JAX's conventions: holomorphic functions of complex operands 
 tangent ``f'(z) * dz``; real, imag, conj and complex are linear (their transposes are JAX's);
 max/min split ties 0.5/0.5; floor, ceil, round, trunc and sign have a zero derivative. Every
 primitive batches with ``rules.broadcast_batcher``.
+
+These declarations are the only place the kernel facts are written: ``KERNEL_ROWS`` holds, per
+C table row, the arity, int parameters, dtypes and output dtype rule; the CPU backend checks
+elementwise.c's table against it when it loads (``backends/cpu/op_facts.py``), and the compiler
+reads arity and output dtypes from it.
 """
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -28,8 +34,8 @@ from ..tracer.core import NoRule, Primitive, get_aval, not_applicable
 from . import elementwise_reference as ref
 from .building_blocks import add_p, broadcast_in_dim_p, mul_p, reduce_sum_p, select_n_p, sub_p
 from .rules import (NONLINEAR, Zero, add_tangents, batch_size, broadcast_batcher,
-                    elementwise_jvp, instantiate, is_undefined, linear_jvp, move_bdim, zero_jvp,
-                    zeros_like_aval)
+                    elementwise_jvp, instantiate, is_undefined, linear_jvp, linear_transpose,
+                    move_bdim, zero_jvp, zeros_like_aval)
 
 # ---- dtype categories: (accepted dtypes, how an error message names them) ----
 BOOL = frozenset({dtypes.bool_})
@@ -132,6 +138,26 @@ def elementwise_aval(name: str, kinds: str, *avals: ShapedArray,
 
 # ---- declaration ----
 
+@dataclass(frozen=True)
+class KernelRow:
+    """What the C table row ``name`` of elementwise.c must agree with: its arity, its number of
+    trailing int parameters, the dtypes it has loops for and its output dtype rule."""
+
+    name: str
+    nin: int
+    nparams: int
+    dtypes: frozenset
+    out: Callable[[np.dtype], np.dtype]
+
+
+# C row name -> its declared facts (a primitive's row is named after it; round has two rows)
+KERNEL_ROWS: dict[str, KernelRow] = {}
+
+
+def _kernel_row(name: str, nin: int, kinds: str, out: Callable = _same, nparams: int = 0) -> None:
+    KERNEL_ROWS[name] = KernelRow(name, nin, nparams, _KINDS[kinds], out)
+
+
 def _reference(fn: Callable, out: Callable, exact: bool) -> Callable:
     """The reference rule: ``fn`` (through float32 for half types unless ``exact``), cast to the
     output dtype."""
@@ -163,6 +189,7 @@ def _declare(name: str | Primitive, nin: int, kinds: str, reference: Callable, *
     """
     p = name if isinstance(name, Primitive) else Primitive(name)
     name = p.name
+    _kernel_row(name, nin, kinds, out)
     p.abstract_eval = lambda *avals: elementwise_aval(name, kinds, *avals[:nin], out=out,
                                                       args=args)
     p.reference = _reference(reference, out, exact)
@@ -501,6 +528,10 @@ complex_p = _binary("complex", "float32/float64", ref.make_complex, out=_complex
 and_p = _binary("and", "bool or integer", np.bitwise_and, **_BITS)
 or_p = _binary("or", "bool or integer", np.bitwise_or, **_BITS)
 xor_p = _binary("xor", "bool or integer", np.bitwise_xor, **_BITS)
+# gcd/lcm of the operands' absolute values, as jnp.gcd/jnp.lcm (JAX builds them from a while
+# loop; here one kernel row each)
+gcd_p = _binary("gcd", "integer", ref.gcd, args=("x1", "x2"), **_BITS)
+lcm_p = _binary("lcm", "integer", ref.lcm, args=("x1", "x2"), **_BITS)
 shift_left_p = _binary("shift_left", "integer", ref.shift_left, **_BITS)
 shift_right_logical_p = _binary("shift_right_logical", "integer", ref.shift_right_logical,
                                 **_BITS)
@@ -515,6 +546,8 @@ ge_p = _binary("ge", "ordered (bool, integer or floating)", np.greater_equal, **
 
 # ---- unary (partials: d(x, out) -> d out / dx) ----
 neg_p = _unary("neg", "numeric", np.negative, transpose=_neg_transpose, exact=True, **_LINEAR)
+square_p = _unary("square", "numeric", np.square,
+                  jvp=_partials(lambda x, out: _mul(_c(x, 2), x)))
 sign_p = _unary("sign", "numeric", ref.sign, **_ZERO)
 abs_p = _unary("abs", "signed (signed integer, floating or complex)", np.abs, out=_real,
                exact=True, jvp=_abs_jvp)
@@ -593,6 +626,8 @@ def _round_ref(x: np.ndarray, *, rounding_method) -> np.ndarray:
 
 
 round_p = Primitive("round")
+_kernel_row("round", 1, "floating")
+_kernel_row("round_even", 1, "floating")
 round_p.abstract_eval = _round_aval
 round_p.reference = _round_ref
 round_p.cpu = lambda k, x, *, rounding_method: k.ewise(
@@ -613,6 +648,7 @@ def _integer_pow_aval(x: ShapedArray, *, y: int) -> ShapedArray:
 
 
 integer_pow_p = Primitive("integer_pow")
+_kernel_row("integer_pow", 1, "numeric", nparams=1)
 integer_pow_p.abstract_eval = _integer_pow_aval
 integer_pow_p.reference = lambda x, *, y: np.asarray(
     ref.via_float32(ref.integer_pow)(x, y=y)).astype(x.dtype)
@@ -620,6 +656,32 @@ integer_pow_p.cpu = lambda k, x, *, y: k.ewise(k.EWISE_OPS["integer_pow"], x, in
 integer_pow_p.jvp = _integer_pow_jvp(integer_pow_p)
 integer_pow_p.transpose = NONLINEAR
 integer_pow_p.batch = broadcast_batcher(integer_pow_p)
+
+
+def _reduce_precision_aval(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int
+                           ) -> ShapedArray:
+    for arg, bits, least in (("exponent_bits", exponent_bits, 1),
+                             ("mantissa_bits", mantissa_bits, 0)):
+        if not isinstance(bits, (int, np.integer)) or isinstance(bits, bool):
+            raise TypeError(f"reduce_precision: argument '{arg}' must be an int, got {bits!r}")
+        if bits < least:
+            raise ValueError(f"reduce_precision: argument '{arg}' must be "
+                             f"{'positive' if least else 'non-negative'}, got {bits}")
+    return elementwise_aval("reduce_precision", "floating", x)
+
+
+# Rounds to a narrower floating-point format and back (XLA's semantics: see the C kernel). Linear
+# for differentiation as in JAX: tangents and cotangents are rounded the same way.
+reduce_precision_p = Primitive("reduce_precision")
+_kernel_row("reduce_precision", 1, "floating", nparams=2)
+reduce_precision_p.abstract_eval = _reduce_precision_aval
+reduce_precision_p.reference = ref.reduce_precision
+reduce_precision_p.cpu = lambda k, x, *, exponent_bits, mantissa_bits: k.ewise(
+    k.EWISE_OPS["reduce_precision"], x, int(exponent_bits), int(mantissa_bits))
+reduce_precision_p.jvp = linear_jvp(reduce_precision_p)
+reduce_precision_p.transpose = linear_transpose(
+    lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
+reduce_precision_p.batch = broadcast_batcher(reduce_precision_p)
 
 
 # ---- clamp and select_n ----
@@ -634,6 +696,7 @@ def _clamp_aval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray
 
 
 clamp_p = Primitive("clamp")
+_kernel_row("clamp", 3, "ordered (bool, integer or floating)")
 clamp_p.abstract_eval = _clamp_aval
 clamp_p.reference = lambda lo, x, hi: np.asarray(ref.clamp(lo, x, hi)).astype(x.dtype)
 clamp_p.cpu = lambda k, lo, x, hi: k.ewise(k.EWISE_OPS["clamp"], lo, x, hi)

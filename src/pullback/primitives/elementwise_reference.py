@@ -174,6 +174,58 @@ def integer_pow(x: np.ndarray, *, y: int) -> np.ndarray:
         return 1 / acc if y < 0 else acc
 
 
+def _unsigned_abs(x: np.ndarray) -> np.ndarray:
+    """|x| as uint64 (|INT_MIN| = 2^(n-1): the same-width unsigned negation never wraps)."""
+    u = _unsigned(x)
+    return (np.where(x < 0, np.negative(u), u) if x.dtype.kind == "i" else u).astype(np.uint64)
+
+
+def _narrow(u: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """uint64 values wrapped to ``dtype``'s width, as ``dtype``."""
+    return np.asarray(u).astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
+
+
+def gcd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """gcd(|x|, |y|) computed in uint64 and wrapped back (gcd(INT_MIN, 0) = INT_MIN, as JAX)."""
+    return _narrow(np.gcd(_unsigned_abs(x), _unsigned_abs(y)), x.dtype)
+
+
+def lcm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|x| * (|y| / gcd), wrapping; 0 where the gcd is 0 (JAX's formula)."""
+    a, b = _unsigned_abs(x), _unsigned_abs(y)
+    g = np.gcd(a, b)
+    return _narrow(np.where(g == 0, np.uint64(0), a * (b // np.where(g == 0, np.uint64(1), g))),
+                   x.dtype)
+
+
+# (bits type, exponent bits, mantissa bits) of each floating format
+_FORMATS = {dtypes.float16: (np.uint16, 5, 10), dtypes.bfloat16: (np.uint16, 8, 7),
+            dtypes.float32: (np.uint32, 8, 23), dtypes.float64: (np.uint64, 11, 52)}
+
+
+def reduce_precision(x: np.ndarray, *, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """XLA's reduce_precision on x's bits: round the mantissa to nearest even, then overflow to
+    inf and underflow (below the narrower format's normal range) to a signed zero; NaN kept."""
+    ut, src_e, src_m = _FORMATS[x.dtype]
+    u64 = np.uint64
+    bits = np.asarray(x).view(ut).astype(u64)
+    sign = u64(1 << (8 * x.dtype.itemsize - 1))
+    exp_mask = u64(((1 << src_e) - 1) << src_m)
+    out = bits
+    if mantissa_bits < src_m:
+        shift = src_m - mantissa_bits
+        last = 1 << shift
+        odd = (out >> u64(shift)) & u64(1)
+        out = (out + u64((last >> 1) - 1) + odd) & u64(((1 << 64) - 1) ^ (last - 1))
+    if exponent_bits < src_e:
+        bias, rbias = (1 << (src_e - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        xe = out & exp_mask
+        out = np.where(xe > u64((bias + rbias) << src_m), (out & sign) | exp_mask,
+                       np.where(xe <= u64((bias - rbias) << src_m), out & sign, out))
+    out = np.where((bits & ~sign) > exp_mask, bits, out)
+    return np.asarray(out).astype(ut).view(x.dtype)
+
+
 def clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(x, lo), hi)
 

@@ -45,6 +45,10 @@ REAL_NUMBER = (_INTS + _FLOATS, "an integer or floating")
 LOGICAL = ((dtypes.bool_,) + _INTS, "a boolean or integer")
 FLOATING = (_FLOATS, "a floating")
 
+# The dtypes each kernel of reduce.c is declared for, by kernel kind and name: the C table is
+# checked against these when the CPU backend loads (backends/cpu/op_facts.py).
+KERNEL_DTYPES: dict[str, dict[str, tuple]] = {"reduce": {}, "cumulative": {}, "arg": {}}
+
 LOGICAL_OUTPUT = not_applicable("boolean or integer output of a bitwise reduction: not "
                                 "differentiable")
 
@@ -191,6 +195,7 @@ def _declare_reduce(name: str | Primitive, kinds: tuple, reference: Callable, jv
     may be a primitive building_blocks.py declares."""
     p = name if isinstance(name, Primitive) else Primitive(name)
     name = p.name
+    KERNEL_DTYPES["reduce"][name] = kinds[0]
     p.abstract_eval = lambda x, *, axes: _reduce_aval(name, kinds, x, axes=axes)
     p.reference = reference
     p.cpu = lambda k, x, *, axes: k.reduce(k.REDUCE_OPS[name], x, axes)
@@ -320,6 +325,7 @@ def _arg_reference(np_fn: Callable) -> Callable:
 
 def _declare_arg(name: str, np_fn: Callable) -> Primitive:
     p = Primitive(name)
+    KERNEL_DTYPES["arg"][name] = REAL[0]
     p.abstract_eval = lambda x, *, axes, index_dtype: _arg_aval(name, x, axes=axes,
                                                                 index_dtype=index_dtype)
     p.reference = _arg_reference(np_fn)
@@ -359,6 +365,7 @@ def _declare_cumulative(name: str, kinds: tuple, accumulate: Callable, jvp, tran
                         ) -> Primitive:
     """A cumulative op; ``jvp`` builds the jvp rule from the primitive."""
     p = Primitive(name)
+    KERNEL_DTYPES["cumulative"][name] = kinds[0]
     p.abstract_eval = lambda x, *, axis, reverse: _cumulative_aval(name, kinds, x, axis=axis,
                                                                    reverse=reverse)
     p.reference = _scan_reference(accumulate)

@@ -24,6 +24,7 @@ from ....tracer import core, executor
 from ....tracer.array import Array
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
+from ..op_facts import EWISE_BY_CODE
 from . import control, dynamic
 from .copies import CHEAP_GRAIN, const_array, copy_step
 from .values import Buffer, Step, Unsupported, View
@@ -32,9 +33,6 @@ SCHEDULE = kernels.SCHEDULE
 EWISE_NAMES = {code: name for name, code in kernels.EWISE_OPS.items()}
 REDUCE_NAMES = {code: name for name, code in kernels.REDUCE_OPS.items()}
 _GRAINS = kernels.schedule_ewise_grains()
-_BOOL_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite"}
-_REAL_OUT = {"abs", "real", "imag"}
-_COMPLEX_OUT = {"complex", "conj"}
 _CHEAP_GRAIN = CHEAP_GRAIN
 # Compile-time evaluation of constant equations stops at this many output bytes.
 _FOLD_LIMIT = 1 << 24
@@ -53,16 +51,6 @@ def slots(dtype: np.dtype) -> tuple[int, int]:
     if s is None:
         s = _slot_cache[dtype] = kernels.schedule_slots(dtype)
     return s
-
-
-def _ewise_out_dtype(name: str, dt: np.dtype) -> np.dtype:
-    if name in _BOOL_OUT:
-        return np.dtype(np.bool_)
-    if name in _REAL_OUT and dt.kind == "c":
-        return np.dtype(np.float32 if dt == np.complex64 else np.float64)
-    if name in _COMPLEX_OUT and dt.kind == "f":
-        return np.dtype(np.complex64 if dt == np.float32 else np.complex128)
-    return dt
 
 
 def _broadcast(v: View, shape: tuple) -> View:
@@ -86,17 +74,17 @@ class SymbolicKernels:
 
     # -- element-wise family --
     def ewise(self, code: int, *args: Any) -> View:
-        name = EWISE_NAMES[code]
-        nin = 3 if name == "clamp" else 1 if name in _UNARY else 2
-        xs, param = args[:nin], (int(args[nin]),) if len(args) > nin else ()
+        # arity, parameters and output dtype as the primitive declares them (op_facts)
+        row = EWISE_BY_CODE[code]
+        xs, params = args[:row.nin], tuple(int(a) for a in args[row.nin:])
         _check_views(xs)
         shape = max(xs, key=lambda v: v.ndim).shape
         dt = xs[0].dtype
-        out = View.fresh(shape, _ewise_out_dtype(name, dt))
+        out = View.fresh(shape, row.out(dt))
         ins = [_broadcast(x, shape) for x in xs]
         self._low.emit(Step("ewise", ins, [out], {
-            "loop": (SCHEDULE["ewise"], code, slots(dt)[0]), "params": param, "shape": shape,
-            "grain": _GRAINS[code]}, name))
+            "loop": (SCHEDULE["ewise"], code, slots(dt)[0]), "params": params, "shape": shape,
+            "grain": _GRAINS[code]}, row.name))
         return out
 
     def select_n(self, which: View, *cases: View) -> View:
@@ -226,10 +214,6 @@ class SymbolicKernels:
         return call
 
 
-_UNARY = {n for n in kernels.EWISE_OPS} - {
-    "add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "nextafter", "complex",
-    "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ne",
-    "lt", "le", "gt", "ge", "clamp"}
 
 
 def all_views(xs: Sequence[Any]) -> bool:

@@ -32,6 +32,7 @@
 NUMERIC(BIN, add, a + b, a + b, a + b)
 NUMERIC(BIN, sub, a - b, a - b, a - b)
 NUMERIC(BIN, mul, a * b, a * b, a * b)
+NUMERIC(UN, square, a * a, a * a, a * a)
 INEXACT(BIN, div, a / b, a / b)
 PB_FOR_BOOLS(BIN, max, PB_IMAX(a, b)) PB_FOR_INTS(BIN, max, PB_IMAX(a, b))
 INEXACT(BIN, max, PB_FMAX(a, b), PB_CMAX(a, b))
@@ -74,6 +75,39 @@ PB_FOR_FLOATS(UN, ceil, ceil(a))
 PB_FOR_FLOATS(UN, round, round(a))      /* half away from zero */
 PB_FOR_FLOATS(UN, round_even, rint(a))  /* the default rounding mode: half to even */
 PB_FOR_FLOATS(UN, trunc, trunc(a))
+
+/* reduce_precision(x; exponent_bits, mantissa_bits) as XLA, on the bits of x's own format
+ * (nbits wide, src_e exponent and src_m mantissa bits): the mantissa rounds to nearest even, then
+ * exponents beyond the narrower format's range become inf (overflow) or a signed zero (underflow:
+ * the narrower format has no subnormals here); a NaN passes unchanged, payload included. */
+static inline uint64_t pb_reduce_precision(uint64_t x, int nbits, int src_e, int src_m,
+                                           int64_t e, int64_t m) {
+  const uint64_t sign = (uint64_t)1 << (nbits - 1);
+  const uint64_t exp_mask = (((uint64_t)1 << src_e) - 1) << src_m;
+  if ((x & ~sign) > exp_mask) return x;
+  if (m < 0) m = 0; /* (the primitive rejects these; a direct kernel call must not shift by < 0) */
+  if (e < 1) e = 1;
+  if (m < src_m) {
+    const int shift = src_m - (int)m;
+    const uint64_t last = (uint64_t)1 << shift;
+    x = (x + ((last >> 1) - 1) + ((x >> shift) & 1)) & ~(last - 1);
+  }
+  if (e < src_e) {
+    const uint64_t bias = ((uint64_t)1 << (src_e - 1)) - 1, rbias = ((uint64_t)1 << (e - 1)) - 1;
+    const uint64_t xe = x & exp_mask;
+    if (xe > (bias + rbias) << src_m) x = (x & sign) | exp_mask;
+    else if (xe <= (bias - rbias) << src_m) x &= sign;
+  }
+  return x;
+}
+#define RP(SUF, T, NB, E, M)                                                                       \
+  UN(reduce_precision_##SUF, T, T, T, PB_LD, PB_ST,                                                \
+     (T)pb_reduce_precision(a, NB, E, M, PB_PARAM_I64_AT(0), PB_PARAM_I64_AT(1)))
+RP(f16, uint16_t, 16, 5, 10)
+RP(bf16, uint16_t, 16, 8, 7)
+RP(f32, uint32_t, 32, 8, 23)
+RP(f64, uint64_t, 64, 11, 52)
+#undef RP
 
 /* complex parts */
 PB_FOR_COMPLEXES_TO_REAL(UN, real, creal(a))
@@ -145,6 +179,26 @@ PB_FOR_FLOATS(BIN, atan2, atan2(a, b))
 BIN(nextafter_f16, pb_f16, pb_f16, pb_f16, PB_LD, PB_ST, pb_nextafter_f16(a, b))
 BIN(nextafter_bf16, pb_bf16, pb_bf16, pb_bf16, PB_LD, PB_ST, pb_nextafter_bf16(a, b))
 PB_FOR_REALS(BIN, nextafter, nextafter(a, b))
+/* gcd/lcm of |a| and |b|: Euclid in uint64_t, where |INT_MIN| does not wrap; the result is cast
+ * back, so gcd(INT_MIN, 0) = INT_MIN as JAX (whose loop never ends on gcd(INT_MIN, 6): here 2, as
+ * NumPy). lcm = |a| * (|b| / gcd), wrapping as JAX's product; 0 where the gcd is 0. */
+static inline uint64_t pb_gcd_u64(uint64_t x, uint64_t y) {
+  while (y) {
+    const uint64_t r = x % y;
+    x = y;
+    y = r;
+  }
+  return x;
+}
+static inline uint64_t pb_lcm_u64(uint64_t x, uint64_t y) {
+  const uint64_t g = pb_gcd_u64(x, y);
+  return g ? x * (y / g) : 0;
+}
+#define PB_SABS(a) ((uint64_t)PB_AS_UNSIGNED((a) < 0 ? -(a) : (a)))
+PB_FOR_SINTS(BIN, gcd, pb_gcd_u64(PB_SABS(a), PB_SABS(b)))
+PB_FOR_UINTS(BIN, gcd, pb_gcd_u64(a, b))
+PB_FOR_SINTS(BIN, lcm, pb_lcm_u64(PB_SABS(a), PB_SABS(b)))
+PB_FOR_UINTS(BIN, lcm, pb_lcm_u64(a, b))
 PB_FOR_INTS(UN, population_count, PB_POPCOUNT(a))
 PB_FOR_INTS(UN, clz, PB_CLZ(a))
 #define IPOW PB_IPOW(a, PB_PARAM_I64)
@@ -197,6 +251,8 @@ static const pb_ewise_op ops[] = {
   {"add", 2, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(add)}},
   {"sub", 2, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(sub)}},
   {"mul", 2, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(mul)}},
+  {"gcd", 2, PB_OUT_SAME, COSTLY, 0, {PB_INT_SLOTS(gcd)}},
+  {"lcm", 2, PB_OUT_SAME, COSTLY, 0, {PB_INT_SLOTS(lcm)}},
   {"div", 2, PB_OUT_SAME, COSTLY, 0, {NUMERIC_SLOTS(div)}},
   {"rem", 2, PB_OUT_SAME, COSTLY, 0, {PB_INT_SLOTS(rem), PB_FLOAT_SLOTS(rem)}},
   {"pow", 2, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(pow)}},
@@ -221,6 +277,8 @@ static const pb_ewise_op ops[] = {
   {"clamp", 3, PB_OUT_SAME, CHEAP, 0, {ORDERED_SLOTS(clamp)}},
   /* unary */
   {"neg", 1, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(neg)}},
+  {"square", 1, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(square)}},
+  {"reduce_precision", 1, PB_OUT_SAME, CHEAP, 2, {PB_FLOAT_SLOTS(reduce_precision)}},
   {"sign", 1, PB_OUT_SAME, CHEAP, 0, {NUMERIC_SLOTS(sign)}},
   {"abs", 1, PB_OUT_REAL, CHEAP, 0, {PB_SINT_SLOTS(abs), INEXACT_SLOTS(abs)}},
   {"reciprocal", 1, PB_OUT_SAME, CHEAP, 0, {INEXACT_SLOTS(reciprocal)}},
@@ -336,16 +394,17 @@ static PyObject *ewise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return NULL;
   }
   const pb_ewise_op *op = &ops[code];
-  if (nargs - 1 != op->nin + op->has_param) {
+  if (nargs - 1 != op->nin + op->nparams) {
     PyErr_Format(PyExc_TypeError, "%s: expected %d operands%s, got %zd arguments", op->name,
-                 op->nin, op->has_param ? " and an int parameter" : "", nargs - 1);
+                 op->nin, op->nparams == 1 ? " and an int parameter"
+                          : op->nparams ? " and int parameters" : "", nargs - 1);
     return NULL;
   }
-  int64_t param = 0;
-  if (op->has_param) {
-    long long v = PyLong_AsLongLong(args[nargs - 1]);
+  int64_t param[PB_EWISE_MAXPARAMS] = {0};
+  for (int i = 0; i < op->nparams; ++i) {
+    long long v = PyLong_AsLongLong(args[1 + op->nin + i]);
     if (v == -1 && PyErr_Occurred()) return NULL;
-    param = (int64_t)v;
+    param[i] = (int64_t)v;
   }
   PyArrayObject *in[3];
   for (int i = 0; i < op->nin; ++i)
@@ -371,7 +430,7 @@ static PyObject *ewise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
   if (!od) return NULL;
   PyArrayObject *out = pb_new_array(ndim, shape, od);
   if (!out) return NULL;
-  run(ndim, shape, in, op->nin, out, fn, &param, op->grain);
+  run(ndim, shape, in, op->nin, out, fn, param, op->grain);
   return (PyObject *)out;
 }
 
@@ -548,5 +607,27 @@ int pb_register_elementwise(PyObject *m) {
     if (!v || PyDict_SetItemString(codes, ops[i].name, v) < 0) { Py_XDECREF(v); Py_DECREF(codes); return -1; }
     Py_DECREF(v);
   }
-  return PyModule_AddObject(m, "EWISE_OPS", codes) < 0 ? (Py_DECREF(codes), -1) : 0;
+  if (PyModule_AddObject(m, "EWISE_OPS", codes) < 0) { Py_DECREF(codes); return -1; }
+  /* Each row's facts, for the import-time check against the primitives' declarations
+   * (backends/cpu/op_facts.py): (name, arity, int parameters, ((dtype slot, output slot), ...)
+   * for every slot with a loop). */
+  PyObject *rows = PyTuple_New(NOPS);
+  if (!rows) return -1;
+  for (int i = 0; i < NOPS; ++i) {
+    PyObject *loops = PyList_New(0);
+    if (!loops) { Py_DECREF(rows); return -1; }
+    for (int slot = 0; slot < PB_NDT; ++slot) {
+      if (!ops[i].loops[slot]) continue;
+      PyObject *pair = Py_BuildValue("(ii)", slot, out_slot(ops[i].out_kind, slot));
+      const int bad = !pair || PyList_Append(loops, pair) < 0;
+      Py_XDECREF(pair);
+      if (bad) { Py_DECREF(loops); Py_DECREF(rows); return -1; }
+    }
+    PyObject *row = Py_BuildValue("(siiN)", ops[i].name, ops[i].nin, ops[i].nparams,
+                                  PyList_AsTuple(loops));
+    Py_DECREF(loops);
+    if (!row) { Py_DECREF(rows); return -1; }
+    PyTuple_SET_ITEM(rows, i, row);
+  }
+  return PyModule_AddObject(m, "EWISE_ROWS", rows) < 0 ? (Py_DECREF(rows), -1) : 0;
 }

@@ -30,11 +30,14 @@ typedef struct {
   int nin;
   int out_kind;
   npy_intp grain;  /* elements per thread below which OpenMP is not worth it */
-  int has_param;   /* takes one trailing int64 argument, read by the loops through prm */
+  int nparams;     /* trailing int64 arguments, read by the loops through prm */
   pb_loop_fn loops[PB_NDT];
 } pb_ewise_op;
 
+/* A loop's parameter block is int64_t[PB_EWISE_MAXPARAMS] (a compiled step's params). */
+#define PB_EWISE_MAXPARAMS 4
 #define PB_PARAM_I64 (*(const int64_t *)prm)
+#define PB_PARAM_I64_AT(i) (((const int64_t *)prm)[i])
 
 /* Attribute of the generated contiguous loops, read where a generator is instantiated: hot
  * vectorizable loops keep the target clones; a family file may redefine it to nothing around

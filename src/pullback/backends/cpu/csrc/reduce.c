@@ -938,10 +938,39 @@ static int add_table(PyObject *m, const char *dict_name, int kind) {
   return PyModule_AddObject(m, dict_name, d) < 0 ? (Py_DECREF(d), -1) : 0;
 }
 
+/* REDUCE_LOOPS: each kernel's name -> the dtype slots it has a loop for, for the import-time
+ * check against the primitives' declarations (backends/cpu/op_facts.py) */
+static int add_loops(PyObject *m) {
+  PyObject *d = PyDict_New();
+  if (!d) return -1;
+  for (int op = 0; op < RD_NOPS; ++op)
+    for (int kind = 0; kind < 3; ++kind) {
+      const char *n = kind == 0 ? rd_ops[op].reduce_name : kind == 1 ? rd_ops[op].scan_name
+                                                                     : rd_ops[op].arg_name;
+      const pb_loop_fn *loops = kind == 0 ? rd_ops[op].reduce : kind == 1 ? rd_ops[op].scan
+                                                                          : rd_ops[op].arg;
+      if (!n) continue;
+      PyObject *slots = PyList_New(0);
+      int bad = !slots;
+      for (int slot = 0; !bad && slot < PB_NDT; ++slot) {
+        if (!loops[slot]) continue;
+        PyObject *v = PyLong_FromLong(slot);
+        bad = !v || PyList_Append(slots, v) < 0;
+        Py_XDECREF(v);
+      }
+      PyObject *t = bad ? NULL : PyList_AsTuple(slots);
+      Py_XDECREF(slots);
+      bad = !t || PyDict_SetItemString(d, n, t) < 0;
+      Py_XDECREF(t);
+      if (bad) { Py_DECREF(d); return -1; }
+    }
+  return PyModule_AddObject(m, "REDUCE_LOOPS", d) < 0 ? (Py_DECREF(d), -1) : 0;
+}
+
 int pb_register_reduce(PyObject *m) {
   if (PyModule_AddFunctions(m, methods) < 0) return -1;
   if (add_table(m, "REDUCE_OPS", 0) < 0 || add_table(m, "CUMULATIVE_OPS", 1) < 0 ||
-      add_table(m, "ARG_OPS", 2) < 0)
+      add_table(m, "ARG_OPS", 2) < 0 || add_loops(m) < 0)
     return -1;
   return 0;
 }

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import config
+from ..primitives.rules import Kernel
 from ..tracer import core, debug
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray, check_result_size
@@ -64,6 +65,30 @@ def _out_aval(prim: core.Primitive, avals: tuple, params: dict) -> Any:
         return out
 
 
+# Per (rule, input avals, params) of a primitive that runs a registered kernel: the kernel's
+# handle, its outputs' (dtype, shape) and its packed params, built once per signature.
+_plans: dict = {}
+config.watch(lambda name, value: _plans.clear())
+
+
+def _kernel_plan(rule: Kernel, avals: tuple, params: dict, out_aval: Any) -> tuple:
+    try:
+        key = (rule, avals, tuple(params.items()))
+        return _plans[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable parameter: planned every time
+        key = None
+    outs = out_aval if rule.prim.multiple_results else [out_aval]
+    plan = (kernels.kernel(rule.kernel_name(params)), tuple((a.dtype, a.shape) for a in outs),
+            rule.pack(*avals, **params))
+    if key is not None:
+        if len(_plans) >= _MAX_CACHED:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
 def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
     cpu = prim.cpu
     if getattr(cpu, "interpreted", False):
@@ -72,7 +97,11 @@ def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
     avals = tuple([a._aval if type(a) is Array else core.get_aval(a) for a in args])
     out_aval = _out_aval(prim, avals, params)
     vals = [a._value if type(a) is Array else to_ndarray(a, av) for a, av in zip(args, avals)]
-    if cpu and config.backend == "cpu":
+    if type(cpu) is Kernel and config.backend == "cpu":  # one generic entry for any kernel
+        handle, specs, blob = _kernel_plan(cpu, avals, params, out_aval)
+        res = kernels.call(handle, vals, specs, blob)
+        out = res if prim.multiple_results else res[0]
+    elif cpu and config.backend == "cpu":
         out = cpu(kernels, *vals, **params)
     else:
         out = _run(prim, vals, params)

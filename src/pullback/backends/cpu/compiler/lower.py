@@ -19,11 +19,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ....primitives.rules import Kernel
 from ....tracer import core
 from ....tracer.array import Array
+from ....tracer.avals import ShapedArray
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
 from . import control, dynamic
+from .steps import KernelStep
 from .values import Buffer, Step, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -217,6 +220,14 @@ class SymbolicKernels:
             self._low.emit(copy_step(View(x.buf, xoff, tuple(xshape), x.strides, x.dtype), part))
         return out
 
+    def call(self, kernel: Any, ins: Sequence[View], outs: Sequence[tuple], params: bytes
+             ) -> tuple:
+        """A registered kernel (kernels.call's arguments): one "kernel" step."""
+        _check_views(tuple(ins))
+        views = tuple(View.fresh(tuple(shape), dtype) for dtype, shape in outs)
+        self._low.emit(KernelStep(kernel, ins, views, params, kernel.name))
+        return views
+
     def __getattr__(self, name: str) -> Callable:
         real = getattr(kernels, name)
         if not callable(real):
@@ -333,6 +344,11 @@ class Lowering:
         if prim.name in dynamic.LOWER and all_views(ins):
             return dynamic.LOWER[prim.name](self, ins, **params)
         cpu = prim.cpu
+        if type(cpu) is Kernel:  # a registered kernel on the equation's avals
+            avals = [ShapedArray(x.shape, x.dtype) for x in ins]
+            return list(self.kernels.call(kernels.kernel(cpu.kernel_name(params)), ins,
+                                          tuple((a.dtype, a.shape) for a in out_avals),
+                                          cpu.pack(*avals, **params)))
         if cpu and not getattr(cpu, "interpreted", False):
             mark = len(self.steps)
             try:

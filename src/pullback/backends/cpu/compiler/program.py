@@ -16,6 +16,7 @@ from ....tracer.ir import Jaxpr
 from .. import kernels
 from . import control, fusion, layout, memory, parallel, rows
 from .lower import SCHEDULE, copy_step, lower_program
+from .steps import KernelStep
 from .values import Step, View
 
 # Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
@@ -315,6 +316,8 @@ def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
 
 
 def _work(s: Step) -> int:
+    if isinstance(s, KernelStep):
+        return s.work()
     if s.kind in ("par", "pipe"):
         return sum(_work(x) for x in _parts(s))
     if s.kind == "scan":
@@ -407,6 +410,8 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
 
 
 def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
+    if isinstance(s, KernelStep):  # a typed step kind emits itself
+        return s.emit(ref)
     if s.kind == "par":
         return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
     if s.kind == "pipe":

@@ -98,6 +98,14 @@ static inline int64_t pb_operand_size(const pb_operand *o) {
   return n;
 }
 
+/* Whether two operands have one shape. */
+static inline int pb_operand_same_shape(const pb_operand *a, const pb_operand *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int d = 0; d < a->ndim; ++d)
+    if (a->shape[d] != b->shape[d]) return 0;
+  return 1;
+}
+
 /* The byte strides that read operand `o` broadcast to `shape` (ndim dims, o right-aligned as
  * NumPy broadcasts: size-1 and missing dims get stride 0). 0, or -1 if o does not broadcast. */
 static inline int pb_operand_broadcast(const pb_operand *o, int ndim, const int64_t *shape,

@@ -493,13 +493,6 @@ static void rows_init(rows_space *rs, int ndim, const int64_t *shape, int axis,
 /* ---- the kernels (pb_kernel.h). Their primitives (primitives/sort.py) check every operand
  * and parameter when they are bound; the kernels check again what memory safety needs. ---- */
 
-static bool same_shape(const pb_operand *a, const pb_operand *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int d = 0; d < a->ndim; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
 /* the operand's sort dtype, or -1 */
 static int sort_slot(const pb_operand *x, bool allow_complex) {
   const int slot = x->dtype;
@@ -570,8 +563,8 @@ static int sort_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   if (nin < 1 || nout != nin || P->num_keys < 1 || P->num_keys > nin)
     return bad(ctx, "expected n >= 1 operands, as many outputs and 1 <= num_keys <= n");
   for (int i = 0; i < nin; ++i)
-    if (sort_slot(&ins[i], true) < 0 || !same_shape(&ins[i], &ins[0]) ||
-        !same_shape(&outs[i], &ins[0]) || outs[i].dtype != ins[i].dtype ||
+    if (sort_slot(&ins[i], true) < 0 || !pb_operand_same_shape(&ins[i], &ins[0]) ||
+        !pb_operand_same_shape(&outs[i], &ins[0]) || outs[i].dtype != ins[i].dtype ||
         outs[i].itemsize != ins[i].itemsize)
       return bad(ctx, "the operands must have one shape and sortable dtypes, the outputs theirs");
   const int ndim = ins[0].ndim;
@@ -623,7 +616,7 @@ static int argsort_kernel(const pb_operand *ins, int nin, pb_operand *outs, int 
   const argsort_params *P = params;
   const pb_operand *x = &ins[0], *o = &outs[0];
   const int islot = o->dtype;
-  if (sort_slot(x, true) < 0 || !same_shape(x, o) || islot < PB_I8 || islot > PB_U64)
+  if (sort_slot(x, true) < 0 || !pb_operand_same_shape(x, o) || islot < PB_I8 || islot > PB_U64)
     return bad(ctx, "expected a sortable operand and an integer output of its shape");
   const int ndim = x->ndim;
   const int axis = row_axis(x, P->dimension, ctx);
@@ -674,7 +667,7 @@ static int top_k_kernel(const pb_operand *ins, int nin, pb_operand *outs, int no
   const int axis = row_axis(x, P->axis, ctx);
   if (axis < 0) return ctx->error;
   bool ok = slot >= 0 && v->dtype == slot && v->itemsize == x->itemsize && ix->dtype == PB_I32 &&
-            same_shape(v, ix) && v->ndim == ndim;
+            pb_operand_same_shape(v, ix) && v->ndim == ndim;
   for (int d = 0; ok && d < ndim; ++d)
     ok = d == axis ? v->shape[d] <= x->shape[d] : v->shape[d] == x->shape[d];
   if (!ok)

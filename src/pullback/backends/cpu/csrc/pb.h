@@ -121,7 +121,6 @@ int pb_register_view(PyObject *m);
 int pb_register_cast(PyObject *m);
 int pb_register_sort(PyObject *m);
 int pb_register_gather(PyObject *m);
-int pb_register_random(PyObject *m);
 int pb_register_movement(PyObject *m);
 int pb_register_alloc(PyObject *m);
 int pb_register_kernel_abi(PyObject *m);

@@ -173,7 +173,7 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
         e = s.info["epilogue"]
         return [f"{indent}{n}dot_general ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
-    kind = {"py": "callback", "call": "call"}.get(s.kind, s.kind)
+    kind = {"py": "callback"}.get(s.kind, s.kind)
     return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs})"]
 
 
@@ -459,7 +459,4 @@ def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
                 tuple(int(d in axes) for d in range(x.ndim)), (ref(x), ref(acc), ref(out)),
                 x.strides, out.itemsize, acc.itemsize)
     ops = tuple((ref(v), v.dtype, v.shape, v.strides) for v in list(s.ins) + list(s.outs))
-    if s.kind == "call":  # the entry point itself, on views: (args template, operand slots)
-        return ("py", s.info["callable"], ops, len(s.ins), s.info["template"], s.info["slots"],
-                s.info["single"])
     return ("py", s.info["callable"], ops, len(s.ins))

@@ -376,7 +376,7 @@ def test_donation_is_refused_when_the_input_is_read_later():
 
 # ---- callback steps ----
 
-def test_kernel_call_step_for_primitives_without_a_native_thunk():
+def test_registered_kernels_run_as_kernel_steps():
     def f(x):
         return jnp.cumsum(jnp.sort(x) * 2.0) + 1.0
 
@@ -384,9 +384,10 @@ def test_kernel_call_step_for_primitives_without_a_native_thunk():
     got = check_vs_eager(f, x, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(got), np.cumsum(np.sort(x) * 2) + 1, rtol=1e-5)
     c = compiled(f, x)
-    # their C entry points run from the schedule on views of the arena: no Python callback
+    # registered kernels run natively on the arena (the "kernel" step): no Python callback
     assert c._compiled.fallbacks == []
-    assert "call sort" in c.as_text() and "call cumulative" in c.as_text()
+    assert "kernel sort" in c.as_text() and "kernel cumsum" in c.as_text()
+    assert "call " not in c.as_text() and "callback" not in c.as_text()
 
 
 def test_nested_jit_is_inlined_and_jit_equation_runs_compiled():

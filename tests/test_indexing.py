@@ -500,40 +500,64 @@ def test_errors_name_op_and_argument(call, err, words):
         assert w in str(info.value), (w, str(info.value))
 
 
+def _gather_params(offs, coll, sim, obd, ibd, sizes, mode=0, fill=b""):
+    from pullback.primitives import indexing as ix
+    dims = (offs, coll, sim, obd, ibd)
+    return ix._GATHER_PARAMS.pack(*ix._padded(sizes), mode, *map(len, dims), *ix._padded(*dims),
+                                  fill)
+
+
+def _scatter_params(uwd, iwd, sdod, obd, ibd, mode=0):
+    from pullback.primitives import indexing as ix
+    dims = (uwd, iwd, sdod, obd, ibd)
+    return ix._SCATTER_PARAMS.pack(mode, *map(len, dims), *ix._padded(*dims))
+
+
 def test_kernels_validate_everything_themselves():
-    """The C entry points never trust the frontend: bad dimension numbers raise, never crash."""
+    """The kernels never trust the params they get: bad dimension numbers raise, never crash
+    (the user-facing errors come from the primitives' abstract evaluation, tested above)."""
     k = pb.backends.cpu.kernels
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     i = np.array([[0], [2]], np.int32)
-    g = lambda *a: k.gather(x, i, *a)  # noqa: E731
-    with pytest.raises(ValueError, match="'collapsed_slice_dims' must hold distinct"):
-        g((1,), (5,), (0,), (), (), (1, 4), 0, None)
-    with pytest.raises(ValueError, match="slice size 5 of dimension 1"):
-        g((1,), (0,), (0,), (), (), (1, 5), 0, None)
-    with pytest.raises(ValueError, match="'start_index_map' must have one entry"):
-        g((1,), (0,), (0, 1), (), (), (1, 4), 0, None)
-    with pytest.raises(ValueError, match="'offset_dims' must have 1 entries"):
-        g((), (0,), (0,), (), (), (1, 4), 0, None)
-    with pytest.raises(ValueError, match="collapsed dimension 0 must have slice size 1"):
-        g((1,), (0,), (0,), (), (), (2, 4), 0, None)
-    with pytest.raises(TypeError, match="'fill' must be a 0-d array of the operand's dtype"):
-        g((1,), (0,), (0,), (), (), (1, 4), 1, np.zeros((), np.float64))
-    with pytest.raises(TypeError, match="'indices' must have an integer dtype"):
-        k.gather(x, i.astype(np.float32), (1,), (0,), (0,), (), (), (1, 4), 0, None)
-    s = lambda u, *a: k.scatter(x, i, u, *a)  # noqa: E731
+
+    def g(*a, out=(2, 4), idx=i, **kw):
+        return k.call(k.kernel("gather"), (x, idx), ((x.dtype, out),), _gather_params(*a, **kw))
+
+    def s(u, *a, name="scatter-add", op=x, idx=i, **kw):
+        return k.call(k.kernel(name), (op, idx, u), ((op.dtype, op.shape),),
+                      _scatter_params(*a, **kw))
+
+    fits = "gather: the dimension numbers do not fit the operands"
+    for bad in [((1,), (5,), (0,), (), (), (1, 4)),        # collapsed dimension out of range
+                ((1,), (0,), (0,), (), (), (1, 5)),        # slice larger than the operand
+                ((1,), (0,), (0, 1), (), (), (1, 4)),      # start_index_map vs index vector
+                ((), (0,), (0,), (), (), (1, 4)),          # offset_dims count
+                ((1,), (0,), (0,), (), (), (2, 4)),        # collapsed dimension of size 2
+                ((1,), (0, 0), (0,), (), (), (1, 4))]:     # repeated dimension
+        with pytest.raises(TypeError, match=fits):
+            g(*bad)
+    with pytest.raises(TypeError, match=fits):
+        g((1,), (0,), (0,), (), (), (1, 4), mode=3)
+    with pytest.raises(TypeError, match="gather: the output shape does not fit"):
+        g((1,), (0,), (0,), (), (), (1, 4), out=(2, 5))
+    with pytest.raises(TypeError, match="gather: expected integer indices"):
+        g((1,), (0,), (0,), (), (), (1, 4), idx=i.astype(np.float32))
+    with pytest.raises(TypeError, match="gather: paired batching dimensions differ"):
+        g((1,), (), (1,), (0,), (0,), (1, 1), idx=np.zeros((2, 1), np.int32), out=(2, 1))
+    with pytest.raises(ValueError, match="gather: the kernel's params are 936 bytes, got 3"):
+        k.call(k.kernel("gather"), (x, i), ((x.dtype, (2, 4)),), b"abc")
     u = np.ones((2, 4), np.float32)
-    with pytest.raises(ValueError, match="update scatter dimension 0 has size 3"):
-        s(np.ones((3, 4), np.float32), (1,), (0,), (0,), (), (), 0, 1)
-    with pytest.raises(ValueError, match="exceeds operand dimension"):
-        s(np.ones((2, 5), np.float32), (1,), (0,), (0,), (), (), 0, 1)
-    with pytest.raises(TypeError, match="combiner 7 is not supported"):
-        s(u, (1,), (0,), (0,), (), (), 0, 7)
-    with pytest.raises(TypeError, match="combiner 1 is not supported for dtype bool"):
-        k.scatter(x > 0, i, u > 0, (1,), (0,), (0,), (), (), 0, 1)
-    with pytest.raises(ValueError, match="'mode' must be 0"):
-        s(u, (1,), (0,), (0,), (), (), 3, 1)
-    with pytest.raises(ValueError, match="batching dimension 0 of the operand"):
-        k.gather(x, np.zeros((2, 1), np.int32), (1,), (), (1,), (0,), (0,), (1, 1), 0, None)
+    fits = "scatter-add: the dimension numbers do not fit the operands"
+    with pytest.raises(TypeError, match=fits):  # update scatter dimension of size 3, indices 2
+        s(np.ones((3, 4), np.float32), (1,), (0,), (0,), (), ())
+    with pytest.raises(TypeError, match=fits):  # window larger than the operand
+        s(np.ones((2, 5), np.float32), (1,), (0,), (0,), (), ())
+    with pytest.raises(TypeError, match=fits):
+        s(u, (1,), (0,), (0,), (), (), mode=3)
+    with pytest.raises(TypeError, match="scatter-add: the operand's dtype has no such combiner"):
+        s(u > 0, (1,), (0,), (0,), (), (), op=x > 0)
+    with pytest.raises(TypeError, match="scatter: expected integer indices, updates"):
+        s(u.astype(np.float64), (1,), (0,), (0,), (), (), name="scatter")
 
 
 def test_large_gather_and_scatter_release_the_gil_and_thread():

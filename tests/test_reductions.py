@@ -4,11 +4,13 @@ memory layouts, and the edge semantics (identities, NaN, ties, overflow, accurac
 import functools
 import itertools
 import os
+import struct
 import subprocess
 import sys
 import textwrap
 
 import ml_dtypes
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -563,6 +565,10 @@ def test_bad_input_names_the_op_and_argument(call, exc, words):
         assert w in str(info.value), (w, str(info.value))
 
 
+def _kcall(name, x, dtype, shape, params):
+    return K.call(K.kernel(name), (x,), ((np.dtype(dtype), shape),), params)
+
+
 @pytest.mark.parametrize("call, exc, words", [
     (lambda: K.reduce(99, np.ones(2), (0,)), ValueError, ["'op'"]),
     (lambda: K.reduce(0, [1.0, 2.0], (0,)), TypeError, ["reduce_sum", "'operand'", "ndarray"]),
@@ -573,12 +579,21 @@ def test_bad_input_names_the_op_and_argument(call, exc, words):
     (lambda: K.reduce(0, np.ones((2, 2)), (1, 1)), ValueError, ["reduce_sum", "'axes'"]),
     (lambda: K.reduce(0, np.ones(2)), TypeError, ["reduce"]),
     (lambda: K.reduce(0, np.ones(4, ">f4"), (0,)), ValueError, ["'operand'", "byte order"]),
-    (lambda: K.cumulative(0, np.ones(2), 1, False), ValueError, ["cumsum", "'axis'"]),
-    (lambda: K.cumulative(4, np.ones(2, np.int32), 0, False), TypeError, ["'operand'"]),
-    (lambda: K.argreduce(0, np.ones(2), 0, np.int32), ValueError, ["'op'"]),
-    (lambda: K.argreduce(2, np.ones((2, 0)), 1, np.int32), ValueError, ["argmax", "'operand'"]),
-    (lambda: K.argreduce(3, np.ones(2), 0, np.float32), TypeError, ["argmin", "'index_dtype'"]),
-    (lambda: K.argreduce(2, np.ones(2, np.complex64), 0, np.int32), TypeError, ["argmax"]),
+    # the kernels through the generic entry: they check what memory safety needs
+    (lambda: _kcall("cumsum", np.ones(2), "f8", (2,), struct.pack("=2i", 1, 0)), TypeError,
+     ["cumsum", "axis in range"]),
+    (lambda: _kcall("cumlogsumexp", np.ones(2, np.int32), "i4", (2,), struct.pack("=2i", 0, 0)),
+     TypeError, ["cumlogsumexp", "supported dtype"]),
+    (lambda: _kcall("cumsum", np.ones(2), "f4", (2,), struct.pack("=2i", 0, 0)), TypeError,
+     ["cumsum", "its dtype"]),
+    (lambda: _kcall("argmax", np.ones((2, 0)), "i4", (2,), struct.pack("=i", 1)), ValueError,
+     ["argmax", "axis 1 is empty"]),
+    (lambda: _kcall("argmin", np.ones(2), "f4", (), struct.pack("=i", 0)), TypeError,
+     ["argmin", "integer output"]),
+    (lambda: _kcall("argmax", np.ones(2, np.complex64), "i4", (), struct.pack("=i", 0)),
+     TypeError, ["argmax", "real operand"]),
+    (lambda: _kcall("argmax", np.ones((2, 3)), "i4", (3,), struct.pack("=i", 1)), TypeError,
+     ["argmax", "without the axis"]),
 ])
 def test_kernels_validate_their_arguments(call, exc, words):
     with pytest.raises(exc) as info:

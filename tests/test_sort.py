@@ -349,19 +349,42 @@ def test_bad_input_names_the_op_and_argument(call, exc, words):
         assert w in str(info.value), (w, str(info.value))
 
 
+def _kcall(name, ins, outs, params):
+    """The kernel itself through the generic entry (outs: (dtype, shape) pairs)."""
+    return K.call(K.kernel(name), ins, tuple((np.dtype(d), s) for d, s in outs), params)
+
+
+_P3 = S._SORT_PARAMS.pack
+
+
 @pytest.mark.parametrize("call, exc, words", [
-    (lambda: K.sort([np.ones(3)], 0, 1, False), TypeError, ["sort", "'operand'"]),
-    (lambda: K.sort((), 0, 1, False), TypeError, ["sort", "'operand'"]),
-    (lambda: K.sort((np.ones(3), np.ones(2)), 0, 1, False), ValueError, ["sort", "shapes"]),
-    (lambda: K.sort((np.ones(3),), 1, 1, False), ValueError, ["sort", "'dimension'"]),
-    (lambda: K.sort((np.ones(3),), 0, 2, False), ValueError, ["sort", "'num_keys'"]),
-    (lambda: K.sort((np.ones(3, "V4"),), 0, 1, False), TypeError, ["sort", "'operand'"]),
-    (lambda: K.sort((np.ones(3),), 0, 1), TypeError, ["sort"]),
-    (lambda: K.argsort(np.ones(3), 0, False, np.float64), TypeError, ["argsort", "'index_dtype'"]),
-    (lambda: K.argsort(np.float64(1.0), 0, False, np.int32), TypeError, ["argsort", "'operand'"]),
-    (lambda: K.top_k(np.ones(3), 4, 0), ValueError, ["top_k", "'k'"]),
-    (lambda: K.top_k(np.ones(3, np.complex128), 1, 0), TypeError, ["top_k", "'operand'"]),
-    (lambda: K.top_k(np.ones((2, 2)), 1, -1), ValueError, ["top_k", "'axis'"]),
+    # the kernels check what memory safety needs, whatever the frontend sends
+    (lambda: _kcall("sort", (np.ones(3), np.ones(2)), [("f8", (3,)), ("f8", (2,))], _P3(0, 1, 0)),
+     TypeError, ["sort", "shape"]),
+    (lambda: _kcall("sort", (np.ones(3),), [("f8", (3,))], _P3(1, 1, 0)), TypeError,
+     ["sort", "axis"]),
+    (lambda: _kcall("sort", (np.ones(3),), [("f8", (3,))], _P3(-1, 1, 0)), TypeError,
+     ["sort", "axis"]),
+    (lambda: _kcall("sort", (np.ones(3),), [("f8", (3,))], _P3(0, 2, 0)), TypeError,
+     ["sort", "num_keys"]),
+    (lambda: _kcall("sort", (np.ones(3, "V4"),), [("V4", (3,))], _P3(0, 1, 0)), TypeError,
+     ["sort", "sortable"]),
+    (lambda: _kcall("sort", (np.ones(3),), [("f4", (3,))], _P3(0, 1, 0)), TypeError, ["sort"]),
+    (lambda: _kcall("sort", (np.ones(3),), [("f8", (3,))], b"\0" * 8), ValueError,
+     ["sort", "params are 12 bytes"]),
+    (lambda: _kcall("sort", (), (), _P3(0, 1, 0)), TypeError, ["sort"]),
+    (lambda: _kcall("argsort", (np.ones(3),), [("f8", (3,))], S._ARGSORT_PARAMS.pack(0, 0)),
+     TypeError, ["argsort", "integer output"]),
+    (lambda: _kcall("argsort", (np.ones(3),), [("i4", (3,)), ("i4", (3,))],
+                    S._ARGSORT_PARAMS.pack(0, 0)), ValueError, ["argsort", "1 outputs"]),
+    (lambda: _kcall("top_k", (np.ones(3),), [("f8", (4,)), ("i4", (4,))],
+                    S._TOP_K_PARAMS.pack(0)), TypeError, ["top_k", "k <= n"]),
+    (lambda: _kcall("top_k", (np.ones(3, np.complex128),), [("c16", (1,)), ("i4", (1,))],
+                    S._TOP_K_PARAMS.pack(0)), TypeError, ["top_k", "real operand"]),
+    (lambda: _kcall("top_k", (np.ones((2, 2)),), [("f8", (2, 1)), ("i4", (2, 1))],
+                    S._TOP_K_PARAMS.pack(-1)), TypeError, ["top_k", "axis"]),
+    (lambda: _kcall("top_k", ([1.0, 2.0],), [("f8", (1,)), ("i4", (1,))],
+                    S._TOP_K_PARAMS.pack(0)), TypeError, ["top_k", "numpy.ndarray"]),
 ])
 def test_kernels_validate_their_arguments(call, exc, words):
     with pytest.raises(exc) as info:

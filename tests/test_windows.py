@@ -227,17 +227,30 @@ def test_errors_name_op_and_argument(call, err, words):
 
 
 def test_kernels_validate_their_arguments():
+    """The kernels never trust their params: a geometry that does not fit raises, never
+    crashes (the user-facing errors come from abstract evaluation, tested above)."""
+    from pullback.primitives.windows import _window_params
     k = pb.backends.cpu.kernels
     x = np.zeros((2, 4, 4), np.float32)
-    with pytest.raises(ValueError, match="unfold: argument 'stride' must hold positive ints"):
-        k.unfold(x, (2, 2), (0, 1), (1, 1), (0, 0), (0, 0))
-    with pytest.raises(ValueError, match="unfold: spatial dimension 0 of size 4"):
-        k.unfold(x, (9, 2), (1, 1), (1, 1), (0, 0), (0, 0))
-    with pytest.raises(ValueError, match="'kernel_size' must have between 1 and 3 entries"):
-        k.unfold(x, (1, 1, 1, 1), (1,) * 4, (1,) * 4, (0,) * 4, (0,) * 4)
-    with pytest.raises(ValueError, match=r"fold: 'cols' must end in \(4, 9\)"):
-        k.fold(x, (4, 4), (2, 2), (1, 1), (1, 1), (0, 0), (0, 0))
-    with pytest.raises(TypeError, match="fold: argument 'cols' has dtype"):
-        k.fold(np.zeros((4, 9), "V2"), (4, 4), (2, 2), (1, 1), (1, 1), (0, 0), (0, 0))
-    with pytest.raises(ValueError, match="window count overflows|smaller than"):
-        k.unfold(x, (1, 1), (1, 1), (1, 1), (2 ** 62, 2 ** 62), (0, 0))
+
+    def call(name, x, out, **geometry):
+        return k.call(k.kernel(name), (x,), ((x.dtype, out),), _window_params(**geometry))
+
+    def geo(ks, st=(1, 1), dil=(1, 1), pad=((0, 0), (0, 0))):
+        return dict(kernel_size=ks, stride=st, dilation=dil, padding=pad)
+
+    fits = "the geometry does not fit the operands"
+    with pytest.raises(TypeError, match="unfold: " + fits):
+        call("unfold", x, (2, 4, 9), **geo((2, 2), st=(0, 1)))
+    with pytest.raises(TypeError, match="unfold: " + fits):
+        call("unfold", x, (2, 81, 1), **geo((9, 2)))
+    with pytest.raises(TypeError, match="unfold: " + fits):
+        call("unfold", x, (4, 1), **geo((1, 1, 1, 1), (1,) * 4, (1,) * 4, ((0, 0),) * 4))
+    with pytest.raises(TypeError, match="unfold: " + fits):  # the output is not (2, 4, 9)
+        call("unfold", x, (2, 4, 10), **geo((2, 2)))
+    with pytest.raises(TypeError, match="unfold: " + fits):
+        call("unfold", x, (2, 1, 1), **geo((1, 1), pad=((2 ** 62, 0), (2 ** 62, 0))))
+    with pytest.raises(TypeError, match="fold: " + fits):  # cols must end in (4, 9)
+        call("fold", x, (2, 4, 4), **geo((2, 2)))
+    with pytest.raises(TypeError, match="fold: " + fits):
+        call("fold", np.zeros((4, 9), "V2"), (4, 4), **geo((2, 2)))

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import config
+from ..primitives.rules import Kernel
 from ..tracer import core, debug, executor
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray, check_result_size
@@ -68,18 +69,48 @@ def _out_aval(prim: core.Primitive, avals: tuple, params: dict) -> Any:
         return out
 
 
+# Per (primitive, input avals, params) of a primitive that runs a registered kernel: its output
+# aval(s), the kernel's handle, its outputs' (dtype, shape) and its packed params, built once per
+# signature (one lookup per call).
+_plans: dict = {}
+config.watch(lambda name, value: _plans.clear())
+
+
+def _kernel_plan(prim: core.Primitive, rule: Kernel, avals: tuple, params: dict) -> tuple:
+    try:
+        key = (prim, avals, tuple(params.items()))
+        return _plans[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable parameter: planned every time
+        key = None
+    out_aval = _out_aval(prim, avals, params)
+    outs = out_aval if prim.multiple_results else [out_aval]
+    plan = (out_aval, kernels.kernel(rule.kernel_name(params)),
+            tuple((a.dtype, a.shape) for a in outs), rule.pack(*avals, **params))
+    if key is not None:
+        if len(_plans) >= _MAX_CACHED:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
 def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
     cpu = prim.cpu
     if getattr(cpu, "interpreted", False):
         # higher-order primitives (jit, control flow) run their sub-Jaxprs on Arrays
         return cpu(*args, **params)
     avals = tuple([a._aval if type(a) is Array else core.get_aval(a) for a in args])
-    out_aval = _out_aval(prim, avals, params)
-    vals = [a._value if type(a) is Array else to_ndarray(a, av) for a, av in zip(args, avals)]
-    if cpu and config.backend == "cpu":
-        out = cpu(kernels, *vals, **params)
+    if type(cpu) is Kernel and config.backend == "cpu":  # one generic entry for any kernel
+        out_aval, handle, specs, blob = _kernel_plan(prim, cpu, avals, params)
+        vals = [a._value if type(a) is Array else to_ndarray(a, av) for a, av in zip(args, avals)]
+        res = kernels.call(handle, vals, specs, blob)
+        out = res if prim.multiple_results else res[0]
     else:
-        out = _run(prim, vals, params)
+        out_aval = _out_aval(prim, avals, params)
+        vals = [a._value if type(a) is Array else to_ndarray(a, av) for a, av in zip(args, avals)]
+        out = cpu(kernels, *vals, **params) if cpu and config.backend == "cpu" else \
+            _run(prim, vals, params)
     if prim.multiple_results:
         outs = [_wrap(o, a) for o, a in zip(out, out_aval)]
     else:

@@ -1,5 +1,5 @@
 """Every primitive, one module per op family; importing this package fills the registry."""
-from . import (collectives, conversion, dot, elementwise, gradient_control,  # noqa: F401
+from . import (collectives, conversion, dot, elementwise, ffi, gradient_control,  # noqa: F401
                indexing, movement, random_bits, reductions, sort, windows)
 from ..tracer.core import Primitive
 

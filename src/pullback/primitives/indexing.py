@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import math
+import struct
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -39,8 +40,8 @@ from ..tracer.shapes import check_shape
 from .conversion import convert_element_type_p
 from .elementwise import div_p, eq_p, mul_p, select_n_p, sub_p
 from .movement import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p
-from .rules import (NONLINEAR, Zero, add_tangents, batch_size, instantiate, is_undefined,
-                    linear_jvp, linear_transpose, move_bdim, zeros_like_aval)
+from .rules import (NONLINEAR, Kernel, Zero, add_tangents, batch_size, instantiate,
+                    is_undefined, linear_jvp, linear_transpose, move_bdim, zeros_like_aval)
 
 
 # ---- the dimension-number and mode types of jax.lax ----
@@ -388,14 +389,35 @@ def _gather_aval(operand: ShapedArray, indices: ShapedArray, *, dimension_number
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-def _gather_cpu(k, operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value=None,
-                indices_are_sorted=False, unique_indices=False):
+# The kernels' parameter structs (csrc/gather.c: gather_params, scatter_params): dimension
+# tuples padded to 32 entries, each with its length.
+_MAXDIMS = 32
+_GATHER_PARAMS = struct.Struct(f"={_MAXDIMS}q6i{5 * _MAXDIMS}i16s")
+_SCATTER_PARAMS = struct.Struct(f"=6i{5 * _MAXDIMS}i")
+
+
+def _padded(*tuples: Sequence[int]) -> list[int]:
+    return [v for t in tuples for v in tuple(t) + (0,) * (_MAXDIMS - len(t))]
+
+
+def _gather_params(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value=None,
+                   indices_are_sorted=False, unique_indices=False) -> bytes:
     dn = dimension_numbers
     kmode = _kernel_mode(mode, scatter=False)
-    fill = _fill_array(fill_value, operand.dtype, "gather") if kmode else None
-    return k.gather(operand, indices, tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims),
-                    tuple(dn.start_index_map), tuple(dn.operand_batching_dims),
-                    tuple(dn.start_indices_batching_dims), tuple(slice_sizes), kmode, fill)
+    fill = _fill_array(fill_value, operand.dtype, "gather").tobytes() if kmode else b""
+    dims = (dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map,
+            dn.operand_batching_dims, dn.start_indices_batching_dims)
+    return _GATHER_PARAMS.pack(*_padded(slice_sizes), kmode, *map(len, dims), *_padded(*dims),
+                               fill)
+
+
+def _scatter_params(operand, indices, updates, *, dimension_numbers, mode,
+                    indices_are_sorted=False, unique_indices=False) -> bytes:
+    dn = dimension_numbers
+    dims = (dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
+            dn.operand_batching_dims, dn.scatter_indices_batching_dims)
+    return _SCATTER_PARAMS.pack(_kernel_mode(mode, scatter=True), *map(len, dims),
+                                *_padded(*dims))
 
 
 def _window_starts(operand_shape, indices, index_map, obd, ibd, window_sizes):
@@ -451,7 +473,7 @@ def _gather_ref(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_
 
 gather_p = Primitive("gather")
 gather_p.abstract_eval = _gather_aval
-gather_p.cpu = _gather_cpu
+gather_p.cpu = Kernel(gather_p, "gather", _gather_params)
 gather_p.reference = _gather_ref
 
 
@@ -621,20 +643,10 @@ _SCATTER_UFUNCS = {"scatter-add": np.add, "scatter-mul": np.multiply,
                    "scatter-min": np.minimum, "scatter-max": np.maximum}
 
 
-def _declare_scatter(name: str, combiner: str) -> Primitive:
+def _declare_scatter(name: str) -> Primitive:
     p = Primitive(name)
     p.abstract_eval = lambda *avals, **params: _scatter_aval(name, *avals, **params)
-
-    def cpu(k, operand, indices, updates, *, dimension_numbers, mode, indices_are_sorted=False,
-            unique_indices=False):
-        dn = dimension_numbers
-        return k.scatter(operand, indices, updates, tuple(dn.update_window_dims),
-                         tuple(dn.inserted_window_dims), tuple(dn.scatter_dims_to_operand_dims),
-                         tuple(dn.operand_batching_dims),
-                         tuple(dn.scatter_indices_batching_dims),
-                         _kernel_mode(mode, scatter=True), k.SCATTER_COMBINERS[combiner])
-
-    p.cpu = cpu
+    p.cpu = Kernel(p, name, _scatter_params)  # one kernel per combiner, named as the primitive
     p.reference = lambda *xs, **params: _scatter_ref(name, *xs, **params)
     p.batch = _scatter_batcher(p)
     return p
@@ -657,11 +669,11 @@ def _scatter_batcher(prim: Primitive):
     return rule
 
 
-scatter_p = _declare_scatter("scatter", "set")
-scatter_add_p = _declare_scatter("scatter-add", "add")
-scatter_mul_p = _declare_scatter("scatter-mul", "mul")
-scatter_min_p = _declare_scatter("scatter-min", "min")
-scatter_max_p = _declare_scatter("scatter-max", "max")
+scatter_p = _declare_scatter("scatter")
+scatter_add_p = _declare_scatter("scatter-add")
+scatter_mul_p = _declare_scatter("scatter-mul")
+scatter_min_p = _declare_scatter("scatter-min")
+scatter_max_p = _declare_scatter("scatter-max")
 
 
 # ---- scatter derivatives ----

@@ -36,16 +36,22 @@ from ..tracer.shapes import check_shape
 from .conversion import convert_element_type_p
 from .elementwise import ge_p, mul_p, sub_p
 from .movement import broadcast_in_dim_p
-from .rules import (INTEGER_OUTPUT, NONLINEAR, batch_size, broadcast_batcher, check_examples,
-                    elementwise_jvp, move_bdim)
+from .rules import (INTEGER_OUTPUT, NONLINEAR, Kernel, batch_size, broadcast_batcher,
+                    check_examples, elementwise_jvp, move_bdim)
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 
 
-def _declare(name: str, abstract_eval, cpu, reference, multiple_results: bool = False) -> Primitive:
+def _no_params(*avals, **params) -> bytes:
+    """The kernels of csrc/random.c take no params: their outputs' shapes and dtypes say all."""
+    return b""
+
+
+def _declare(name: str, abstract_eval, reference, multiple_results: bool = False) -> Primitive:
+    """A key-level primitive run by the kernel of its name (csrc/random.c)."""
     p = Primitive(name, multiple_results=multiple_results)
     p.abstract_eval = abstract_eval
-    p.cpu = cpu
+    p.cpu = Kernel(p, name, _no_params)
     p.reference = reference
     p.jvp = INTEGER_OUTPUT
     p.transpose = NONLINEAR
@@ -126,18 +132,13 @@ def _threefry_aval(*avals: ShapedArray) -> list[ShapedArray]:
     return [out, out]
 
 
-def _threefry_cpu(k, *xs: np.ndarray) -> list[np.ndarray]:
-    shape = np.broadcast_shapes(*(x.shape for x in xs))
-    return list(k.threefry2x32(*(np.broadcast_to(x, shape) for x in xs)))  # zero-stride views
-
-
 def _threefry_ref(*xs: np.ndarray) -> list[np.ndarray]:
     shape = np.broadcast_shapes(*(x.shape for x in xs))
     return [np.broadcast_to(y, shape).copy() for y in threefry2x32_reference(*xs)]
 
 
-threefry2x32_p = _declare("threefry2x32", _threefry_aval, _threefry_cpu, _threefry_ref,
-                          multiple_results=True)
+threefry2x32_p = _declare("threefry2x32", _threefry_aval, _threefry_ref,
+                          multiple_results=True)  # (the kernel broadcasts its operands)
 # 0-d operands broadcast and the others share one rank, as for element-wise ops
 threefry2x32_p.batch = broadcast_batcher(threefry2x32_p)
 
@@ -183,7 +184,7 @@ def _seed_ref(seeds: np.ndarray) -> np.ndarray:
     return np.stack([hi, wide.astype(np.uint32)], axis=-1)
 
 
-random_seed_p = _declare("random_seed", _seed_aval, lambda k, s: k.random_seed(s), _seed_ref)
+random_seed_p = _declare("random_seed", _seed_aval, _seed_ref)
 random_seed_p.batch = _leading_batcher(random_seed_p, trailing_words=False)  # any seed shape
 
 
@@ -205,9 +206,7 @@ def _bits_ref(keys: np.ndarray, *, bit_width: int, shape: tuple[int, ...]) -> np
     return (y0 ^ y1).astype(_UINT[bit_width])
 
 
-random_bits_p = _declare(
-    "random_bits", _bits_aval,
-    lambda k, keys, *, bit_width, shape: k.random_bits(keys, tuple(shape), bit_width), _bits_ref)
+random_bits_p = _declare("random_bits", _bits_aval, _bits_ref)  # (the output's dtype: the width)
 
 
 # ---- random_split ----
@@ -221,8 +220,7 @@ def _split_ref(keys: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
     return np.stack(threefry2x32_reference(*_per_key(keys, shape), *_counters(shape)), axis=-1)
 
 
-random_split_p = _declare("random_split", _split_aval,
-                          lambda k, keys, *, shape: k.random_split(keys, tuple(shape)), _split_ref)
+random_split_p = _declare("random_split", _split_aval, _split_ref)
 
 
 # ---- random_fold_in ----
@@ -236,10 +234,6 @@ def _fold_in_aval(keys: ShapedArray, msgs: ShapedArray) -> ShapedArray:
         raise TypeError(f"random_fold_in: argument 'msgs' has shape {msgs.shape}, which does not "
                         f"broadcast to the batch shape {batch} of 'keys'")
     return ShapedArray(keys.shape, dtypes.uint32)
-
-
-def _fold_in_cpu(k, keys: np.ndarray, msgs: np.ndarray) -> np.ndarray:
-    return k.random_fold_in(keys, np.broadcast_to(msgs, keys.shape[:-1]))
 
 
 def _fold_in_ref(keys: np.ndarray, msgs: np.ndarray) -> np.ndarray:
@@ -262,7 +256,7 @@ def _fold_in_batch(vals, dims):
     return random_fold_in_p.bind(keys, msgs), 0
 
 
-random_fold_in_p = _declare("random_fold_in", _fold_in_aval, _fold_in_cpu, _fold_in_ref)
+random_fold_in_p = _declare("random_fold_in", _fold_in_aval, _fold_in_ref)  # (msgs broadcast)
 random_fold_in_p.batch = _fold_in_batch
 
 
@@ -371,7 +365,7 @@ def _range_batch(vals, dims):
 
 random_uniform_range_p = Primitive("random_uniform_range")
 random_uniform_range_p.abstract_eval = _range_aval
-random_uniform_range_p.cpu = lambda k, u, lo, hi: k.random_uniform_range(u, lo, hi)
+random_uniform_range_p.cpu = Kernel(random_uniform_range_p, "random_uniform_range", _no_params)
 random_uniform_range_p.reference = _range_ref
 random_uniform_range_p.jvp = elementwise_jvp(random_uniform_range_p, _d_u, _d_minval, _d_maxval)
 random_uniform_range_p.transpose = NONLINEAR

@@ -19,6 +19,7 @@ element-wise work, each linear in the tangent.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Callable
 
 import numpy as np
@@ -30,7 +31,7 @@ from ..tracer.core import Primitive, get_aval, not_applicable
 # modules, not names: the families' rules refer to each other, so a name may not exist yet
 # while these modules are being imported
 from . import building_blocks, conversion as _cv, elementwise as _ew, movement as _mv
-from .rules import INTEGER_OUTPUT, NONLINEAR, Zero, linear_jvp
+from .rules import INTEGER_OUTPUT, NONLINEAR, Kernel, Zero, linear_jvp
 
 _HALVES = (dtypes.float16, dtypes.bfloat16)
 _INTS = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
@@ -323,14 +324,18 @@ def _arg_reference(np_fn: Callable) -> Callable:
     return ref
 
 
+# the kernels' parameter structs (csrc/reduce.c: argreduce_params, cumulative_params)
+_ARG_PARAMS = struct.Struct("=i")           # axis
+_CUMULATIVE_PARAMS = struct.Struct("=2i")   # axis, reverse
+
+
 def _declare_arg(name: str, np_fn: Callable) -> Primitive:
     p = Primitive(name)
     KERNEL_DTYPES["arg"][name] = REAL[0]
     p.abstract_eval = lambda x, *, axes, index_dtype: _arg_aval(name, x, axes=axes,
                                                                 index_dtype=index_dtype)
     p.reference = _arg_reference(np_fn)
-    p.cpu = lambda k, x, *, axes, index_dtype: k.argreduce(k.ARG_OPS[name], x, axes[0],
-                                                           index_dtype)
+    p.cpu = Kernel(p, name, lambda x, *, axes, index_dtype: _ARG_PARAMS.pack(axes[0]))
     p.jvp = INTEGER_OUTPUT
     p.transpose = NONLINEAR
     p.batch = axis_param_batcher(p, "axes", drops=True)
@@ -369,7 +374,7 @@ def _declare_cumulative(name: str, kinds: tuple, accumulate: Callable, jvp, tran
     p.abstract_eval = lambda x, *, axis, reverse: _cumulative_aval(name, kinds, x, axis=axis,
                                                                    reverse=reverse)
     p.reference = _scan_reference(accumulate)
-    p.cpu = lambda k, x, *, axis, reverse: k.cumulative(k.CUMULATIVE_OPS[name], x, axis, reverse)
+    p.cpu = Kernel(p, name, lambda x, *, axis, reverse: _CUMULATIVE_PARAMS.pack(axis, reverse))
     p.jvp = jvp(p)
     p.transpose = transpose
     p.batch = axis_param_batcher(p, "axis")

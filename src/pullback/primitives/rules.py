@@ -219,3 +219,42 @@ def zero_jvp(prim: Any) -> Any:
             return out, [Zero.from_primal(o) for o in out]
         return out, Zero.from_primal(out)
     return rule
+
+
+class Kernel:
+    """The CPU rule of a primitive that runs one registered C kernel (docs/kernel-abi.md).
+
+    ``prim.cpu = Kernel(prim, "sort", pack)``: eager execution and the compiler both run the
+    kernel registered as ``name`` on the primitive's operands, into fresh outputs of the avals
+    its abstract evaluation gives, with the parameter struct ``pack(*in_avals, **params)``
+    (bytes, packed with ``struct`` in the primitive's module to the layout its C file reads).
+
+    Args:
+      prim: the primitive.
+      name: the kernel's registered name, or a function of the primitive's params giving it
+        (one kernel per variant: scatter-add, argmax, ...).
+      pack: the parameter struct of one application.
+    """
+
+    __slots__ = ("prim", "name", "pack")
+
+    def __init__(self, prim: Any, name: Any, pack: Any):
+        self.prim = prim
+        self.name = name
+        self.pack = pack
+
+    def kernel_name(self, params: dict) -> str:
+        return self.name if isinstance(self.name, str) else self.name(**params)
+
+    def __call__(self, k: Any, *vals: Any, **params: Any) -> Any:
+        """Runs on the kernel namespace ``k`` (or the compiler's recorder) from anywhere that
+        has no avals at hand: composite rules, callbacks."""
+        avals = tuple(ShapedArray(v.shape, v.dtype) for v in vals)
+        out = self.prim.rule("abstract_eval")(*avals, **params)
+        outs = out if self.prim.multiple_results else [out]
+        res = k.call(k.kernel(self.kernel_name(params)), vals,
+                     tuple((a.dtype, a.shape) for a in outs), self.pack(*avals, **params))
+        return list(res) if self.prim.multiple_results else res[0]
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.prim.name}: {self.name if isinstance(self.name, str) else '...'})"

@@ -22,6 +22,7 @@ take the tangent at their indices. Ties and NaNs follow the primal order, whatev
 """
 from __future__ import annotations
 
+import struct
 from typing import Sequence
 
 import numpy as np
@@ -32,7 +33,7 @@ from ..tracer.core import Primitive, get_aval
 from . import indexing as _ix, movement as _mv
 from .reductions import (axis_param_batcher, check_axis, check_dtype, _FLOATS, _HALVES,
                          _INTS)
-from .rules import INTEGER_OUTPUT, NONLINEAR, Zero, batch_size, move_bdim
+from .rules import INTEGER_OUTPUT, NONLINEAR, Kernel, Zero, batch_size, move_bdim
 
 SORTABLE = ((dtypes.bool_,) + _INTS + _FLOATS + (dtypes.complex64, dtypes.complex128),
             "a boolean, integer, floating or complex")
@@ -193,8 +194,13 @@ def _top_k_jvp(primals, tangents, *, k, axis):
 sort_p = Primitive("sort", multiple_results=True)
 sort_p.abstract_eval = _sort_aval
 sort_p.reference = _sort_reference
-sort_p.cpu = lambda k, *xs, dimension, is_stable, num_keys, descending: list(
-    k.sort(xs, dimension, num_keys, descending))
+# the kernels' parameter structs (csrc/sort.c: sort_params, argsort_params, top_k_params)
+_SORT_PARAMS = struct.Struct("=3i")     # dimension, num_keys, descending
+_ARGSORT_PARAMS = struct.Struct("=2i")  # dimension, descending
+_TOP_K_PARAMS = struct.Struct("=i")     # axis (k: the outputs' size along it)
+
+sort_p.cpu = Kernel(sort_p, "sort", lambda *xs, dimension, is_stable, num_keys, descending:
+                    _SORT_PARAMS.pack(dimension, num_keys, descending))
 sort_p.jvp = _sort_jvp
 sort_p.transpose = NONLINEAR
 sort_p.batch = _sort_batch
@@ -202,8 +208,8 @@ sort_p.batch = _sort_batch
 argsort_p = Primitive("argsort")
 argsort_p.abstract_eval = _argsort_aval
 argsort_p.reference = _argsort_reference
-argsort_p.cpu = lambda k, x, *, dimension, descending, index_dtype: k.argsort(
-    x, dimension, descending, index_dtype)
+argsort_p.cpu = Kernel(argsort_p, "argsort", lambda x, *, dimension, descending, index_dtype:
+                       _ARGSORT_PARAMS.pack(dimension, descending))
 argsort_p.jvp = INTEGER_OUTPUT
 argsort_p.transpose = NONLINEAR
 argsort_p.batch = axis_param_batcher(argsort_p, "dimension")
@@ -211,8 +217,7 @@ argsort_p.batch = axis_param_batcher(argsort_p, "dimension")
 top_k_p = Primitive("top_k", multiple_results=True)
 top_k_p.abstract_eval = _top_k_aval
 top_k_p.reference = _top_k_reference
-# the kernel namespace is passed positionally: `k` is top_k's own parameter
-top_k_p.cpu = lambda kernels, x, *, k, axis: list(kernels.top_k(x, k, axis))
+top_k_p.cpu = Kernel(top_k_p, "top_k", lambda x, *, k, axis: _TOP_K_PARAMS.pack(axis))
 top_k_p.jvp = _top_k_jvp
 top_k_p.transpose = NONLINEAR
 top_k_p.batch = axis_param_batcher(top_k_p, "axis")

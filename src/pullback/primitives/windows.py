@@ -15,6 +15,7 @@ each position, and ``<unfold(x), y> == <x, fold(y)>``.
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..tracer import dtypes
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
 from ..tracer.shapes import check_shape
-from .rules import linear_jvp, linear_transpose, move_bdim
+from .rules import Kernel, linear_jvp, linear_transpose, move_bdim
 
 
 def window_counts(op: str, size: tuple[int, ...], kernel_size, stride, dilation,
@@ -117,8 +118,17 @@ def _fold_ref(x, *, output_size, kernel_size, stride, dilation, padding):
 
 unfold_p = Primitive("unfold")
 unfold_p.abstract_eval = _unfold_aval
-unfold_p.cpu = lambda k, x, *, kernel_size, stride, dilation, padding: k.unfold(
-    x, tuple(kernel_size), tuple(stride), tuple(dilation), *_unpack(padding))
+# the kernels' parameter struct (csrc/unfold.c: window_params): five tuples padded to 32 entries
+_WINDOW_PARAMS = struct.Struct("=160q2i")
+
+
+def _window_params(kernel_size, stride, dilation, padding) -> bytes:
+    lo, hi = _unpack(padding)
+    rows = [tuple(t) + (0,) * (32 - len(t)) for t in (kernel_size, stride, dilation, lo, hi)]
+    return _WINDOW_PARAMS.pack(*(v for r in rows for v in r), len(kernel_size), 0)
+
+
+unfold_p.cpu = Kernel(unfold_p, "unfold", lambda x, **geometry: _window_params(**geometry))
 unfold_p.reference = _unfold_ref
 unfold_p.jvp = linear_jvp(unfold_p)
 unfold_p.transpose = linear_transpose(lambda ct, x, **geometry: [fold_p.bind(
@@ -126,8 +136,8 @@ unfold_p.transpose = linear_transpose(lambda ct, x, **geometry: [fold_p.bind(
 
 fold_p = Primitive("fold")
 fold_p.abstract_eval = _fold_aval
-fold_p.cpu = lambda k, x, *, output_size, kernel_size, stride, dilation, padding: k.fold(
-    x, tuple(output_size), tuple(kernel_size), tuple(stride), tuple(dilation), *_unpack(padding))
+fold_p.cpu = Kernel(fold_p, "fold",
+                    lambda x, *, output_size, **geometry: _window_params(**geometry))
 fold_p.reference = _fold_ref
 fold_p.jvp = linear_jvp(fold_p)
 fold_p.transpose = linear_transpose(

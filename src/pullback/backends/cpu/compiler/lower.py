@@ -5,9 +5,11 @@ an ndarray's shape/strides/itemsize/dtype) and a ``SymbolicKernels`` object in p
 extension, whose methods record steps instead of computing. So a view primitive (reshape,
 transpose, broadcast_in_dim, slice, rev, squeeze, expand_dims) becomes new strides over the same
 bytes with no step, a reshape that needs a copy records a copy, dot_general records its
-conversions and one matmul, and no stride or layout logic is duplicated here. A rule that needs
-anything the recorder does not model (data-dependent values, kernels without a native thunk)
-raises ``Unsupported`` and the equation becomes a Python-callback step instead.
+conversions and one matmul, and no stride or layout logic is duplicated here. A primitive whose
+cpu rule is a registered kernel (``primitives.rules.Kernel``, docs/kernel-abi.md) becomes one
+"kernel" step on the equation's avals. A rule that needs anything the recorder does not model
+(data-dependent values, an entry point that is not a registered kernel) raises ``Unsupported``
+and the equation becomes a Python-callback step instead.
 
 Equations whose operands are all constants are evaluated at compile time (their results become
 constants of the program); nested ``jit`` calls are inlined.
@@ -20,13 +22,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ....primitives.rules import Kernel
 from ....tracer import core, executor
 from ....tracer.array import Array
+from ....tracer.avals import ShapedArray
 from ....tracer.ir import Jaxpr, Literal, locate_error
 from .. import kernels
 from ..op_facts import EWISE_BY_CODE
 from . import control, dynamic
 from .copies import CHEAP_GRAIN, const_array, copy_step
+from .steps import KernelStep
 from .values import Buffer, Step, Unsupported, View
 
 SCHEDULE = kernels.SCHEDULE
@@ -202,14 +207,23 @@ class SymbolicKernels:
             self._low.emit(copy_step(View(x.buf, xoff, tuple(xshape), x.strides, x.dtype), part))
         return out
 
+    def call(self, kernel: Any, ins: Sequence[View], outs: Sequence[tuple], params: bytes
+             ) -> tuple:
+        """A registered kernel (kernels.call's arguments): one "kernel" step."""
+        _check_views(tuple(ins))
+        views = tuple(View.fresh(tuple(shape), dtype) for dtype, shape in outs)
+        self._low.emit(KernelStep(kernel, ins, views, params, kernel.name))
+        return views
+
     def __getattr__(self, name: str) -> Callable:
         real = getattr(kernels, name)
         if not callable(real):
             return real  # a table of codes (SCATTER_COMBINERS, ...)
 
         def call(*args: Any) -> Any:
-            if _has_view(args):
-                return self._low.kernel_call(name, real, args)
+            if _has_view(args):  # an entry point that is not a registered kernel
+                raise Unsupported(f"kernel entry '{name}' is not a registered kernel "
+                                  "(docs/kernel-abi.md)")
             return _const_views(real(*args))  # no runtime operand: computed now, a constant
         return call
 
@@ -308,6 +322,11 @@ class Lowering:
         if prim.name in dynamic.LOWER and all_views(ins):
             return dynamic.LOWER[prim.name](self, ins, **params)
         cpu = prim.cpu
+        if type(cpu) is Kernel:  # a registered kernel on the equation's avals
+            avals = [ShapedArray(x.shape, x.dtype) for x in ins]
+            return list(self.kernels.call(kernels.kernel(cpu.kernel_name(params)), ins,
+                                          tuple((a.dtype, a.shape) for a in out_avals),
+                                          cpu.pack(*avals, **params)))
         if cpu and not getattr(cpu, "interpreted", False):
             mark = len(self.steps)
             try:
@@ -332,44 +351,6 @@ class Lowering:
         return [View.of_const(np.asarray(o._value if isinstance(o, Array) else o, a.dtype))
                 for o, a in zip(outs, out_avals)]
 
-    def kernel_call(self, name: str, fn: Callable, args: tuple) -> Any:
-        """A C entry point without a schedule thunk of its own, called by the executor on views
-        of its operands (a "call" step: no Python runs, but the GIL is held and the arguments
-        are ndarray objects). The results' avals come from calling it once now on zeros."""
-        template, slots, ins = [], [], []
-        for i, a in enumerate(args):
-            if type(a) is View:
-                slots.append((i,))
-                ins.append(a)
-                template.append(None)
-            elif isinstance(a, (tuple, list)) and _has_view(a):
-                if not all(type(x) is View for x in a):
-                    raise Unsupported(f"kernel '{name}': mixed sequence argument")
-                slots.extend((i, j) for j in range(len(a)))
-                ins.extend(a)
-                template.append(type(a)([None] * len(a)))
-            elif _has_view(a):
-                raise Unsupported(f"kernel '{name}': nested operand")
-            else:
-                template.append(a)
-        dummy = [np.zeros(v.shape, v.dtype) for v in ins]
-        trial = _fill(template, slots, dummy)
-        try:
-            res = fn(*trial)
-        except Exception as e:  # e.g. data-dependent validation: a callback step instead
-            raise Unsupported(f"kernel '{name}' on zeros: {e}") from None
-        single = isinstance(res, np.ndarray)
-        results = [res] if single else list(res) if isinstance(res, (tuple, list)) else None
-        if results is None or not results or \
-                not all(isinstance(r, np.ndarray) for r in results):
-            raise Unsupported(f"kernel '{name}' returned {type(res).__name__}")
-        outs = [View.fresh(r.shape, r.dtype) for r in results]
-        self.fallbacks.append(name)
-        fallbacks[name] += 1
-        self.emit(Step("call", ins, outs, {"callable": fn, "template": tuple(template),
-                                            "slots": tuple(slots), "single": single}, name))
-        return outs[0] if single else type(res)(outs)
-
     def callback(self, prim: Any, ins: list[View], params: dict, out_avals: list) -> list[View]:
         outs = [View.fresh(a.shape, a.dtype) for a in out_avals]
         self.fallbacks.append(prim.name)
@@ -377,16 +358,6 @@ class Lowering:
         self.emit(Step("py", ins, outs, {"callable": _callback(prim, params, out_avals)},
                        prim.name))
         return outs
-
-
-def _fill(template: list, slots: list, values: list) -> list:
-    args = [list(t) if isinstance(t, (tuple, list)) else t for t in template]
-    for pos, v in zip(slots, values):
-        if len(pos) == 1:
-            args[pos[0]] = v
-        else:
-            args[pos[0]][pos[1]] = v
-    return [type(t)(a) if isinstance(t, (tuple, list)) else a for t, a in zip(template, args)]
 
 
 def _callback(prim: Any, params: dict, out_avals: list) -> Callable:

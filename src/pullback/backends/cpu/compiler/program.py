@@ -18,6 +18,7 @@ from .. import kernels
 from . import control, fusion, layout, memory, parallel, rows
 from .copies import copy_step
 from .lower import SCHEDULE, lower_program
+from .steps import KernelStep
 from .values import Step, View
 
 # Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
@@ -178,13 +179,9 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
         e = s.info["epilogue"]
         return [f"{indent}{n}dot_general ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
-    kind = {"py": "callback", "call": "call"}.get(s.kind, s.kind)
-    mark = _FALLBACK_MARK.get(s.kind, "")
+    kind = {"py": "callback"}.get(s.kind, s.kind)
+    mark = "  [fallback: Python callback, GIL held]" if s.kind == "py" else ""
     return [f"{indent}{n}{kind} {s.label} ({ins}) -> ({outs}){mark}"]
-
-
-_FALLBACK_MARK = {"py": "  [fallback: Python callback, GIL held]",
-                  "call": "  [fallback: C entry on ndarray views, GIL held]"}
 
 
 def _parts(s: Step) -> list[Step]:
@@ -326,6 +323,8 @@ def finish_steps(steps: list[Step], kept: set[int]) -> list[Step]:
 
 
 def _work(s: Step) -> int:
+    if isinstance(s, KernelStep):
+        return s.work()
     if s.kind in ("par", "pipe"):
         return sum(_work(x) for x in _parts(s))
     if s.kind == "scan":
@@ -418,6 +417,8 @@ def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
 
 
 def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
+    if isinstance(s, KernelStep):  # a typed step kind emits itself
+        return s.emit(ref)
     if s.kind == "par":
         return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
     if s.kind == "pipe":
@@ -465,7 +466,4 @@ def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
                 tuple(int(d in axes) for d in range(x.ndim)), (ref(x), ref(acc), ref(out)),
                 x.strides, out.itemsize, acc.itemsize)
     ops = tuple((ref(v), v.dtype, v.shape, v.strides) for v in list(s.ins) + list(s.outs))
-    if s.kind == "call":  # the entry point itself, on views: (args template, operand slots)
-        return ("py", s.info["callable"], ops, len(s.ins), s.info["template"], s.info["slots"],
-                s.info["single"])
     return ("py", s.info["callable"], ops, len(s.ins))

@@ -116,9 +116,12 @@ class Unsupported(Exception):
 class Step:
     """One thunk before planning.
 
-    kind: one of the step kinds docs/compiler.md lists ("ewise", "region", "dot", "reduce",
-    "dcopy", "scan", "while", "cond", "par", "pipe", "call", "py"). ``ins``/``outs`` are Views;
-    ``info`` holds the kind's parameters; ``label`` names it in the schedule text.
+    kind: one of the step kinds docs/compiler.md lists: "ewise" (one element-wise loop:
+    ``loop`` = (loop kind, a, b, params)), "region" (fused ewise steps), "dot", "reduce",
+    "dcopy", "scan", "while", "cond", "par", "pipe", "py" (a Python callback) or "kernel" (a
+    registered C kernel: ``steps.KernelStep``, a typed step with its own fields and emit).
+    ``ins``/``outs`` are Views; ``info`` holds the kind's parameters; ``label`` names it in the
+    schedule text.
     """
 
     __slots__ = ("kind", "ins", "outs", "info", "label", "index")

@@ -12,6 +12,7 @@
  * Also defines the typed combining loops (y = y OP x) shared with fold (unfold.c). */
 #include "move.h"
 #include "ewise.h"
+#include "kernel_abi.h"
 #include <string.h>
 
 /* ---- combining loops: y = EXPR(a = y, b = x) ---- */
@@ -104,10 +105,14 @@ static const pb_loop_fn combine_loops[PB_NCOMBINE][PB_NDT] = {
 };
 
 pb_loop_fn pb_move_combine_loop(int op, PyArray_Descr *d) {
-  if (op < 0 || op >= PB_NCOMBINE || PyDataType_REFCHK(d)) return NULL;
-  if (op == PB_COMBINE_SET) return pb_move_copy_loop(PyDataType_ELSIZE(d));
-  int slot = pb_dtype_slot(d);
-  return slot >= 0 ? combine_loops[op][slot] : NULL;
+  if (PyDataType_REFCHK(d)) return NULL;
+  return pb_move_combine_loop_slot(op, pb_dtype_slot(d), PyDataType_ELSIZE(d));
+}
+
+pb_loop_fn pb_move_combine_loop_slot(int op, int slot, npy_intp itemsize) {
+  if (op < 0 || op >= PB_NCOMBINE) return NULL;
+  if (op == PB_COMBINE_SET) return pb_move_copy_loop(itemsize);
+  return slot >= 0 && slot < PB_NDT ? combine_loops[op][slot] : NULL;
 }
 
 /* ---- the window walk shared by gather and scatter ---- */
@@ -268,33 +273,44 @@ static void set_window(gs_plan *P, int n, const npy_intp *size, const npy_intp *
   }
 }
 
-/* Shared argument checks: the index array and its batch dimensions. */
-static PyArrayObject *index_arg(PyObject *o, const char *K, const char *arg, int *slot) {
-  PyArrayObject *idx = pb_arg_array(o, K, arg);
-  if (!idx) return NULL;
-  *slot = pb_dtype_slot(PyArray_DESCR(idx));
-  if (*slot < PB_I8 || *slot > PB_U64) {
-    PyErr_Format(PyExc_TypeError, "%s: argument '%s' must have an integer dtype, got %S", K, arg,
-                 (PyObject *)PyArray_DESCR(idx));
-    return NULL;
+/* ---- the kernels (pb_kernel.h). Their primitives (primitives/indexing.py) check every
+ * operand and dimension number when bound, with messages naming the argument; the kernels check
+ * again everything memory safety needs, so no params blob and no index value can make them
+ * touch memory outside their operands. ---- */
+
+#define GS_DIMS PB_MAXDIMS
+
+/* gather's params: dimension numbers, slice sizes, mode and the fill element (FILL mode) */
+typedef struct {
+  int64_t slice_sizes[GS_DIMS];
+  int32_t mode, n_offset, n_collapsed, n_start_index_map, n_obd, n_ibd;
+  int32_t offset_dims[GS_DIMS], collapsed[GS_DIMS], start_index_map[GS_DIMS], obd[GS_DIMS],
+      ibd[GS_DIMS];
+  uint8_t fill[16];
+} gather_params;
+
+/* scatter's params: dimension numbers and mode (the combiner is the kernel's) */
+typedef struct {
+  int32_t mode, n_uwd, n_iwd, n_sdod, n_obd, n_ibd;
+  int32_t uwd[GS_DIMS], iwd[GS_DIMS], sdod[GS_DIMS], obd[GS_DIMS], ibd[GS_DIMS];
+} scatter_params;
+
+/* n distinct dimension numbers in [0, limit) (ascending when sorted) copied to out */
+static bool dims_ok(const int32_t *v, int32_t n, int limit, bool sorted, int *out) {
+  if (n < 0 || n > GS_DIMS) return false;
+  for (int i = 0; i < n; ++i) {
+    if (v[i] < 0 || v[i] >= limit || (sorted && i && v[i] <= v[i - 1])) return false;
+    for (int j = 0; j < i; ++j)
+      if (v[j] == v[i]) return false;
+    out[i] = v[i];
   }
-  if (PyArray_NDIM(idx) < 1) {
-    PyErr_Format(PyExc_ValueError, "%s: argument '%s' must have at least one dimension (the "
-                 "index vector is its last)", K, arg);
-    return NULL;
-  }
-  return idx;
+  return true;
 }
 
-static bool disjoint(const int *a, int na, const int *b, int nb, const char *K, const char *an,
-                     const char *bn) {
+static bool disjoint(const int *a, int na, const int *b, int nb) {
   for (int i = 0; i < na; ++i)
     for (int j = 0; j < nb; ++j)
-      if (a[i] == b[j]) {
-        PyErr_Format(PyExc_ValueError, "%s: arguments '%s' and '%s' share dimension %d", K, an,
-                     bn, a[i]);
-        return false;
-      }
+      if (a[i] == b[j]) return false;
   return true;
 }
 
@@ -304,300 +320,215 @@ static bool member(int d, const int *set, int n) {
   return false;
 }
 
-/* The batching pairs: index dimension t advances the base by the operand's stride along the
- * paired operand batching dimension. */
-static bool batching_strides(PyArrayObject *x, PyArrayObject *idx, const int *obd,
-                             const int *ibd, int nbd, const npy_intp *base_strides,
-                             npy_intp *out, const char *K) {
-  int nb = PyArray_NDIM(idx) - 1;
-  for (int t = 0; t < nb; ++t) out[t] = 0;
+static int bad_params(pb_kernel_ctx *ctx, const char *what) {
+  return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s", what);
+}
+
+/* The index operand: an integer array with at least one dimension (its last: index vectors). */
+static bool index_ok(const pb_operand *idx) {
+  return idx->dtype >= PB_I8 && idx->dtype <= PB_U64 && idx->ndim >= 1;
+}
+
+/* The batching pairs: index dimension ibd[i] advances the base by base_strides[obd[i]]; the
+ * paired sizes must agree. */
+static bool batching_strides(const pb_operand *x, const pb_operand *idx, const int *obd,
+                             const int *ibd, int nbd, const int64_t *base_strides,
+                             npy_intp *out) {
+  for (int t = 0; t < idx->ndim - 1; ++t) out[t] = 0;
   for (int i = 0; i < nbd; ++i) {
-    if (PyArray_SHAPE(idx)[ibd[i]] != PyArray_SHAPE(x)[obd[i]]) {
-      PyErr_Format(PyExc_ValueError, "%s: batching dimension %d of the operand (size %zd) and "
-                   "%d of the indices (size %zd) differ", K, obd[i],
-                   (Py_ssize_t)PyArray_SHAPE(x)[obd[i]], ibd[i],
-                   (Py_ssize_t)PyArray_SHAPE(idx)[ibd[i]]);
-      return false;
-    }
+    if (idx->shape[ibd[i]] != x->shape[obd[i]]) return false;
     out[ibd[i]] = base_strides[obd[i]];
   }
   return true;
 }
 
-static void run_batches(gs_plan *P, PyArrayObject *idx, char *bases[3], const npy_intp *bstr1,
-                        const npy_intp *bstr2, npy_intp work, pb_loop_fn rows) {
-  int nb = PyArray_NDIM(idx) - 1;
+static void run_batches(gs_plan *P, const pb_operand *idx, char *bases[3], const npy_intp *bstr1,
+                        const npy_intp *bstr2, npy_intp work, pb_loop_fn rows, int threads) {
+  const int nb = idx->ndim - 1;
   npy_intp strides[3 * PB_MAXDIMS];
   for (int t = 0; t < nb; ++t) {
-    strides[t] = PyArray_STRIDES(idx)[t];
+    strides[t] = idx->strides[t];
     strides[nb + t] = bstr1[t];
     strides[2 * nb + t] = bstr2[t];
   }
-  int threads = P->scatter ? 1 : pb_threads_for(work, 262144);
-  pb_move_run(nb, PyArray_SHAPE(idx), 3, bases, strides, rows, P, work, threads);
+  (void)work;
+  pb_iterate(nb, idx->shape, 3, bases, strides, rows, P, threads);
 }
 
-/* ---- gather ---- */
-
-/* gather(operand, indices, offset_dims, collapsed_slice_dims, start_index_map,
- *        operand_batching_dims, start_indices_batching_dims, slice_sizes, mode, fill) */
-static PyObject *gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *K = "gather";
-  if (nargs != 10) {
-    PyErr_SetString(PyExc_TypeError, "gather: expected (operand, indices, offset_dims, "
-                    "collapsed_slice_dims, start_index_map, operand_batching_dims, "
-                    "start_indices_batching_dims, slice_sizes, mode, fill)");
-    return NULL;
-  }
+/* gather(operand, indices) -> output of the shape the dimension numbers give */
+static int gather_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                         const void *params, pb_kernel_ctx *ctx) {
+  const gather_params *G = params;
+  const pb_operand *x = &ins[0], *idx = &ins[1], *out = &outs[0];
   gs_plan P;
   memset(&P, 0, sizeof P);
   P.fill = P.zero_elem; /* the element loops read a fill even where none is used */
-  PyArrayObject *x = pb_arg_array(args[0], K, "operand");
-  if (!x) return NULL;
-  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.X.islot);
-  if (!idx || !(P.move = pb_move_loop_for(x, K, "operand"))) return NULL;
-  int nd = PyArray_NDIM(x), nb = PyArray_NDIM(idx) - 1;
-  const npy_intp *xs = PyArray_SHAPE(x);
-  npy_intp sizes[PB_MAXDIMS];
-  int offs[PB_MAXDIMS], coll[PB_MAXDIMS], sim[PB_MAXDIMS], obd[PB_MAXDIMS], ibd[PB_MAXDIMS];
-  int nsz = pb_move_ints(args[7], sizes, PB_MAXDIMS, K, "slice_sizes");
-  if (nsz < 0) return NULL;
-  if (nsz != nd) {
-    PyErr_Format(PyExc_ValueError, "gather: argument 'slice_sizes' must have %d entries, got %d",
-                 nd, nsz);
-    return NULL;
-  }
-  for (int d = 0; d < nd; ++d)
-    if (sizes[d] < 0 || sizes[d] > xs[d]) {
-      PyErr_Format(PyExc_ValueError, "gather: slice size %zd of dimension %d is outside [0, %zd]",
-                   (Py_ssize_t)sizes[d], d, (Py_ssize_t)xs[d]);
-      return NULL;
-    }
-  int ncoll = pb_move_dims(args[3], coll, nd, true, K, "collapsed_slice_dims");
-  int nobd = ncoll < 0 ? -1 : pb_move_dims(args[5], obd, nd, true, K, "operand_batching_dims");
-  int nibd = nobd < 0 ? -1 : pb_move_dims(args[6], ibd, nb, false, K,
-                                          "start_indices_batching_dims");
-  P.X.K = nibd < 0 ? -1 : pb_move_dims(args[4], sim, nd, false, K, "start_index_map");
-  if (P.X.K < 0) return NULL;
-  if (P.X.K != PyArray_SHAPE(idx)[nb] || nibd != nobd) {
-    PyErr_SetString(PyExc_ValueError, "gather: 'start_index_map' must have one entry per index "
-                    "vector element and the two batching tuples equal lengths");
-    return NULL;
-  }
-  if (!disjoint(coll, ncoll, obd, nobd, K, "collapsed_slice_dims", "operand_batching_dims") ||
-      !disjoint(sim, P.X.K, obd, nobd, K, "start_index_map", "operand_batching_dims"))
-    return NULL;
-  for (int i = 0; i < ncoll; ++i)
-    if (sizes[coll[i]] != 1) {
-      PyErr_Format(PyExc_ValueError, "gather: collapsed dimension %d must have slice size 1",
-                   coll[i]);
-      return NULL;
-    }
-  for (int i = 0; i < nobd; ++i)
-    if (sizes[obd[i]] != (xs[obd[i]] > 0 ? 1 : 0)) {
-      PyErr_Format(PyExc_ValueError, "gather: batching dimension %d must have slice size 1",
-                   obd[i]);
-      return NULL;
-    }
-  int noff = nd - ncoll - nobd, ond = noff + nb;
-  if (ond > PB_MAXDIMS) {
-    PyErr_SetString(PyExc_ValueError, "gather: the output would have too many dimensions");
-    return NULL;
-  }
-  int n_offs = pb_move_dims(args[2], offs, ond, true, K, "offset_dims");
-  if (n_offs < 0) return NULL;
-  if (n_offs != noff) {
-    PyErr_Format(PyExc_ValueError, "gather: 'offset_dims' must have %d entries (operand rank "
-                 "minus collapsed and batching dimensions), got %d", noff, n_offs);
-    return NULL;
-  }
-  long mode = PyLong_AsLong(args[8]);
-  if (mode == -1 && PyErr_Occurred()) return NULL;
-  if (mode != MODE_CLIP && mode != MODE_FILL_OR_DROP) {
-    PyErr_SetString(PyExc_ValueError, "gather: argument 'mode' must be 0 (clip) or 1 (fill)");
-    return NULL;
-  }
-  P.X.mode = (int)mode;
-  if (mode == MODE_FILL_OR_DROP) {
-    PyArrayObject *f = pb_arg_array(args[9], K, "fill");
-    if (!f) return NULL;
-    if (PyArray_NDIM(f) != 0 || !PyArray_EquivTypes(PyArray_DESCR(f), PyArray_DESCR(x))) {
-      PyErr_SetString(PyExc_TypeError, "gather: argument 'fill' must be a 0-d array of the "
-                      "operand's dtype");
-      return NULL;
-    }
-    P.fill = PyArray_BYTES(f);
-  }
+  if (!index_ok(idx) || out->dtype != x->dtype || out->itemsize != x->itemsize ||
+      !(P.move = pb_move_copy_loop(x->itemsize)))
+    return bad_params(ctx, "expected integer indices and an output of the operand's dtype");
+  P.X.islot = idx->dtype;
+  const int nd = x->ndim, nb = idx->ndim - 1;
+  const int64_t *xs = x->shape, *sizes = G->slice_sizes;
+  int offs[GS_DIMS], coll[GS_DIMS], sim[GS_DIMS], obd[GS_DIMS], ibd[GS_DIMS];
+  const int ncoll = G->n_collapsed, nobd = G->n_obd, nibd = G->n_ibd;
+  P.X.K = G->n_start_index_map;
+  bool ok = nd <= GS_DIMS && dims_ok(G->collapsed, ncoll, nd, true, coll) &&
+            dims_ok(G->obd, nobd, nd, true, obd) && dims_ok(G->ibd, nibd, nb, false, ibd) &&
+            dims_ok(G->start_index_map, P.X.K, nd, false, sim) && nibd == nobd &&
+            P.X.K == idx->shape[nb] && disjoint(coll, ncoll, obd, nobd) &&
+            disjoint(sim, P.X.K, obd, nobd) && (G->mode == MODE_CLIP || G->mode == MODE_FILL_OR_DROP);
+  for (int d = 0; ok && d < nd; ++d) ok = sizes[d] >= 0 && sizes[d] <= xs[d];
+  for (int i = 0; ok && i < ncoll; ++i) ok = sizes[coll[i]] == 1;
+  for (int i = 0; ok && i < nobd; ++i) ok = sizes[obd[i]] == (xs[obd[i]] > 0 ? 1 : 0);
+  const int noff = nd - ncoll - nobd, ond = noff + nb;
+  ok = ok && noff >= 0 && ond <= GS_DIMS && out->ndim == ond &&
+       dims_ok(G->offset_dims, G->n_offset, ond, true, offs) && G->n_offset == noff;
+  if (!ok) return bad_params(ctx, "the dimension numbers do not fit the operands");
+  P.X.mode = G->mode;
+  if (G->mode == MODE_FILL_OR_DROP) P.fill = (char *)G->fill;
   /* output: window sizes at offset_dims (operand order), batch sizes elsewhere */
-  int wd[PB_MAXDIMS], nwd = 0, bpos[PB_MAXDIMS], nbpos = 0;
+  int wd[GS_DIMS], nwd = 0, bpos[GS_DIMS], nbpos = 0;
   for (int d = 0; d < nd; ++d)
     if (!member(d, coll, ncoll) && !member(d, obd, nobd)) wd[nwd++] = d;
-  npy_intp oshape[PB_MAXDIMS];
   for (int o = 0, j = 0; o < ond; ++o) {
+    int64_t want;
     if (j < noff && offs[j] == o) {
-      oshape[o] = sizes[wd[j++]];
+      want = sizes[wd[j++]];
     } else {
-      oshape[o] = PyArray_SHAPE(idx)[nbpos];
+      want = idx->shape[nbpos];
       bpos[nbpos++] = o;
     }
+    if (out->shape[o] != want) return bad_params(ctx, "the output shape does not fit");
   }
-  npy_intp bstr1[PB_MAXDIMS];
-  if (!batching_strides(x, idx, obd, ibd, nobd, PyArray_STRIDES(x), bstr1, K)) return NULL;
-  PyArray_Descr *descr = PyArray_DESCR(x);
-  Py_INCREF(descr);
-  PyArrayObject *out = pb_new_array(ond, oshape, descr);
-  if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
-  const npy_intp *os = PyArray_STRIDES(out);
+  npy_intp bstr1[GS_DIMS];
+  if (!batching_strides(x, idx, obd, ibd, nobd, x->strides, bstr1))
+    return bad_params(ctx, "paired batching dimensions differ in size");
+  if (pb_operand_size(out) == 0) return 0;
+  const int64_t *os = out->strides;
   for (int k = 0; k < P.X.K; ++k) {
     P.X.hi[k] = xs[sim[k]] - sizes[sim[k]];
-    P.X.step[k] = PyArray_STRIDES(x)[sim[k]];
+    P.X.step[k] = x->strides[sim[k]];
   }
-  P.X.ivs = PyArray_STRIDES(idx)[nb];
-  npy_intp wsz[PB_MAXDIMS], wss[PB_MAXDIMS], wds[PB_MAXDIMS];
+  P.X.ivs = idx->strides[nb];
+  npy_intp wsz[GS_DIMS], wss[GS_DIMS], wds[GS_DIMS];
   for (int j = 0; j < nwd; ++j) {
     wsz[j] = sizes[wd[j]];
-    wss[j] = PyArray_STRIDES(x)[wd[j]];
+    wss[j] = x->strides[wd[j]];
     wds[j] = os[offs[j]];
   }
   set_window(&P, nwd, wsz, wss, wds);
-  npy_intp bstr2[PB_MAXDIMS];
+  npy_intp bstr2[GS_DIMS];
   for (int t = 0; t < nb; ++t) bstr2[t] = os[bpos[t]];
-  char *bases[3] = {PyArray_BYTES(idx), PyArray_BYTES(x), PyArray_BYTES(out)};
-  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(out),
-              rows_for(&P, PyDataType_ELSIZE(descr), true));
-  return (PyObject *)out;
+  char *bases[3] = {idx->data, x->data, out->data};
+  const npy_intp work = pb_operand_size(out);
+  run_batches(&P, idx, bases, bstr1, bstr2, work, rows_for(&P, x->itemsize, true),
+              pb_kernel_threads(ctx, work, 262144));
+  return 0;
 }
 
-/* ---- scatter ---- */
-
-/* scatter(operand, indices, updates, update_window_dims, inserted_window_dims,
- *         scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims,
- *         mode, combiner) -> a copy of operand with the updates combined in */
-static PyObject *scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *K = "scatter";
-  if (nargs != 10) {
-    PyErr_SetString(PyExc_TypeError, "scatter: expected (operand, indices, updates, "
-                    "update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, "
-                    "operand_batching_dims, scatter_indices_batching_dims, mode, combiner)");
-    return NULL;
-  }
+/* scatter(operand, indices, updates) -> a copy of operand with the updates combined in by
+ * `comb` (serial: duplicates resolve in row-major order) */
+static int scatter(int comb, const pb_operand *ins, pb_operand *outs, const void *params,
+                   pb_kernel_ctx *ctx) {
+  const scatter_params *S = params;
+  const pb_operand *x = &ins[0], *idx = &ins[1], *u = &ins[2], *out = &outs[0];
   gs_plan P;
   memset(&P, 0, sizeof P);
-  P.fill = P.zero_elem; /* the element loops read a fill even where none is used */
+  P.fill = P.zero_elem;
   P.scatter = true;
-  PyArrayObject *x = pb_arg_array(args[0], K, "operand");
-  if (!x) return NULL;
-  PyArrayObject *idx = index_arg(args[1], K, "indices", &P.X.islot);
-  PyArrayObject *u = idx ? pb_arg_array(args[2], K, "updates") : NULL;
-  if (!u) return NULL;
-  if (!PyArray_EquivTypes(PyArray_DESCR(x), PyArray_DESCR(u))) {
-    PyErr_Format(PyExc_TypeError, "scatter: argument 'updates' has dtype %S, expected %S",
-                 (PyObject *)PyArray_DESCR(u), (PyObject *)PyArray_DESCR(x));
-    return NULL;
-  }
-  long comb = PyLong_AsLong(args[9]);
-  if (comb == -1 && PyErr_Occurred()) return NULL;
-  if (!(P.move = pb_move_combine_loop((int)comb, PyArray_DESCR(x)))) {
-    PyErr_Format(PyExc_TypeError, "scatter: combiner %ld is not supported for dtype %S", comb,
-                 (PyObject *)PyArray_DESCR(x));
-    return NULL;
-  }
-  int nd = PyArray_NDIM(x), nb = PyArray_NDIM(idx) - 1, und = PyArray_NDIM(u);
-  const npy_intp *xs = PyArray_SHAPE(x), *us = PyArray_SHAPE(u);
-  int uwd[PB_MAXDIMS], iwd[PB_MAXDIMS], sdod[PB_MAXDIMS], obd[PB_MAXDIMS], ibd[PB_MAXDIMS];
-  int nuwd = pb_move_dims(args[3], uwd, und, true, K, "update_window_dims");
-  int niwd = nuwd < 0 ? -1 : pb_move_dims(args[4], iwd, nd, true, K, "inserted_window_dims");
-  int nobd = niwd < 0 ? -1 : pb_move_dims(args[6], obd, nd, true, K, "operand_batching_dims");
-  int nibd = nobd < 0 ? -1 : pb_move_dims(args[7], ibd, nb, false, K,
-                                          "scatter_indices_batching_dims");
-  P.X.K = nibd < 0 ? -1 : pb_move_dims(args[5], sdod, nd, false, K,
-                                     "scatter_dims_to_operand_dims");
-  if (P.X.K < 0) return NULL;
-  if (P.X.K != PyArray_SHAPE(idx)[nb] || nibd != nobd || und != nb + nuwd ||
-      nuwd + niwd + nobd != nd) {
-    PyErr_SetString(PyExc_ValueError, "scatter: the dimension numbers do not fit the shapes of "
-                    "operand, indices and updates");
-    return NULL;
-  }
-  if (!disjoint(iwd, niwd, obd, nobd, K, "inserted_window_dims", "operand_batching_dims") ||
-      !disjoint(sdod, P.X.K, obd, nobd, K, "scatter_dims_to_operand_dims", "operand_batching_dims"))
-    return NULL;
+  if (!index_ok(idx) || u->dtype != x->dtype || u->itemsize != x->itemsize ||
+      out->dtype != x->dtype || out->itemsize != x->itemsize || !pb_operand_same_shape(x, out))
+    return bad_params(ctx, "expected integer indices, updates and an output of the operand's "
+                      "dtype, the output of its shape");
+  if (!(P.move = pb_move_combine_loop_slot(comb, x->dtype, x->itemsize)))
+    return bad_params(ctx, "the operand's dtype has no such combiner");
+  P.X.islot = idx->dtype;
+  const int nd = x->ndim, nb = idx->ndim - 1, und = u->ndim;
+  const int64_t *xs = x->shape, *us = u->shape;
+  int uwd[GS_DIMS], iwd[GS_DIMS], sdod[GS_DIMS], obd[GS_DIMS], ibd[GS_DIMS];
+  const int nuwd = S->n_uwd, niwd = S->n_iwd, nobd = S->n_obd, nibd = S->n_ibd;
+  P.X.K = S->n_sdod;
+  bool ok = dims_ok(S->uwd, nuwd, und, true, uwd) && dims_ok(S->iwd, niwd, nd, true, iwd) &&
+            dims_ok(S->obd, nobd, nd, true, obd) && dims_ok(S->ibd, nibd, nb, false, ibd) &&
+            dims_ok(S->sdod, P.X.K, nd, false, sdod) && P.X.K == idx->shape[nb] &&
+            nibd == nobd && und == nb + nuwd && nuwd + niwd + nobd == nd &&
+            disjoint(iwd, niwd, obd, nobd) && disjoint(sdod, P.X.K, obd, nobd) &&
+            (S->mode == MODE_CLIP || S->mode == MODE_FILL_OR_DROP);
   /* window size along every operand dimension: 1 for inserted and batching dimensions */
-  npy_intp wsize[PB_MAXDIMS];
-  int wd[PB_MAXDIMS], nwd = 0;
-  for (int d = 0; d < nd; ++d) {
+  npy_intp wsize[GS_DIMS];
+  int wd[GS_DIMS], nwd = 0, spos[GS_DIMS];
+  for (int d = 0; ok && d < nd; ++d) {
     wsize[d] = 1;
     if (member(d, iwd, niwd) || member(d, obd, nobd)) continue;
     wsize[d] = us[uwd[nwd]];
-    if (wsize[d] > xs[d]) {
-      PyErr_Format(PyExc_ValueError, "scatter: update window dimension %d (size %zd) exceeds "
-                   "operand dimension %d (size %zd)", uwd[nwd], (Py_ssize_t)wsize[d], d,
-                   (Py_ssize_t)xs[d]);
-      return NULL;
-    }
+    ok = wsize[d] <= xs[d];
     wd[nwd++] = d;
   }
-  int spos[PB_MAXDIMS];
-  for (int d = 0, t = 0; d < und; ++d) {
+  for (int d = 0, t = 0; ok && d < und; ++d) {
     if (member(d, uwd, nuwd)) continue;
-    if (us[d] != PyArray_SHAPE(idx)[t]) {
-      PyErr_Format(PyExc_ValueError, "scatter: update scatter dimension %d has size %zd, but "
-                   "indices dimension %d has size %zd", d, (Py_ssize_t)us[d], t,
-                   (Py_ssize_t)PyArray_SHAPE(idx)[t]);
-      return NULL;
-    }
+    ok = us[d] == idx->shape[t];
     spos[t++] = d;
   }
-  long mode = PyLong_AsLong(args[8]);
-  if (mode == -1 && PyErr_Occurred()) return NULL;
-  if (mode != MODE_CLIP && mode != MODE_FILL_OR_DROP) {
-    PyErr_SetString(PyExc_ValueError, "scatter: argument 'mode' must be 0 (clip) or 1 (drop)");
-    return NULL;
+  if (!ok) return bad_params(ctx, "the dimension numbers do not fit the operands");
+  P.X.mode = S->mode;
+  npy_intp bstr1[GS_DIMS];
+  const int64_t *os = out->strides;
+  if (!batching_strides(x, idx, obd, ibd, nobd, os, bstr1))
+    return bad_params(ctx, "paired batching dimensions differ in size");
+  /* the output starts as the operand */
+  if (pb_operand_size(x) > 0) {
+    npy_intp cstr[2 * PB_MAXDIMS];
+    for (int d = 0; d < nd; ++d) {
+      cstr[d] = x->strides[d];
+      cstr[nd + d] = os[d];
+    }
+    char *cb[2] = {x->data, out->data};
+    pb_iterate(nd, xs, 2, cb, cstr, pb_move_copy_loop(x->itemsize), NULL,
+               pb_kernel_threads(ctx, pb_operand_size(x), PB_GRAIN_CHEAP));
   }
-  P.X.mode = (int)mode;
-  npy_intp bstr1[PB_MAXDIMS];
-  PyArrayObject *out = pb_copy(x);
-  if (!out) return NULL;
-  const npy_intp *os = PyArray_STRIDES(out);
-  if (!batching_strides(x, idx, obd, ibd, nobd, os, bstr1, K)) {
-    Py_DECREF(out);
-    return NULL;
-  }
-  if (PyArray_SIZE(out) == 0 || PyArray_SIZE(u) == 0) return (PyObject *)out;
+  if (pb_operand_size(out) == 0 || pb_operand_size(u) == 0) return 0;
   for (int k = 0; k < P.X.K; ++k) {
     P.X.hi[k] = xs[sdod[k]] - wsize[sdod[k]]; /* >= 0: the operand is not empty */
     P.X.step[k] = os[sdod[k]];
   }
-  P.X.ivs = PyArray_STRIDES(idx)[nb];
-  npy_intp wsz[PB_MAXDIMS], wss[PB_MAXDIMS], wds[PB_MAXDIMS];
+  P.X.ivs = idx->strides[nb];
+  npy_intp wsz[GS_DIMS], wss[GS_DIMS], wds[GS_DIMS];
   for (int j = 0; j < nwd; ++j) {
     wsz[j] = wsize[wd[j]];
-    wss[j] = PyArray_STRIDES(u)[uwd[j]];
+    wss[j] = u->strides[uwd[j]];
     wds[j] = os[wd[j]];
   }
   set_window(&P, nwd, wsz, wss, wds);
-  npy_intp bstr2[PB_MAXDIMS];
-  for (int t = 0; t < nb; ++t) bstr2[t] = PyArray_STRIDES(u)[spos[t]];
-  char *bases[3] = {PyArray_BYTES(idx), PyArray_BYTES(out), PyArray_BYTES(u)};
-  run_batches(&P, idx, bases, bstr1, bstr2, PyArray_SIZE(u),
-              rows_for(&P, PyArray_ITEMSIZE(x), comb == PB_COMBINE_SET));
-  return (PyObject *)out;
+  npy_intp bstr2[GS_DIMS];
+  for (int t = 0; t < nb; ++t) bstr2[t] = u->strides[spos[t]];
+  char *bases[3] = {idx->data, out->data, u->data};
+  run_batches(&P, idx, bases, bstr1, bstr2, pb_operand_size(u),
+              rows_for(&P, x->itemsize, comb == PB_COMBINE_SET), 1);
+  return 0;
 }
 
-static PyMethodDef methods[] = {
-  {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,
-   "gather(operand, indices, offset_dims, collapsed_slice_dims, start_index_map, "
-   "operand_batching_dims, start_indices_batching_dims, slice_sizes, mode, fill): XLA gather "
-   "with the index vector last; mode 0 clamps, 1 fills out-of-range windows with `fill`."},
-  {"scatter", (PyCFunction)(void (*)(void))scatter, METH_FASTCALL,
-   "scatter(operand, indices, updates, update_window_dims, inserted_window_dims, "
-   "scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims, mode, "
-   "combiner): XLA scatter; mode 0 clamps, 1 drops out-of-range windows; combiner 0 set, 1 add, "
-   "2 mul, 3 min, 4 max."},
-  {NULL, NULL, 0, NULL}};
+#define SCATTER_KERNEL(NAME, COMB)                                                                \
+  static int NAME(const pb_operand *ins, int nin, pb_operand *outs, int nout, const void *prm,   \
+                  pb_kernel_ctx *ctx) {                                                           \
+    return scatter(COMB, ins, outs, prm, ctx);                                                   \
+  }
+SCATTER_KERNEL(scatter_set, PB_COMBINE_SET)
+SCATTER_KERNEL(scatter_add, PB_COMBINE_ADD)
+SCATTER_KERNEL(scatter_mul, PB_COMBINE_MUL)
+SCATTER_KERNEL(scatter_min, PB_COMBINE_MIN)
+SCATTER_KERNEL(scatter_max, PB_COMBINE_MAX)
+
+static const pb_kernel_def kernels[] = {
+  {"gather", gather_kernel, 2, 1, sizeof(gather_params)},
+  {"scatter", scatter_set, 3, 1, sizeof(scatter_params)},
+  {"scatter-add", scatter_add, 3, 1, sizeof(scatter_params)},
+  {"scatter-mul", scatter_mul, 3, 1, sizeof(scatter_params)},
+  {"scatter-min", scatter_min, 3, 1, sizeof(scatter_params)},
+  {"scatter-max", scatter_max, 3, 1, sizeof(scatter_params)},
+};
+PB_KERNELS(kernels)
 
 int pb_register_gather(PyObject *m) {
-  if (PyModule_AddFunctions(m, methods) < 0) return -1;
   PyObject *comb = Py_BuildValue("{sisisisisi}", "set", PB_COMBINE_SET, "add", PB_COMBINE_ADD,
                                  "mul", PB_COMBINE_MUL, "min", PB_COMBINE_MIN, "max",
                                  PB_COMBINE_MAX);

@@ -15,6 +15,8 @@ pb_loop_fn pb_move_copy_loop(npy_intp itemsize);
 enum { PB_COMBINE_SET, PB_COMBINE_ADD, PB_COMBINE_MUL, PB_COMBINE_MIN, PB_COMBINE_MAX,
        PB_NCOMBINE };
 pb_loop_fn pb_move_combine_loop(int op, PyArray_Descr *d);
+/* the same for a dtype slot (the ABI's dtype code) and its element size */
+pb_loop_fn pb_move_combine_loop_slot(int op, int slot, npy_intp itemsize);
 
 /* The byte-moving loop for x's dtype, or NULL with a TypeError naming the kernel. */
 pb_loop_fn pb_move_loop_for(PyArrayObject *x, const char *kernel, const char *arg);

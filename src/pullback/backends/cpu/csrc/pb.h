@@ -16,8 +16,10 @@
 #include <numpy/arrayobject.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include "pb_kernel.h" /* the kernel ABI: operands, dtype codes (PB_BOOL..PB_C128), ctx */
 
-#define PB_MAXDIMS 32
+#define PB_MAXDIMS PB_KERNEL_MAXDIMS
+_Static_assert(sizeof(npy_intp) == sizeof(int64_t), "shapes and strides cross the ABI as int64");
 
 /* Hot contiguous loops are compiled three times and picked at load time, so the extension is
  * built for baseline x86-64 yet uses AVX2/AVX-512 where the machine has them. */
@@ -65,11 +67,7 @@ static inline pb_bf16 pb_f32_to_bf16(float f) {
   return (pb_bf16)(u >> 16);
 }
 
-/* Dtype slots of the per-op loop tables. */
-enum {
-  PB_BOOL, PB_I8, PB_I16, PB_I32, PB_I64, PB_U8, PB_U16, PB_U32, PB_U64,
-  PB_F16, PB_BF16, PB_F32, PB_F64, PB_C64, PB_C128, PB_NDT
-};
+/* Dtype slots of the per-op loop tables: the ABI's dtype codes (pb_kernel.h). */
 int pb_dtype_slot(PyArray_Descr *d);       /* -1 when the dtype has no slot */
 PyArray_Descr *pb_descr_for_slot(int slot); /* new reference */
 int pb_set_bf16_typenum(int typenum);       /* ml_dtypes' bfloat16 number is known at run time */
@@ -123,9 +121,8 @@ int pb_register_view(PyObject *m);
 int pb_register_cast(PyObject *m);
 int pb_register_sort(PyObject *m);
 int pb_register_gather(PyObject *m);
-int pb_register_unfold(PyObject *m);
-int pb_register_random(PyObject *m);
 int pb_register_movement(PyObject *m);
 int pb_register_alloc(PyObject *m);
+int pb_register_kernel_abi(PyObject *m);
 
 #endif

@@ -7,7 +7,8 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
-enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE };
+enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE,
+       TH_TABLE /* a kind of the step table (pb_step_kinds): t->step says which */ };
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE, LOOP_PAIR };
 
@@ -53,8 +54,12 @@ typedef struct {
  * identity of table row op for dtype slot. */
 typedef struct { int ext, op, slot; npy_intp nelems; } rg_init;
 
+struct pb_step_kind;
+
 typedef struct thunk {
   int kind;
+  const struct pb_step_kind *step; /* TH_TABLE: its kind's entry, and the kind's own data */
+  void *data;
   int ndim;
   npy_intp *shape;            /* ndim */
   int nref;
@@ -151,7 +156,30 @@ typedef struct {
   const struct thunk *watch;  /* a scan that publishes its finished iterations (pipe.c) */
   _Atomic npy_intp *progress;
   void *pipe;                 /* the watched scan's pipe when it waits for its input (pipe.c) */
+  struct pb_step_failure *failure; /* the run's first step failure with a message (shared) */
 } run_ctx;
+
+/* A step that failed with its own exception (a kernel's error): the first one is kept and raised
+ * by run() after the steps stop, as the same exception eager execution raises. */
+typedef struct pb_step_failure {
+  _Atomic int set;
+  int rc;
+  const char *name;
+  pb_kernel_ctx ctx; /* the kernel's error kind and message */
+} pb_step_failure;
+
+/* The step table: each step kind in its own file with its parser, runner and release together.
+ * parse fills t (kind TH_TABLE, t->data) from the compiler's spec tuple (-1 with ValueError or
+ * TypeError); run executes it (0, or -1 with c->error / c->failure set; no GIL); release frees
+ * what parse made. The older kinds are dispatched by run_thunk's switch. */
+typedef struct pb_step_kind {
+  const char *name;
+  int (*parse)(Program *p, thunk_t *t, PyObject *spec);
+  int (*run)(const thunk_t *t, run_ctx *c);
+  void (*release)(thunk_t *t);
+} pb_step_kind;
+extern const pb_step_kind *const pb_step_kinds[]; /* NULL-terminated (program_build.c) */
+extern const pb_step_kind pb_step_kernel;         /* kernel_step.c */
 
 static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
   char *p = c->base[r->kind][r->index] + r->offset;
@@ -176,6 +204,10 @@ int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what);
 int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out);
 int pb_alloc_blocks(thunk_t *t, int n);
 int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec);
+/* an operand reference, and the check that an operand of it stays inside its buffer */
+int pb_parse_ref(Program *p, PyObject *o, ref_t *r);
+int pb_check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
+                    const npy_intp *strides, npy_intp item);
 
 /* program_build.c */
 PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw);

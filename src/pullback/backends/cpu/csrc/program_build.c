@@ -102,6 +102,14 @@ bad:
   return -1;
 }
 
+int pb_parse_ref(Program *p, PyObject *o, ref_t *r) { return parse_ref(p, o, r); }
+int pb_check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
+                    const npy_intp *strides, npy_intp item) {
+  return check_extent(p, r, nd, shape, strides, item);
+}
+
+const pb_step_kind *const pb_step_kinds[] = {&pb_step_kernel, NULL};
+
 static int parse_region(Program *p, thunk_t *t, PyObject *spec) {
   /* ("region", shape, refs, strides, items, steps, grain[, inits]) with inits a tuple of
    * (operand, reduce op, slot, elements): reduction accumulators (the region then runs on one
@@ -606,7 +614,16 @@ static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
     return -1;
   }
   const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
-  int rc = !strcmp(k, "region") ? parse_region(p, t, spec)
+  if (!k) return -1;
+  const pb_step_kind *kind = NULL;
+  for (int j = 0; pb_step_kinds[j] && !kind; ++j)
+    if (!strcmp(k, pb_step_kinds[j]->name)) kind = pb_step_kinds[j];
+  if (kind) {
+    t->kind = TH_TABLE;
+    t->step = kind;
+  }
+  int rc = kind ? kind->parse(p, t, spec)
+           : !strcmp(k, "region") ? parse_region(p, t, spec)
            : !strcmp(k, "dot") ? parse_dot(p, t, spec)
            : !strcmp(k, "reduce") ? parse_reduce(p, t, spec)
            : !strcmp(k, "py") ? parse_py(p, t, spec)
@@ -632,6 +649,7 @@ static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
 }
 
 static void thunk_clear(thunk_t *t) {
+  if (t->kind == TH_TABLE && t->step) t->step->release(t);
   PyMem_Free(t->shape);
   PyMem_Free(t->refs);
   PyMem_Free(t->strides);

@@ -9,7 +9,7 @@
  *   random_fold_in: out[b, :] = F(key_b, (0, msg_b))
  *   random_seed  : out[b, :] = (seed_b >> 32, seed_b & 0xffffffff)  (high word 0 below 64 bits)
  * with i the row-major index of the output element (a 64-bit counter split into two words). */
-#include "pb.h"
+#include "kernel_abi.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -89,117 +89,67 @@ static void tf_loop(char **p, const npy_intp *s, npy_intp n, const void *prm) {
   }
 }
 
+/* ---- the kernels (pb_kernel.h); their primitives (primitives/random_bits.py) check operands
+ * when bound, the kernels again what memory safety needs. None takes params. ---- */
+
+static int bad(pb_kernel_ctx *ctx, const char *what) {
+  return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s", what);
+}
+
+static bool is_c_contiguous(const pb_operand *o) {
+  if (pb_operand_size(o) == 0) return true; /* no element: any strides */
+  int64_t s = o->itemsize;
+  for (int d = o->ndim - 1; d >= 0; --d) {
+    if (o->shape[d] != 1 && o->strides[d] != s) return false;
+    s *= o->shape[d];
+  }
+  return true;
+}
+
 /* Runs tf_loop over ndim-dimensional operands: 4 inputs then 2 outputs, byte strides
  * strides[op * ndim + d]. */
 static void run_threefry(int ndim, const npy_intp *shape, char *const *base,
-                         const npy_intp *strides) {
+                         const npy_intp *strides, const pb_kernel_ctx *ctx) {
   npy_intp n = 1;
   for (int d = 0; d < ndim; ++d) n *= shape[d];
-  int threads = pb_threads_for(n, TF_GRAIN);
-  if (n >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    pb_iterate(ndim, shape, 6, base, strides, tf_loop, NULL, threads);
-    Py_END_ALLOW_THREADS
-  } else {
-    pb_iterate(ndim, shape, 6, base, strides, tf_loop, NULL, 1);
-  }
+  pb_iterate(ndim, shape, 6, base, strides, tf_loop, NULL, pb_kernel_threads(ctx, n, TF_GRAIN));
 }
 
-/* An input that must be a uint32 ndarray. */
-static PyArrayObject *u32_arg(PyObject *obj, const char *kernel, const char *arg) {
-  PyArrayObject *a = pb_arg_array(obj, kernel, arg);
-  if (a && pb_dtype_slot(PyArray_DESCR(a)) != PB_U32) {
-    PyErr_Format(PyExc_TypeError, "%s: argument '%s' must have dtype uint32, got %S", kernel, arg,
-                 (PyObject *)PyArray_DESCR(a));
-    return NULL;
-  }
-  return a;
-}
-
-/* threefry2x32(key1, key2, x1, x2) -> (y1, y2); equal shapes (broadcast with zero strides
- * first). */
-static PyObject *py_threefry2x32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  (void)self;
-  static const char *names[4] = {"key1", "key2", "x1", "x2"};
-  if (nargs != 4) {
-    PyErr_Format(PyExc_TypeError, "threefry2x32: expected 4 arguments (key1, key2, x1, x2), got %zd",
-                 nargs);
-    return NULL;
-  }
-  PyArrayObject *in[4];
-  for (int i = 0; i < 4; ++i)
-    if (!(in[i] = u32_arg(args[i], "threefry2x32", names[i]))) return NULL;
-  int ndim = PyArray_NDIM(in[2]);
-  const npy_intp *shape = PyArray_SHAPE(in[2]);
-  for (int i = 0; i < 4; ++i)
-    if (PyArray_NDIM(in[i]) != ndim || !PyArray_CompareLists(PyArray_SHAPE(in[i]), shape, ndim)) {
-      PyErr_Format(PyExc_ValueError,
-                   "threefry2x32: argument '%s' must have the shape of 'x1' (broadcast first)",
-                   names[i]);
-      return NULL;
-    }
-  PyArrayObject *out[2] = {NULL, NULL};
-  for (int i = 0; i < 2; ++i) {
-    PyArray_Descr *d = pb_descr_for_slot(PB_U32);
-    if (!d || !(out[i] = pb_new_array(ndim, shape, d))) {
-      Py_XDECREF(out[0]);
-      return NULL;
-    }
-  }
-  char *base[6];
+/* threefry2x32(key1, key2, x1, x2) -> (y1, y2): the inputs broadcast to the outputs' shape */
+static int threefry_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                           const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *o = &outs[0];
+  const int nd = o->ndim;
   npy_intp strides[6 * PB_MAXDIMS];
-  for (int i = 0; i < 6; ++i) {
-    PyArrayObject *a = i < 4 ? in[i] : out[i - 4];
-    base[i] = PyArray_BYTES(a);
-    for (int d = 0; d < ndim; ++d) strides[i * ndim + d] = PyArray_STRIDES(a)[d];
-  }
-  run_threefry(ndim, shape, base, strides);
-  return Py_BuildValue("(NN)", out[0], out[1]);
+  char *base[6];
+  bool ok = pb_operand_same_shape(&outs[0], &outs[1]) && outs[0].dtype == PB_U32 &&
+            outs[1].dtype == PB_U32;
+  for (int i = 0; ok && i < 4; ++i)
+    ok = ins[i].dtype == PB_U32 &&
+         pb_operand_broadcast(&ins[i], nd, o->shape, strides + i * nd) == 0;
+  if (!ok) return bad(ctx, "expected uint32 operands that broadcast to the uint32 outputs");
+  for (int i = 0; i < 6; ++i) base[i] = i < 4 ? ins[i].data : outs[i - 4].data;
+  for (int i = 4; i < 6; ++i)
+    for (int d = 0; d < nd; ++d) strides[i * nd + d] = outs[i - 4].strides[d];
+  if (pb_operand_size(o) > 0) run_threefry(nd, o->shape, base, strides, ctx);
+  return 0;
 }
 
 /* ---- key arrays: uint32[..., 2] of any strides ---- */
 
-static PyArrayObject *keys_arg(PyObject *obj, const char *kernel) {
-  PyArrayObject *k = u32_arg(obj, kernel, "keys");
-  if (k && (PyArray_NDIM(k) < 1 || PyArray_DIM(k, PyArray_NDIM(k) - 1) != 2)) {
-    PyErr_Format(PyExc_ValueError, "%s: argument 'keys' must have shape (..., 2)", kernel);
-    return NULL;
-  }
-  return k;
+static bool keys_ok(const pb_operand *k) {
+  return k->dtype == PB_U32 && k->ndim >= 1 && k->shape[k->ndim - 1] == 2;
 }
 
 /* Byte offset of batch element b (row-major over the first nb dimensions). */
-static npy_intp batch_offset(PyArrayObject *a, int nb, npy_intp b) {
+static npy_intp batch_offset(const pb_operand *a, int nb, npy_intp b) {
   npy_intp off = 0;
   for (int d = nb - 1; d >= 0; --d) {
-    npy_intp n = PyArray_DIM(a, d);
-    off += (b % n) * PyArray_STRIDE(a, d);
+    const npy_intp n = a->shape[d];
+    off += (b % n) * a->strides[d];
     b /= n;
   }
   return off;
-}
-
-/* Reads a shape tuple of non-negative ints into dims; returns the count or -1. */
-static int shape_arg(PyObject *obj, const char *kernel, npy_intp *dims, int maxd) {
-  if (!PyTuple_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "%s: argument 'shape' must be a tuple of ints", kernel);
-    return -1;
-  }
-  Py_ssize_t nd = PyTuple_GET_SIZE(obj);
-  if (nd > maxd) {
-    PyErr_Format(PyExc_ValueError, "%s: argument 'shape' has too many dimensions", kernel);
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < nd; ++i) {
-    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, i));
-    if (v == -1 && PyErr_Occurred()) return -1;
-    if (v < 0) {
-      PyErr_Format(PyExc_ValueError, "%s: argument 'shape' has a negative dimension", kernel);
-      return -1;
-    }
-    dims[i] = (npy_intp)v;
-  }
-  return (int)nd;
 }
 
 /* ---- counter-mode generation: element i of a key's block uses the counter (hi(i), lo(i)) ---- */
@@ -244,12 +194,13 @@ static void gen_range(int mode, uint32_t k0, uint32_t k1, uint64_t start, npy_in
 }
 
 /* Fills out (C-contiguous, nkeys blocks of n elements) for every key of `keys`. */
-static void gen_all(int mode, PyArrayObject *keys, npy_intp nkeys, npy_intp n, char *out) {
-  int nb = PyArray_NDIM(keys) - 1;
-  npy_intp kstride = PyArray_STRIDE(keys, nb);
-  npy_intp block = n * gen_itemsize[mode];
-  const char *kb = PyArray_BYTES(keys);
-  int threads = pb_threads_for(n, TF_GRAIN);
+static void gen_all(int mode, const pb_operand *keys, npy_intp nkeys, npy_intp n, char *out,
+                    const pb_kernel_ctx *ctx) {
+  const int nb = keys->ndim - 1;
+  const npy_intp kstride = keys->strides[nb];
+  const npy_intp block = n * gen_itemsize[mode];
+  const char *kb = keys->data;
+  const int threads = pb_kernel_threads(ctx, n, TF_GRAIN);
   (void)threads;
   for (npy_intp b = 0; b < nkeys; ++b) {
     const char *kp = kb + batch_offset(keys, nb, b);
@@ -269,112 +220,59 @@ static void gen_all(int mode, PyArrayObject *keys, npy_intp nkeys, npy_intp n, c
   }
 }
 
-/* Shared body of random_bits and random_split: out shape = batch + shape (+ (2,) for split). */
-static PyObject *generate(const char *kernel, int mode, PyObject *keys_obj, PyObject *shape_obj) {
-  PyArrayObject *keys = keys_arg(keys_obj, kernel);
-  if (!keys) return NULL;
-  int nb = PyArray_NDIM(keys) - 1;
-  npy_intp dims[PB_MAXDIMS];
-  for (int d = 0; d < nb; ++d) dims[d] = PyArray_DIM(keys, d);
-  int ns = shape_arg(shape_obj, kernel, dims + nb, PB_MAXDIMS - nb - 1);
-  if (ns < 0) return NULL;
+/* random_bits and random_split: out (C-contiguous) = batch + shape (+ (2,) for split), the
+ * output's dtype picking the bit width */
+static int generate(bool split, const pb_operand *keys, pb_operand *out, pb_kernel_ctx *ctx) {
+  const int nb = keys->ndim - 1;
+  int mode = split ? GEN_SPLIT : out->dtype == PB_U8 ? GEN_U8 : out->dtype == PB_U16 ? GEN_U16
+             : out->dtype == PB_U32 ? GEN_U32 : out->dtype == PB_U64 ? GEN_U64 : -1;
+  bool ok = keys_ok(keys) && mode >= 0 && out->ndim >= nb + (split ? 1 : 0) &&
+            is_c_contiguous(out) && (!split || (out->dtype == PB_U32 &&
+                                                out->shape[out->ndim - 1] == 2));
+  for (int d = 0; ok && d < nb; ++d) ok = out->shape[d] == keys->shape[d];
+  if (!ok)
+    return bad(ctx, "expected uint32[..., 2] keys and a C-contiguous unsigned output of the "
+               "keys' batch shape first");
   npy_intp nkeys = 1, n = 1;
-  for (int d = 0; d < nb; ++d) nkeys *= dims[d];
-  for (int d = 0; d < ns; ++d) {
-    if (dims[nb + d] && n > NPY_MAX_INTP / 8 / dims[nb + d]) {
-      PyErr_Format(PyExc_ValueError, "%s: argument 'shape' is too large", kernel);
-      return NULL;
-    }
-    n *= dims[nb + d];
-  }
-  int nd = nb + ns;
-  if (mode == GEN_SPLIT) dims[nd++] = 2;
-  static const int slots[GEN_NMODES] = {PB_U8, PB_U16, PB_U32, PB_U64, PB_U32};
-  PyArray_Descr *descr = pb_descr_for_slot(slots[mode]);
-  if (!descr) return NULL;
-  PyArrayObject *out = pb_new_array(nd, dims, descr);
-  if (!out) return NULL;
-  if (nkeys * n >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    gen_all(mode, keys, nkeys, n, PyArray_BYTES(out));
-    Py_END_ALLOW_THREADS
-  } else if (nkeys * n > 0) {
-    gen_all(mode, keys, nkeys, n, PyArray_BYTES(out));
-  }
-  return (PyObject *)out;
+  for (int d = 0; d < nb; ++d) nkeys *= keys->shape[d];
+  for (int d = nb; d < out->ndim - (split ? 1 : 0); ++d) n *= out->shape[d];
+  if (nkeys * n > 0) gen_all(mode, keys, nkeys, n, out->data, ctx);
+  return 0;
 }
 
-/* random_bits(keys, shape, bit_width) -> uint{bit_width}[*keys.shape[:-1], *shape] */
-static PyObject *py_random_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  (void)self;
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "random_bits: expected (keys, shape, bit_width)");
-    return NULL;
-  }
-  long bw = PyLong_AsLong(args[2]);
-  if (bw == -1 && PyErr_Occurred()) return NULL;
-  int mode = bw == 8 ? GEN_U8 : bw == 16 ? GEN_U16 : bw == 32 ? GEN_U32 : bw == 64 ? GEN_U64 : -1;
-  if (mode < 0) {
-    PyErr_Format(PyExc_ValueError, "random_bits: argument 'bit_width' must be 8, 16, 32 or 64, got %ld", bw);
-    return NULL;
-  }
-  return generate("random_bits", mode, args[0], args[1]);
+static int random_bits_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                              const void *params, pb_kernel_ctx *ctx) {
+  return generate(false, &ins[0], &outs[0], ctx);
 }
 
-/* random_split(keys, shape) -> uint32[*keys.shape[:-1], *shape, 2] */
-static PyObject *py_random_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  (void)self;
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "random_split: expected (keys, shape)");
-    return NULL;
-  }
-  return generate("random_split", GEN_SPLIT, args[0], args[1]);
+static int random_split_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                               const void *params, pb_kernel_ctx *ctx) {
+  return generate(true, &ins[0], &outs[0], ctx);
 }
 
-/* A fresh C-contiguous uint32 array of the keys' shape. */
-static PyArrayObject *new_keys_like(PyArrayObject *shape_of, int extra_pair) {
-  npy_intp dims[PB_MAXDIMS];
-  int nd = PyArray_NDIM(shape_of);
-  for (int d = 0; d < nd; ++d) dims[d] = PyArray_DIM(shape_of, d);
-  if (extra_pair) dims[nd++] = 2;
-  PyArray_Descr *descr = pb_descr_for_slot(PB_U32);
-  return descr ? pb_new_array(nd, dims, descr) : NULL;
-}
-
-/* random_fold_in(keys, msgs) -> uint32[..., 2]: msgs (uint32) has the keys' batch shape. */
-static PyObject *py_random_fold_in(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  (void)self;
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "random_fold_in: expected (keys, msgs)");
-    return NULL;
-  }
-  PyArrayObject *keys = keys_arg(args[0], "random_fold_in");
-  PyArrayObject *msgs = keys ? u32_arg(args[1], "random_fold_in", "msgs") : NULL;
-  if (!msgs) return NULL;
-  int nb = PyArray_NDIM(keys) - 1;
-  if (PyArray_NDIM(msgs) != nb || !PyArray_CompareLists(PyArray_SHAPE(msgs), PyArray_SHAPE(keys), nb)) {
-    PyErr_SetString(PyExc_ValueError,
-                    "random_fold_in: argument 'msgs' must have the batch shape of 'keys' "
-                    "(broadcast first)");
-    return NULL;
-  }
-  PyArrayObject *out = new_keys_like(keys, 0);
-  if (!out) return NULL;
+/* random_fold_in(keys, msgs) -> keys: msgs (uint32) broadcasts to the keys' batch shape */
+static int random_fold_in_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                 const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *keys = &ins[0], *msgs = &ins[1], *out = &outs[0];
+  const int nb = keys->ndim - 1;
+  npy_intp strides[6 * PB_MAXDIMS];
+  if (!keys_ok(keys) || msgs->dtype != PB_U32 || !pb_operand_same_shape(keys, out) ||
+      out->dtype != PB_U32 || pb_operand_broadcast(msgs, nb, keys->shape, strides + 3 * nb) < 0)
+    return bad(ctx, "expected uint32[..., 2] keys, uint32 messages of their batch shape and an "
+               "output of the keys' shape");
   /* operands over the batch dims: key word 0, key word 1, counter word 0 (a zero), counter
    * word 1 (msg), out word 0, out word 1 */
   static const uint32_t zero = 0;
-  const npy_intp kw = PyArray_STRIDE(keys, nb), ow = PyArray_STRIDE(out, nb);
-  char *base[6] = {PyArray_BYTES(keys), PyArray_BYTES(keys) + kw, (char *)&zero,
-                   PyArray_BYTES(msgs), PyArray_BYTES(out), PyArray_BYTES(out) + ow};
-  npy_intp strides[6 * PB_MAXDIMS];
+  const npy_intp kw = keys->strides[nb], ow = out->strides[nb];
+  char *base[6] = {keys->data, (char *)keys->data + kw, (char *)&zero, msgs->data, out->data,
+                   (char *)out->data + ow};
   for (int d = 0; d < nb; ++d) {
-    strides[0 * nb + d] = strides[1 * nb + d] = PyArray_STRIDE(keys, d);
+    strides[0 * nb + d] = strides[1 * nb + d] = keys->strides[d];
     strides[2 * nb + d] = 0;
-    strides[3 * nb + d] = PyArray_STRIDE(msgs, d);
-    strides[4 * nb + d] = strides[5 * nb + d] = PyArray_STRIDE(out, d);
+    strides[4 * nb + d] = strides[5 * nb + d] = out->strides[d];
   }
-  run_threefry(nb, PyArray_SHAPE(keys), base, strides);
-  return (PyObject *)out;
+  if (pb_operand_size(out) > 0) run_threefry(nb, keys->shape, base, strides, ctx);
+  return 0;
 }
 
 /* ---- random_seed: integer seeds -> keys ---- */
@@ -405,32 +303,23 @@ static const pb_loop_fn seed_loops[PB_NDT] = {
     [PB_U8] = seed_u8, [PB_U16] = seed_u16, [PB_U32] = seed_u32, [PB_U64] = seed_u64};
 
 /* random_seed(seeds) -> uint32[*seeds.shape, 2] */
-static PyObject *py_random_seed(PyObject *self, PyObject *arg) {
-  (void)self;
-  PyArrayObject *seeds = pb_arg_array(arg, "random_seed", "seeds");
-  if (!seeds) return NULL;
-  if (PyArray_NDIM(seeds) >= PB_MAXDIMS) {
-    PyErr_SetString(PyExc_ValueError, "random_seed: argument 'seeds' has too many dimensions");
-    return NULL;
-  }
-  int slot = pb_dtype_slot(PyArray_DESCR(seeds));
-  pb_loop_fn fn = slot >= 0 ? seed_loops[slot] : NULL;
-  if (!fn) {
-    PyErr_Format(PyExc_TypeError, "random_seed: argument 'seeds' must be an integer array, got %S",
-                 (PyObject *)PyArray_DESCR(seeds));
-    return NULL;
-  }
-  PyArrayObject *out = new_keys_like(seeds, 1);
-  if (!out) return NULL;
-  int nd = PyArray_NDIM(seeds);
-  char *base[3] = {PyArray_BYTES(seeds), PyArray_BYTES(out), PyArray_BYTES(out) + 4};
+static int random_seed_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                              const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *seeds = &ins[0], *out = &outs[0];
+  const int nd = seeds->ndim;
+  pb_loop_fn fn = seeds->dtype >= 0 && seeds->dtype < PB_NDT ? seed_loops[seeds->dtype] : NULL;
+  bool ok = fn && out->dtype == PB_U32 && out->ndim == nd + 1 && out->shape[nd] == 2;
+  for (int d = 0; ok && d < nd; ++d) ok = out->shape[d] == seeds->shape[d];
+  if (!ok) return bad(ctx, "expected integer seeds and a uint32 output of their shape + (2,)");
+  if (pb_operand_size(out) == 0) return 0;
+  char *base[3] = {seeds->data, out->data, (char *)out->data + out->strides[nd]};
   npy_intp strides[3 * PB_MAXDIMS];
   for (int d = 0; d < nd; ++d) {
-    strides[d] = PyArray_STRIDE(seeds, d);
-    strides[nd + d] = strides[2 * nd + d] = PyArray_STRIDE(out, d);
+    strides[d] = seeds->strides[d];
+    strides[nd + d] = strides[2 * nd + d] = out->strides[d];
   }
-  pb_iterate(nd, PyArray_SHAPE(seeds), 3, base, strides, fn, NULL, 1);
-  return (PyObject *)out;
+  pb_iterate(nd, seeds->shape, 3, base, strides, fn, NULL, 1);
+  return 0;
 }
 
 /* ---- random_uniform_range: max(lo, u * (hi - lo) + lo), rounded as XLA's CPU backend does ----
@@ -483,75 +372,32 @@ static const pb_loop_fn range_loops[PB_NDT] = {
     [PB_F16] = range_f16, [PB_BF16] = range_bf16, [PB_F32] = range_f32, [PB_F64] = range_f64};
 
 /* random_uniform_range(u, lo, hi) -> array of u's shape: lo and hi have u's shape or are 0-d */
-static PyObject *py_uniform_range(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  (void)self;
-  static const char *names[3] = {"u", "minval", "maxval"};
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "random_uniform_range: expected (u, minval, maxval)");
-    return NULL;
-  }
-  PyArrayObject *in[3];
-  for (int i = 0; i < 3; ++i)
-    if (!(in[i] = pb_arg_array(args[i], "random_uniform_range", names[i]))) return NULL;
-  int ndim = PyArray_NDIM(in[0]);
-  const npy_intp *shape = PyArray_SHAPE(in[0]);
-  int slot = pb_dtype_slot(PyArray_DESCR(in[0]));
-  for (int i = 0; i < 3; ++i) {
-    int nd = PyArray_NDIM(in[i]);
-    if (nd && (nd != ndim || !PyArray_CompareLists(PyArray_SHAPE(in[i]), shape, ndim))) {
-      PyErr_Format(PyExc_ValueError, "random_uniform_range: argument '%s' must have the shape "
-                   "of 'u' or be 0-d", names[i]);
-      return NULL;
-    }
-    if (pb_dtype_slot(PyArray_DESCR(in[i])) != slot) {
-      PyErr_Format(PyExc_TypeError, "random_uniform_range: argument '%s' must have the dtype of "
-                   "'u'", names[i]);
-      return NULL;
-    }
-  }
-  pb_loop_fn fn = slot >= 0 ? range_loops[slot] : NULL;
-  if (!fn) {
-    PyErr_Format(PyExc_TypeError, "random_uniform_range: dtype %S is not supported (float16, "
-                 "bfloat16, float32 or float64)", (PyObject *)PyArray_DESCR(in[0]));
-    return NULL;
-  }
-  PyArray_Descr *d = pb_descr_for_slot(slot);
-  PyArrayObject *out = d ? pb_new_array(ndim, shape, d) : NULL;
-  if (!out) return NULL;
-  char *base[4];
+static int uniform_range_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *o = &outs[0];
+  const int slot = ins[0].dtype, ndim = o->ndim;
+  pb_loop_fn fn = slot >= 0 && slot < PB_NDT ? range_loops[slot] : NULL;
   npy_intp strides[4 * PB_MAXDIMS];
-  for (int i = 0; i < 4; ++i) {
-    PyArrayObject *a = i < 3 ? in[i] : out;
-    base[i] = PyArray_BYTES(a);
-    for (int k = 0; k < ndim; ++k) strides[i * ndim + k] = PyArray_NDIM(a) ? PyArray_STRIDES(a)[k] : 0;
-  }
-  npy_intp n = PyArray_SIZE(out);
-  if (n >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    pb_iterate(ndim, shape, 4, base, strides, fn, NULL, pb_threads_for(n, 262144));
-    Py_END_ALLOW_THREADS
-  } else {
-    pb_iterate(ndim, shape, 4, base, strides, fn, NULL, 1);
-  }
-  return (PyObject *)out;
+  bool ok = fn && o->dtype == slot && pb_operand_same_shape(&ins[0], o);
+  for (int i = 0; ok && i < 3; ++i)
+    ok = ins[i].dtype == slot && (ins[i].ndim == 0 || pb_operand_same_shape(&ins[i], o)) &&
+         pb_operand_broadcast(&ins[i], ndim, o->shape, strides + i * ndim) == 0;
+  if (!ok)
+    return bad(ctx, "expected float operands of one dtype, minval and maxval 0-d or of u's "
+               "shape");
+  char *base[4] = {ins[0].data, ins[1].data, ins[2].data, o->data};
+  for (int d = 0; d < ndim; ++d) strides[3 * ndim + d] = o->strides[d];
+  const npy_intp n = pb_operand_size(o);
+  if (n > 0) pb_iterate(ndim, o->shape, 4, base, strides, fn, NULL, pb_kernel_threads(ctx, n, 262144));
+  return 0;
 }
 
-static PyMethodDef methods[] = {
-    {"random_uniform_range", (PyCFunction)(void (*)(void))py_uniform_range, METH_FASTCALL,
-     "random_uniform_range(u, minval, maxval): max(minval, u * (maxval - minval) + minval) "
-     "with XLA's CPU rounding (fused multiply-add for f32/f64, f32 FMA for f16)."},
-    {"threefry2x32", (PyCFunction)(void (*)(void))py_threefry2x32, METH_FASTCALL,
-     "threefry2x32(key1, key2, x1, x2) -> (y1, y2): Threefry-2x32 (20 rounds) of same-shape "
-     "uint32 arrays of any strides."},
-    {"random_bits", (PyCFunction)(void (*)(void))py_random_bits, METH_FASTCALL,
-     "random_bits(keys, shape, bit_width): JAX's partitionable threefry bits for every key of "
-     "uint32[..., 2] `keys`."},
-    {"random_split", (PyCFunction)(void (*)(void))py_random_split, METH_FASTCALL,
-     "random_split(keys, shape): JAX's partitionable threefry split of every key."},
-    {"random_fold_in", (PyCFunction)(void (*)(void))py_random_fold_in, METH_FASTCALL,
-     "random_fold_in(keys, msgs): threefry of each key over the counter (0, msg)."},
-    {"random_seed", py_random_seed, METH_O,
-     "random_seed(seeds): threefry keys uint32[..., 2] from integer seeds."},
-    {NULL, NULL, 0, NULL}};
-
-int pb_register_random(PyObject *m) { return PyModule_AddFunctions(m, methods); }
+static const pb_kernel_def kernels[] = {
+  {"threefry2x32", threefry_kernel, 4, 2, 0},
+  {"random_bits", random_bits_kernel, 1, 1, 0},
+  {"random_split", random_split_kernel, 1, 1, 0},
+  {"random_fold_in", random_fold_in_kernel, 2, 1, 0},
+  {"random_seed", random_seed_kernel, 1, 1, 0},
+  {"random_uniform_range", uniform_range_kernel, 3, 1, 0},
+};
+PB_KERNELS(kernels)

@@ -17,6 +17,7 @@
 #include "ewise.h"
 #include "reduce.h"
 #include "schedule.h"
+#include "kernel_abi.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -412,9 +413,9 @@ static int plan(const rd_space *sp, const rd_task *t, npy_intp out_elems, rd_pla
   if (total < 2 * t->grain) return 0;
   npy_intp want = total / t->grain;
   if (want > RD_MAXCHUNKS) want = RD_MAXCHUNKS;
-  int maxt = 1;
+  int maxt = t->threads > 0 ? t->threads : 1;
 #ifdef _OPENMP
-  maxt = omp_get_max_threads();
+  if (t->threads <= 0) maxt = omp_get_max_threads();
 #endif
   /* not the innermost dim: its chunks would cut every contiguous row into short strided
    * pieces (a (10000, 1000) sum over axis 0 ran at a 25th of NumPy's speed) */
@@ -499,19 +500,6 @@ static void execute(const rd_space *sp, const rd_task *t, const rd_plan *pl, npy
     }
 }
 
-static int run(const rd_space *sp, const rd_task *t, npy_intp out_elems) {
-  rd_plan pl;
-  if (plan(sp, t, out_elems, &pl) < 0) { plan_free(&pl); PyErr_NoMemory(); return -1; }
-  if (space_size(sp) >= PB_NOGIL_MIN) {
-    Py_BEGIN_ALLOW_THREADS
-    execute(sp, t, &pl, out_elems);
-    Py_END_ALLOW_THREADS
-  } else {
-    execute(sp, t, &pl, out_elems);
-  }
-  plan_free(&pl);
-  return 0;
-}
 
 /* ---- argument parsing shared by the entry points ---- */
 
@@ -525,16 +513,6 @@ static int parse_op(PyObject *o, const char *kernel) {
   return (int)op;
 }
 
-static int parse_axis(PyObject *o, int ndim, const char *name) {
-  long a = PyLong_AsLong(o);
-  if (a == -1 && PyErr_Occurred()) return -1;
-  if (a < 0 || a >= ndim) {
-    PyErr_Format(PyExc_ValueError, "%s: argument 'axis' is %ld, out of range for %d dimensions",
-                 name, a, ndim);
-    return -1;
-  }
-  return (int)a;
-}
 
 static pb_loop_fn loop_for(const pb_loop_fn *loops, const char *name, PyArrayObject *x) {
   int slot = pb_dtype_slot(PyArray_DESCR(x));
@@ -605,10 +583,6 @@ static void layout_raw(int ndim, const npy_intp *shape, const bool *reduced, int
   }
 }
 
-static void layout(PyArrayObject *x, const bool *reduced, int nop, const npy_intp *per_dim,
-                   rd_space *sp) {
-  layout_raw(PyArray_NDIM(x), PyArray_SHAPE(x), reduced, nop, per_dim, sp);
-}
 
 /* Reduces x (any strides) over `reduced` into acc: the C-contiguous output (x's shape without
  * the reduced dims) in the accumulator dtype `aslot`, already holding the op's identity.
@@ -774,153 +748,166 @@ static PyObject *reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
   return (PyObject *)out;
 }
 
-/* cumulative(op, x, axis, reverse) -> the inclusive scan of x along axis by op */
-static PyObject *cumulative(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 4) {
-    PyErr_SetString(PyExc_TypeError, "cumulative: expected (op, x, axis, reverse)");
-    return NULL;
+/* ---- the cumulative and arg-reduce kernels (pb_kernel.h); their primitives
+ * (primitives/reductions.py) check operands and params when bound, the kernels what memory
+ * safety needs ---- */
+
+/* The accumulator of reducing `axis` of x: C-contiguous over x's other dims, `aslot` elements
+ * holding op's identity, from the call's scratch; its byte stride along each of x's dims (0
+ * along axis) in acc_strides. NULL when out of memory. */
+static char *scratch_acc(pb_kernel_ctx *ctx, const pb_operand *x, int axis, int op, int aslot,
+                         npy_intp *acc_strides, npy_intp *elems) {
+  const npy_intp aitem = slot_item(aslot);
+  npy_intp n = 1;
+  for (int d = x->ndim - 1; d >= 0; --d) {
+    acc_strides[d] = d == axis ? 0 : n * aitem;
+    if (d != axis) n *= x->shape[d];
   }
-  int op = parse_op(args[0], "cumulative");
-  if (op < 0) return NULL;
-  const char *name = rd_ops[op].scan_name ? rd_ops[op].scan_name : "cumulative";
-  PyArrayObject *x = pb_arg_array(args[1], name, "operand");
-  if (!x) return NULL;
-  pb_loop_fn fn = loop_for(rd_ops[op].scan, name, x);
-  if (!fn) return NULL;
-  int ndim = PyArray_NDIM(x);
-  int axis = parse_axis(args[2], ndim, name);
-  if (axis < 0) return NULL;
-  int reverse = PyObject_IsTrue(args[3]);
-  if (reverse < 0) return NULL;
-  int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
+  *elems = n;
+  char *acc = ctx->scratch(ctx, (size_t)(n * aitem));
+  if (acc) {
+    char one[16];
+    identity(op, aslot, one);
+    fill(acc, n, aitem, one);
+  }
+  return acc;
+}
+
+/* Runs a task over its space within the ctx's threads; 0 or an error kind. */
+static int run_task(const rd_space *sp, rd_task *t, npy_intp out_elems, pb_kernel_ctx *ctx) {
+  rd_plan pl;
+  t->threads = ctx->threads;
+  if (plan(sp, t, out_elems, &pl) < 0) {
+    plan_free(&pl);
+    return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  }
+  execute(sp, t, &pl, out_elems);
+  plan_free(&pl);
+  return 0;
+}
+
+/* cumsum, cumprod, cummax, cummin, cumlogsumexp: the inclusive scan of x along axis */
+typedef struct { int32_t axis, reverse; } cumulative_params;
+
+static int cumulative(int op, const pb_operand *ins, pb_operand *outs, const void *params,
+                      pb_kernel_ctx *ctx) {
+  const cumulative_params *P = params;
+  const pb_operand *x = &ins[0], *o = &outs[0];
+  const int slot = x->dtype, ndim = x->ndim, axis = P->axis;
+  pb_loop_fn fn = slot >= 0 && slot < PB_NDT ? rd_ops[op].scan[slot] : NULL;
+  if (!fn || o->dtype != slot || !pb_operand_same_shape(x, o) || axis < 0 || axis >= ndim)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "expected an operand of a supported dtype, an "
+                          "output of its dtype and shape, and an axis in range");
+  if (pb_operand_size(x) == 0) return 0;
+  const int aslot = acc_slot(slot);
   bool reduced[PB_MAXDIMS] = {false};
   reduced[axis] = true;
-  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS];
-  PyArrayObject *acc = new_acc(x, reduced, aslot, op, per_dim + PB_MAXDIMS);
-  if (!acc) return NULL;
-  Py_INCREF(PyArray_DESCR(x));
-  PyArrayObject *out = pb_new_array(ndim, PyArray_SHAPE(x), PyArray_DESCR(x));
-  if (!out) { Py_DECREF(acc); return NULL; }
-  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
-  contiguous_strides(ndim, PyArray_SHAPE(x), PyArray_ITEMSIZE(out), per_dim + 2 * PB_MAXDIMS);
-  char *bx = PyArray_BYTES(x), *bo = PyArray_BYTES(out);
-  npy_intp len = PyArray_DIM(x, axis);
-  if (reverse && len > 0) { /* walk the axis from its end: start there, negate its strides */
+  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS], acc_elems;
+  char *acc = scratch_acc(ctx, x, axis, op, aslot, per_dim + PB_MAXDIMS, &acc_elems);
+  if (!acc) return PB_KERNEL_ENOMEM;
+  memcpy(per_dim, x->strides, sizeof(npy_intp) * (size_t)ndim);
+  memcpy(per_dim + 2 * PB_MAXDIMS, o->strides, sizeof(npy_intp) * (size_t)ndim);
+  char *bx = x->data, *bo = o->data;
+  const npy_intp len = x->shape[axis];
+  if (P->reverse) { /* walk the axis from its end: start there, negate its strides */
     bx += (len - 1) * per_dim[axis];
     bo += (len - 1) * per_dim[2 * PB_MAXDIMS + axis];
     per_dim[axis] = -per_dim[axis];
     per_dim[2 * PB_MAXDIMS + axis] = -per_dim[2 * PB_MAXDIMS + axis];
   }
   rd_space sp;
-  layout(x, reduced, 3, per_dim, &sp);
-  rd_task t = {.nop = 3, .nacc = 0, .base = {bx, PyArray_BYTES(acc), bo},
-               .item = {PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(acc), PyArray_ITEMSIZE(out)},
-               .fn = fn, .combine = NULL,
-               .grain = rd_ops[op].grain};
-  int rc = run(&sp, &t, PyArray_SIZE(acc));
-  Py_DECREF(acc);
-  if (rc < 0) { Py_DECREF(out); return NULL; }
-  return (PyObject *)out;
+  layout_raw(ndim, x->shape, reduced, 3, per_dim, &sp);
+  rd_task t = {.nop = 3, .nacc = 0, .base = {bx, acc, bo},
+               .item = {x->itemsize, slot_item(aslot), o->itemsize}, .fn = fn,
+               .combine = NULL, .grain = rd_ops[op].grain};
+  return run_task(&sp, &t, acc_elems, ctx);
 }
 
-/* int64 indices -> the requested integer index dtype */
-static PyArrayObject *narrow_indices(PyArrayObject *idx, PyArray_Descr *descr) {
-  int slot = pb_dtype_slot(descr);
-  if (slot == PB_I64) { Py_INCREF(idx); return idx; }
-  Py_INCREF(descr);
-  PyArrayObject *out = pb_new_array(PyArray_NDIM(idx), PyArray_SHAPE(idx), descr);
-  if (!out) return NULL;
-  const int64_t *a = (const int64_t *)PyArray_BYTES(idx);
-  char *o = PyArray_BYTES(out);
-  npy_intp n = PyArray_SIZE(idx);
-  for (npy_intp i = 0; i < n; ++i) switch (slot) {
-      case PB_I8: ((int8_t *)o)[i] = (int8_t)a[i]; break;
-      case PB_I16: ((int16_t *)o)[i] = (int16_t)a[i]; break;
-      case PB_I32: ((int32_t *)o)[i] = (int32_t)a[i]; break;
-      case PB_U8: ((uint8_t *)o)[i] = (uint8_t)a[i]; break;
-      case PB_U16: ((uint16_t *)o)[i] = (uint16_t)a[i]; break;
-      case PB_U32: ((uint32_t *)o)[i] = (uint32_t)a[i]; break;
-      default: ((uint64_t *)o)[i] = (uint64_t)a[i]; break;
-    }
-  return out;
-}
+/* argmax, argmin: the index (the output's integer dtype) of the first extreme along axis; NaN
+ * counts as the extreme */
+typedef struct { int32_t axis; } argreduce_params;
 
-/* argreduce(op, x, axis, index_dtype) -> index of the first extreme along axis (op: the max or
- * min row); NaN counts as the extreme */
-static PyObject *argreduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 4) {
-    PyErr_SetString(PyExc_TypeError, "argreduce: expected (op, x, axis, index_dtype)");
-    return NULL;
-  }
-  int op = parse_op(args[0], "argreduce");
-  if (op < 0) return NULL;
-  if (!rd_ops[op].arg_name) {
-    PyErr_SetString(PyExc_ValueError, "argreduce: argument 'op' must be the max or min row");
-    return NULL;
-  }
-  const char *name = rd_ops[op].arg_name;
-  PyArrayObject *x = pb_arg_array(args[1], name, "operand");
-  if (!x) return NULL;
-  pb_loop_fn fn = loop_for(rd_ops[op].arg, name, x);
-  if (!fn) return NULL;
-  int ndim = PyArray_NDIM(x);
-  int axis = parse_axis(args[2], ndim, name);
-  if (axis < 0) return NULL;
-  PyArray_Descr *idescr = NULL;
-  if (!PyArray_DescrConverter2(args[3], &idescr)) return NULL;
-  int islot = idescr ? pb_dtype_slot(idescr) : -1;
-  if (islot < PB_I8 || islot > PB_U64) {
-    PyErr_Format(PyExc_TypeError, "%s: argument 'index_dtype' must be an integer dtype", name);
-    Py_XDECREF(idescr);
-    return NULL;
-  }
-  npy_intp len = PyArray_DIM(x, axis);
-  if (len == 0) {
-    PyErr_Format(PyExc_ValueError, "%s: argument 'operand' has a zero-size reduced axis %d",
-                 name, axis);
-    Py_DECREF(idescr);
-    return NULL;
-  }
-  int slot = pb_dtype_slot(PyArray_DESCR(x)), aslot = acc_slot(slot);
+static int argreduce(int op, const pb_operand *ins, pb_operand *outs, const void *params,
+                     pb_kernel_ctx *ctx) {
+  const argreduce_params *P = params;
+  const pb_operand *x = &ins[0], *o = &outs[0];
+  const int slot = x->dtype, ndim = x->ndim, axis = P->axis, islot = o->dtype;
+  pb_loop_fn fn = slot >= 0 && slot < PB_NDT ? rd_ops[op].arg[slot] : NULL;
+  bool ok = fn && islot >= PB_I8 && islot <= PB_U64 && axis >= 0 && axis < ndim &&
+            o->ndim == ndim - 1;
+  for (int d = 0, k = 0; ok && d < ndim; ++d)
+    if (d != axis) ok = o->shape[k++] == x->shape[d];
+  if (!ok)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "expected a real operand, an axis in range and "
+                          "an integer output of the operand's shape without the axis");
+  const npy_intp len = x->shape[axis];
+  if (len == 0)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "the reduced axis %d is empty", axis);
+  if (pb_operand_size(o) == 0) return 0;
+  const int aslot = acc_slot(slot);
   bool reduced[PB_MAXDIMS] = {false};
   reduced[axis] = true;
-  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS] = {0};
-  PyArrayObject *iota = NULL, *best = NULL, *idx = NULL, *out = NULL;
-  iota = pb_new_array(1, &len, PyArray_DescrFromType(NPY_INT64));
-  if (!iota) goto done;
-  for (npy_intp i = 0; i < len; ++i) ((int64_t *)PyArray_BYTES(iota))[i] = i;
-  best = new_acc(x, reduced, aslot, op, per_dim + 2 * PB_MAXDIMS);
-  if (!best) goto done;
-  idx = new_acc(x, reduced, PB_I64, RD_SUM, per_dim + 3 * PB_MAXDIMS); /* zeros */
-  if (!idx) goto done;
-  memcpy(per_dim, PyArray_STRIDES(x), sizeof(npy_intp) * (size_t)ndim);
+  npy_intp per_dim[RD_MAXOPS * PB_MAXDIMS] = {0}, n;
+  int64_t *iota = ctx->scratch(ctx, sizeof(int64_t) * (size_t)len);
+  char *best = scratch_acc(ctx, x, axis, op, aslot, per_dim + 2 * PB_MAXDIMS, &n);
+  char *idx = scratch_acc(ctx, x, axis, RD_SUM, PB_I64, per_dim + 3 * PB_MAXDIMS, &n); /* 0s */
+  if (!iota || !best || !idx) return PB_KERNEL_ENOMEM;
+  for (npy_intp i = 0; i < len; ++i) iota[i] = i;
+  memcpy(per_dim, x->strides, sizeof(npy_intp) * (size_t)ndim);
   per_dim[PB_MAXDIMS + axis] = sizeof(int64_t);
   rd_space sp;
-  layout(x, reduced, 4, per_dim, &sp);
-  rd_task t = {.nop = 4, .nacc = 2,
-               .base = {PyArray_BYTES(x), PyArray_BYTES(iota), PyArray_BYTES(best), PyArray_BYTES(idx)},
-               .item = {PyArray_ITEMSIZE(x), sizeof(int64_t), PyArray_ITEMSIZE(best), sizeof(int64_t)},
-               .bytes = {0, 0, PyArray_NBYTES(best), PyArray_NBYTES(idx)},
+  layout_raw(ndim, x->shape, reduced, 4, per_dim, &sp);
+  rd_task t = {.nop = 4, .nacc = 2, .base = {x->data, (char *)iota, best, idx},
+               .item = {x->itemsize, sizeof(int64_t), slot_item(aslot), sizeof(int64_t)},
+               .bytes = {0, 0, n * slot_item(aslot), n * (npy_intp)sizeof(int64_t)},
                .fn = fn, .combine = rd_ops[op].arg[aslot], .grain = rd_ops[op].grain};
-  if (run(&sp, &t, PyArray_SIZE(idx)) < 0) goto done;
-  out = narrow_indices(idx, idescr);
-done:
-  Py_XDECREF(iota);
-  Py_XDECREF(best);
-  Py_XDECREF(idx);
-  Py_DECREF(idescr);
-  return (PyObject *)out;
+  const int rc = run_task(&sp, &t, n, ctx);
+  if (rc) return rc;
+  /* int64 indices -> the output dtype, in C order over its strides */
+  const int64_t *a = (const int64_t *)idx;
+  npy_intp at[PB_MAXDIMS] = {0};
+  for (npy_intp i = 0; i < n; ++i) {
+    char *dst = o->data;
+    for (int d = 0; d < o->ndim; ++d) dst += at[d] * o->strides[d];
+    switch (o->itemsize) {
+      case 1: *(uint8_t *)dst = (uint8_t)a[i]; break;
+      case 2: *(uint16_t *)dst = (uint16_t)a[i]; break;
+      case 4: *(uint32_t *)dst = (uint32_t)a[i]; break;
+      default: *(uint64_t *)dst = (uint64_t)a[i]; break;
+    }
+    for (int d = o->ndim - 1; d >= 0 && ++at[d] == o->shape[d]; --d) at[d] = 0;
+  }
+  return 0;
 }
+
+#define PB_OP_KERNEL(NAME, IMPL, OP)                                                              \
+  static int NAME##_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,           \
+                           const void *params, pb_kernel_ctx *ctx) {                              \
+    return IMPL(OP, ins, outs, params, ctx);                                                     \
+  }
+PB_OP_KERNEL(cumsum, cumulative, RD_SUM)
+PB_OP_KERNEL(cumprod, cumulative, RD_PROD)
+PB_OP_KERNEL(cummax, cumulative, RD_MAX)
+PB_OP_KERNEL(cummin, cumulative, RD_MIN)
+PB_OP_KERNEL(cumlogsumexp, cumulative, RD_LOGADDEXP)
+PB_OP_KERNEL(argmax, argreduce, RD_MAX)
+PB_OP_KERNEL(argmin, argreduce, RD_MIN)
+
+static const pb_kernel_def kernels[] = {
+  {"cumsum", cumsum_kernel, 1, 1, sizeof(cumulative_params)},
+  {"cumprod", cumprod_kernel, 1, 1, sizeof(cumulative_params)},
+  {"cummax", cummax_kernel, 1, 1, sizeof(cumulative_params)},
+  {"cummin", cummin_kernel, 1, 1, sizeof(cumulative_params)},
+  {"cumlogsumexp", cumlogsumexp_kernel, 1, 1, sizeof(cumulative_params)},
+  {"argmax", argmax_kernel, 1, 1, sizeof(argreduce_params)},
+  {"argmin", argmin_kernel, 1, 1, sizeof(argreduce_params)},
+};
+PB_KERNELS(kernels)
 
 static PyMethodDef methods[] = {
   {"reduce", (PyCFunction)(void (*)(void))reduce, METH_FASTCALL,
    "reduce(op, x, axes): x reduced by REDUCE_OPS[op] over the tuple of axes, as a new "
    "C-contiguous array."},
-  {"cumulative", (PyCFunction)(void (*)(void))cumulative, METH_FASTCALL,
-   "cumulative(op, x, axis, reverse): inclusive scan of x along axis by CUMULATIVE_OPS[op]."},
-  {"argreduce", (PyCFunction)(void (*)(void))argreduce, METH_FASTCALL,
-   "argreduce(op, x, axis, index_dtype): index of the first maximum/minimum (ARG_OPS[op]) along "
-   "axis; NaN counts as the extreme."},
   {NULL, NULL, 0, NULL}};
 
 /* name -> table row, one dict per kernel kind */

@@ -15,6 +15,7 @@ typedef struct {
   pb_loop_fn fn;
   pb_loop_fn combine;            /* (right accs..., left accs...) -> left; NULL: no reduced split */
   npy_intp grain;
+  int threads;                   /* threads the runner may use (0: OpenMP's maximum) */
   bool pairwise;                 /* a float sum: rows of one output meet pairwise (walk) */
 } rd_task;
 

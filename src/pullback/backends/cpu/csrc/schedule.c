@@ -28,9 +28,12 @@
  *   cond   - one of several blocks, picked by an int32 index (clamped).
  *   par    - independent products side by side on the pool's threads (products.c).
  *   pipe   - a scan with products over its iterations on another thread (pipe.c).
+ *   kernel - any registered C kernel (pb_kernel.h), GIL released (kernel_step.c; a kind of the
+ *            step table, see program.h).
  * Every reference is checked against its buffer's extent when the Program is built, so a bad
  * schedule raises instead of touching memory it does not own. */
 #include "program.h"
+#include "kernel_abi.h"
 #include "loops.h"
 #include "cast.h"
 #include "move.h"
@@ -383,6 +386,7 @@ int pb_run_thunk(const thunk_t *t, run_ctx *c) { return run_thunk(t, c); }
 
 static int run_thunk(const thunk_t *t, run_ctx *c) {
   switch (t->kind) {
+    case TH_TABLE: return t->step->run(t, c);
     case TH_PAR: return pb_run_par(t, c);
     case TH_PIPE: return pb_run_pipe(t, c);
     case TH_DCOPY: return run_dcopy(t, c);
@@ -500,7 +504,10 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
   for (int i = 0; i < self->nconst; ++i)
     constb[i] = PyArray_BYTES((PyArrayObject *)PyTuple_GET_ITEM(self->consts, i));
   char *abase[1] = {arena};
+  pb_step_failure failure; /* (only its flag is set up: the rest is written on a failure) */
+  atomic_init(&failure.set, 0);
   run_ctx c = {.base = {abase, inb, outb, constb}, .threads = 1, .ts = NULL, .error = NULL,
+               .failure = &failure,
                .scratch = arena ? arena + self->arena_bytes : NULL};
   int rc = 0;
   const unsigned fpmode = pb_get_fpmode();
@@ -546,6 +553,7 @@ static PyObject *program_run(Program *self, PyObject *const *args, Py_ssize_t na
     PyTuple_SET_ITEM(result, k, v);
   }
   if (rc < 0) {
+    if (failure.set && !PyErr_Occurred()) pb_kernel_raise(failure.name, failure.rc, &failure.ctx);
     if (c.error && !PyErr_Occurred()) PyErr_SetString(PyExc_MemoryError, c.error);
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "jit: a step failed");
     Py_CLEAR(result);

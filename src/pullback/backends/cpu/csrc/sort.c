@@ -20,7 +20,7 @@
  * Rows are walked with pb_iterate over the shape without the sorted axis (a row per element of
  * that space); rows run in parallel when there are enough of them, each thread with its own
  * scratch. */
-#include "pb.h"
+#include "kernel_abi.h"
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -304,33 +304,20 @@ typedef struct {
   scratch *s;
 } scratch_set;
 
-static void scratch_free(scratch_set *ss) {
-  if (!ss->s) return;
-  for (int t = 0; t < ss->nthreads; ++t) {
-    PyMem_RawFree(ss->s[t].buf[0]);
-    PyMem_RawFree(ss->s[t].buf[1]);
-    PyMem_RawFree(ss->s[t].perm);
-  }
-  PyMem_RawFree(ss->s);
-  ss->s = NULL;
-}
-
-/* Two buffers of n items of `item` bytes and a permutation of n, per thread. */
-static int scratch_alloc(scratch_set *ss, int nthreads, npy_intp n, npy_intp item) {
+/* Two buffers of n items of `item` bytes and a permutation of n, per thread, from the call's
+ * scratch (freed by the caller). -1 when out of memory. */
+static int scratch_alloc(scratch_set *ss, int nthreads, npy_intp n, npy_intp item,
+                         pb_kernel_ctx *ctx) {
   ss->nthreads = nthreads;
-  ss->s = PyMem_RawCalloc((size_t)nthreads, sizeof(scratch));
-  if (!ss->s) { PyErr_NoMemory(); return -1; }
-  size_t m = (size_t)(n > 0 ? n : 1);
+  ss->s = ctx->scratch(ctx, sizeof(scratch) * (size_t)nthreads);
+  if (!ss->s) return -1;
+  const size_t m = (size_t)(n > 0 ? n : 1);
   for (int t = 0; t < nthreads; ++t) {
     scratch *s = &ss->s[t];
-    s->buf[0] = PyMem_RawMalloc(m * (size_t)item);
-    s->buf[1] = PyMem_RawMalloc(m * (size_t)item);
-    s->perm = PyMem_RawMalloc(m * sizeof(uint32_t));
-    if (!s->buf[0] || !s->buf[1] || !s->perm) {
-      scratch_free(ss);
-      PyErr_NoMemory();
-      return -1;
-    }
+    s->buf[0] = ctx->scratch(ctx, m * (size_t)item);
+    s->buf[1] = ctx->scratch(ctx, m * (size_t)item);
+    s->perm = ctx->scratch(ctx, m * sizeof(uint32_t));
+    if (!s->buf[0] || !s->buf[1] || !s->perm) return -1;
   }
   return 0;
 }
@@ -478,7 +465,7 @@ typedef struct {
   int inner_threads;                           /* within a row, when rows are not split */
 } rows_space;
 
-static void rows_operand(rows_space *rs, int op, char *base, const npy_intp *strides, int ndim,
+static void rows_operand(rows_space *rs, int op, char *base, const int64_t *strides, int ndim,
                          int axis) {
   rs->base[op] = base;
   for (int d = 0, k = 0; d < ndim; ++d)
@@ -489,301 +476,228 @@ static void rows_run(rows_space *rs, int nop, pb_loop_fn fn, const row_params *r
   pb_iterate(rs->ndim, rs->shape, nop, rs->base, rs->strides, fn, rp, rs->threads);
 }
 
-static void rows_init(rows_space *rs, int ndim, const npy_intp *shape, int axis) {
+static void rows_init(rows_space *rs, int ndim, const int64_t *shape, int axis,
+                      const pb_kernel_ctx *ctx) {
   rs->ndim = ndim - 1;
   npy_intp total = 1, rows = 1;
   for (int d = 0, k = 0; d < ndim; ++d) {
     total *= shape[d];
     if (d != axis) { rs->shape[k++] = shape[d]; rows *= shape[d]; }
   }
-  int t = pb_threads_for(total, SORT_GRAIN);
+  int t = pb_kernel_threads(ctx, total, SORT_GRAIN);
   /* split the rows when there are enough of them, else the buckets of each row */
   rs->threads = rows >= 2 * t ? t : 1;
   rs->inner_threads = rs->threads == 1 ? t : 1;
 }
 
-/* checks shared by the entry points; returns the axis or -1 */
-static int check_axis(PyObject *o, int ndim, const char *name, const char *arg) {
-  long a = PyLong_AsLong(o);
-  if (a == -1 && PyErr_Occurred()) return -1;
-  if (a < 0 || a >= ndim) {
-    PyErr_Format(PyExc_ValueError, "%s: argument '%s' is %ld, out of range for an operand of %d "
-                 "dimensions", name, arg, a, ndim);
-    return -1;
-  }
-  return (int)a;
-}
+/* ---- the kernels (pb_kernel.h). Their primitives (primitives/sort.py) check every operand
+ * and parameter when they are bound; the kernels check again what memory safety needs. ---- */
 
-static int check_row_length(npy_intp n, const char *name) {
-  if ((uint64_t)n > UINT32_MAX) {
-    PyErr_Format(PyExc_ValueError, "%s: rows of more than 2**32 - 1 elements are not supported",
-                 name);
+/* the operand's sort dtype, or -1 */
+static int sort_slot(const pb_operand *x, bool allow_complex) {
+  const int slot = x->dtype;
+  if (slot < 0 || slot >= PB_NDT || (!allow_complex && (slot == PB_C64 || slot == PB_C128)))
     return -1;
-  }
-  return 0;
-}
-
-static int sort_slot(PyArrayObject *x, const char *name, const char *arg, bool allow_complex) {
-  int slot = pb_dtype_slot(PyArray_DESCR(x));
-  if (slot < 0 || (!allow_complex && (slot == PB_C64 || slot == PB_C128))) {
-    PyErr_Format(PyExc_TypeError, "%s: argument '%s' has dtype %S, which this op does not support",
-                 name, arg, (PyObject *)PyArray_DESCR(x));
-    return -1;
-  }
   return slot;
 }
 
-/* Fills `perm` (uint32, C-contiguous, x's shape) with the stable order of the rows by the keys
- * ops[0..nkeys), the first key primary. Runs without the GIL. */
-static void sort_perm(PyArrayObject **ops, int nkeys, int axis, char *perm, const npy_intp *pstr,
-                      uint64_t flip, scratch_set *ss) {
-  int ndim = PyArray_NDIM(ops[0]);
+static int bad(pb_kernel_ctx *ctx, const char *what) {
+  return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s", what);
+}
+
+/* Checks axis and the row length; the axis or -1. */
+static int row_axis(const pb_operand *x, int32_t axis, pb_kernel_ctx *ctx) {
+  if (axis < 0 || axis >= x->ndim) {
+    bad(ctx, "the axis is out of range");
+    return -1;
+  }
+  if ((uint64_t)x->shape[axis] > UINT32_MAX) {
+    pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "rows of more than 2**32 - 1 elements are not "
+                   "supported");
+    return -1;
+  }
+  return axis;
+}
+
+/* Fills `perm` (uint32, strides pstr, x's shape) with the stable order of the rows by the keys
+ * ops[0..nkeys), the first key primary. */
+static void sort_perm(const pb_operand *ops, int nkeys, int axis, char *perm,
+                      const int64_t *pstr, uint64_t flip, scratch_set *ss,
+                      const pb_kernel_ctx *ctx) {
+  const int ndim = ops[0].ndim;
   bool first = true;
   for (int j = nkeys - 1; j >= 0; --j) {
-    int slot = pb_dtype_slot(PyArray_DESCR(ops[j]));
-    bool cplx = slot == PB_C64 || slot == PB_C128;
+    const int slot = ops[j].dtype;
+    const bool cplx = slot == PB_C64 || slot == PB_C128;
     /* LSD over keys: a complex key is its imaginary part, then its real part */
     for (int part = cplx ? 1 : 0; part >= 0; --part) {
       rows_space rs;
-      rows_init(&rs, ndim, PyArray_SHAPE(ops[j]), axis);
-      rows_operand(&rs, 0, PyArray_BYTES(ops[j]), PyArray_STRIDES(ops[j]), ndim, axis);
+      rows_init(&rs, ndim, ops[j].shape, axis, ctx);
+      rows_operand(&rs, 0, ops[j].data, ops[j].strides, ndim, axis);
       rows_operand(&rs, 1, perm, pstr, ndim, axis);
-      row_params rp = {.n = PyArray_DIM(ops[j], axis), .s = {PyArray_STRIDE(ops[j], axis), pstr[axis]},
+      row_params rp = {.n = ops[j].shape[axis], .s = {ops[j].strides[axis], pstr[axis]},
                        .flip = flip, .mode = KEY_SORT, .first = first,
                        .inner_threads = rs.inner_threads, .dt = &sort_dtypes[slot],
-                       .part = part * PyArray_ITEMSIZE(ops[j]) / 2, .ss = ss};
+                       .part = part * ops[j].itemsize / 2, .ss = ss};
       rows_run(&rs, 2, pass_key, &rp);
       first = false;
     }
   }
 }
 
-/* sort(operands, dimension, num_keys, descending) -> tuple of the operands sorted together
- * along dimension, by the first num_keys lexicographically; stable */
-static PyObject *sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *name = "sort";
-  if (nargs != 4) {
-    PyErr_SetString(PyExc_TypeError, "sort: expected (operands, dimension, num_keys, descending)");
-    return NULL;
+/* C-contiguous byte strides of `shape` for `item`-byte elements. */
+static void c_strides(int ndim, const int64_t *shape, int64_t item, int64_t *out) {
+  for (int d = ndim - 1; d >= 0; --d) {
+    out[d] = item;
+    item *= shape[d] > 0 ? shape[d] : 1;
   }
-  if (!PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 1) {
-    PyErr_SetString(PyExc_TypeError, "sort: argument 'operand' must be a non-empty tuple of arrays");
-    return NULL;
-  }
-  Py_ssize_t nops = PyTuple_GET_SIZE(args[0]);
-  PyArrayObject **ops = PyMem_Calloc((size_t)nops, sizeof(PyArrayObject *));
-  PyObject *result = NULL;
-  PyArrayObject *permarr = NULL;
-  scratch_set ss = {0, NULL};
-  if (!ops) return PyErr_NoMemory();
-  for (Py_ssize_t i = 0; i < nops; ++i) {
-    ops[i] = pb_arg_array(PyTuple_GET_ITEM(args[0], i), name, "operand");
-    if (!ops[i] || sort_slot(ops[i], name, "operand", true) < 0) goto done;
-    if (!PyArray_SAMESHAPE(ops[i], ops[0])) {
-      PyErr_SetString(PyExc_ValueError, "sort: the operands must have equal shapes");
-      goto done;
-    }
-  }
-  int ndim = PyArray_NDIM(ops[0]);
-  int axis = check_axis(args[1], ndim, name, "dimension");
-  if (axis < 0) goto done;
-  long nkeys = PyLong_AsLong(args[2]);
-  if (nkeys == -1 && PyErr_Occurred()) goto done;
-  if (nkeys < 1 || nkeys > nops) {
-    PyErr_Format(PyExc_ValueError, "sort: argument 'num_keys' is %ld; it must be in [1, %zd]",
-                 nkeys, nops);
-    goto done;
-  }
-  int desc = PyObject_IsTrue(args[3]);
-  if (desc < 0) goto done;
-  const npy_intp *shape = PyArray_SHAPE(ops[0]), n = shape[axis];
-  if (check_row_length(n, name) < 0) goto done;
-  result = PyTuple_New(nops);
-  if (!result) goto done;
-  for (Py_ssize_t i = 0; i < nops; ++i) {
-    Py_INCREF(PyArray_DESCR(ops[i]));
-    PyObject *o = (PyObject *)pb_new_array(ndim, shape, PyArray_DESCR(ops[i]));
-    if (!o) { Py_CLEAR(result); goto done; }
-    PyTuple_SET_ITEM(result, i, o);
-  }
-  if (PyArray_SIZE(ops[0]) == 0) goto done;
-  const uint64_t flip = desc ? ~(uint64_t)0 : 0;
-  int slot0 = pb_dtype_slot(PyArray_DESCR(ops[0]));
+}
+
+/* sort: the n operands sorted together along `dimension` by the first num_keys,
+ * lexicographically; stable; NaN last (first when descending) */
+typedef struct { int32_t dimension, num_keys, descending; } sort_params;
+
+static int sort_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                       const void *params, pb_kernel_ctx *ctx) {
+  const sort_params *P = params;
+  if (nin < 1 || nout != nin || P->num_keys < 1 || P->num_keys > nin)
+    return bad(ctx, "expected n >= 1 operands, as many outputs and 1 <= num_keys <= n");
+  for (int i = 0; i < nin; ++i)
+    if (sort_slot(&ins[i], true) < 0 || !pb_operand_same_shape(&ins[i], &ins[0]) ||
+        !pb_operand_same_shape(&outs[i], &ins[0]) || outs[i].dtype != ins[i].dtype ||
+        outs[i].itemsize != ins[i].itemsize)
+      return bad(ctx, "the operands must have one shape and sortable dtypes, the outputs theirs");
+  const int ndim = ins[0].ndim;
+  const int axis = row_axis(&ins[0], P->dimension, ctx);
+  if (axis < 0) return ctx->error;
+  if (pb_operand_size(&ins[0]) == 0) return 0;
+  const npy_intp n = ins[0].shape[axis];
+  const uint64_t flip = P->descending ? ~(uint64_t)0 : 0;
+  const int slot0 = ins[0].dtype;
   rows_space rs;
-  rows_init(&rs, ndim, shape, axis);
-  bool by_value = nops == 1 && slot0 != PB_C64 && slot0 != PB_C128;
-  if (scratch_alloc(&ss, rs.threads, n, by_value ? PyArray_ITEMSIZE(ops[0]) : PAIR_BYTES) < 0) {
-    Py_CLEAR(result);
-    goto done;
-  }
-  if (by_value) {
-    /* one operand: sort its values directly */
-    PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, 0);
-    rows_operand(&rs, 0, PyArray_BYTES(ops[0]), PyArray_STRIDES(ops[0]), ndim, axis);
-    rows_operand(&rs, 1, PyArray_BYTES(out), PyArray_STRIDES(out), ndim, axis);
-    row_params rp = {.n = n, .s = {PyArray_STRIDE(ops[0], axis), PyArray_STRIDE(out, axis)},
-                     .item = PyArray_ITEMSIZE(ops[0]), .flip = flip, .mode = KEY_SORT,
+  rows_init(&rs, ndim, ins[0].shape, axis, ctx);
+  const bool by_value = nin == 1 && slot0 != PB_C64 && slot0 != PB_C128;
+  scratch_set ss;
+  if (scratch_alloc(&ss, rs.threads, n, by_value ? ins[0].itemsize : PAIR_BYTES, ctx) < 0)
+    return PB_KERNEL_ENOMEM;
+  if (by_value) { /* one operand: sort its values directly */
+    rows_operand(&rs, 0, ins[0].data, ins[0].strides, ndim, axis);
+    rows_operand(&rs, 1, outs[0].data, outs[0].strides, ndim, axis);
+    row_params rp = {.n = n, .s = {ins[0].strides[axis], outs[0].strides[axis]},
+                     .item = ins[0].itemsize, .flip = flip, .mode = KEY_SORT,
                      .inner_threads = rs.inner_threads, .dt = &sort_dtypes[slot0], .ss = &ss};
-    Py_BEGIN_ALLOW_THREADS
     rows_run(&rs, 2, pass_values, &rp);
-    Py_END_ALLOW_THREADS
-    goto done;
+    return 0;
   }
   /* several operands or a complex key: sort a permutation by the keys, then gather */
-  permarr = pb_new_array(ndim, shape, PyArray_DescrFromType(NPY_UINT32));
-  if (!permarr) { Py_CLEAR(result); goto done; }
-  Py_BEGIN_ALLOW_THREADS
-  sort_perm(ops, (int)nkeys, axis, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), flip, &ss);
-  for (Py_ssize_t i = 0; i < nops; ++i) {
-    PyArrayObject *out = (PyArrayObject *)PyTuple_GET_ITEM(result, i);
+  int64_t pstr[PB_MAXDIMS];
+  c_strides(ndim, ins[0].shape, sizeof(uint32_t), pstr);
+  char *perm = ctx->scratch(ctx, (size_t)pb_operand_size(&ins[0]) * sizeof(uint32_t));
+  if (!perm) return PB_KERNEL_ENOMEM;
+  sort_perm(ins, P->num_keys, axis, perm, pstr, flip, &ss, ctx);
+  for (int i = 0; i < nin; ++i) {
     rows_space g;
-    rows_init(&g, ndim, shape, axis);
-    rows_operand(&g, 0, PyArray_BYTES(ops[i]), PyArray_STRIDES(ops[i]), ndim, axis);
-    rows_operand(&g, 1, PyArray_BYTES(permarr), PyArray_STRIDES(permarr), ndim, axis);
-    rows_operand(&g, 2, PyArray_BYTES(out), PyArray_STRIDES(out), ndim, axis);
-    row_params rp = {.n = n, .s = {PyArray_STRIDE(ops[i], axis), PyArray_STRIDE(permarr, axis),
-                                   PyArray_STRIDE(out, axis)},
-                     .item = PyArray_ITEMSIZE(ops[i])};
+    rows_init(&g, ndim, ins[0].shape, axis, ctx);
+    rows_operand(&g, 0, ins[i].data, ins[i].strides, ndim, axis);
+    rows_operand(&g, 1, perm, pstr, ndim, axis);
+    rows_operand(&g, 2, outs[i].data, outs[i].strides, ndim, axis);
+    row_params rp = {.n = n, .s = {ins[i].strides[axis], pstr[axis], outs[i].strides[axis]},
+                     .item = ins[i].itemsize};
     rows_run(&g, 3, pass_gather, &rp);
   }
-  Py_END_ALLOW_THREADS
-done:
-  scratch_free(&ss);
-  Py_XDECREF(permarr);
-  PyMem_Free(ops);
-  return result;
+  return 0;
 }
 
-/* argsort(x, dimension, descending, index_dtype) -> the stable order of x along dimension, as
- * indices of the integer index_dtype */
-static PyObject *argsort(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *name = "argsort";
-  if (nargs != 4) {
-    PyErr_SetString(PyExc_TypeError, "argsort: expected (x, dimension, descending, index_dtype)");
-    return NULL;
+/* argsort: indices (the output's integer dtype) that stably sort the operand along dimension */
+typedef struct { int32_t dimension, descending; } argsort_params;
+
+static int argsort_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                          const void *params, pb_kernel_ctx *ctx) {
+  const argsort_params *P = params;
+  const pb_operand *x = &ins[0], *o = &outs[0];
+  const int islot = o->dtype;
+  if (sort_slot(x, true) < 0 || !pb_operand_same_shape(x, o) || islot < PB_I8 || islot > PB_U64)
+    return bad(ctx, "expected a sortable operand and an integer output of its shape");
+  const int ndim = x->ndim;
+  const int axis = row_axis(x, P->dimension, ctx);
+  if (axis < 0) return ctx->error;
+  const npy_intp n = x->shape[axis], total = pb_operand_size(x);
+  if (total == 0) return 0;
+  rows_space rs;
+  rows_init(&rs, ndim, x->shape, axis, ctx);
+  scratch_set ss;
+  if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES, ctx) < 0) return PB_KERNEL_ENOMEM;
+  const uint64_t flip = P->descending ? ~(uint64_t)0 : 0;
+  /* the permutation is built in place when the index dtype is 32-bit and holds every index */
+  if (islot == PB_U32 || (islot == PB_I32 && n <= INT32_MAX)) {
+    sort_perm(x, 1, axis, o->data, o->strides, flip, &ss, ctx);
+    return 0;
   }
-  PyArrayObject *x = pb_arg_array(args[0], name, "operand");
-  if (!x || sort_slot(x, name, "operand", true) < 0) return NULL;
-  int ndim = PyArray_NDIM(x);
-  int axis = check_axis(args[1], ndim, name, "dimension");
-  if (axis < 0) return NULL;
-  int desc = PyObject_IsTrue(args[2]);
-  if (desc < 0) return NULL;
-  PyArray_Descr *idescr = NULL;
-  if (!PyArray_DescrConverter2(args[3], &idescr)) return NULL;
-  int islot = idescr ? pb_dtype_slot(idescr) : -1;
-  if (islot < PB_I8 || islot > PB_U64) {
-    PyErr_SetString(PyExc_TypeError, "argsort: argument 'index_dtype' must be an integer dtype");
-    Py_XDECREF(idescr);
-    return NULL;
-  }
-  const npy_intp *shape = PyArray_SHAPE(x), n = shape[axis];
-  if (check_row_length(n, name) < 0) { Py_DECREF(idescr); return NULL; }
-  /* the permutation is built in place when the index dtype is 32-bit and holds every index;
-   * pb_new_array steals the descriptor either way */
-  bool in_place = islot == PB_U32 || (islot == PB_I32 && n <= INT32_MAX);
-  PyArrayObject *perm = pb_new_array(ndim, shape, in_place ? idescr : PyArray_DescrFromType(NPY_UINT32));
-  if (!perm) { if (!in_place) Py_DECREF(idescr); return NULL; }
-  if (PyArray_SIZE(x) > 0) {
-    rows_space rs;
-    rows_init(&rs, ndim, shape, axis);
-    scratch_set ss = {0, NULL};
-    if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES) < 0) {
-      Py_DECREF(perm);
-      if (!in_place) Py_DECREF(idescr);
-      return NULL;
+  int64_t pstr[PB_MAXDIMS];
+  c_strides(ndim, x->shape, sizeof(uint32_t), pstr);
+  uint32_t *q = ctx->scratch(ctx, (size_t)total * sizeof(uint32_t));
+  if (!q) return PB_KERNEL_ENOMEM;
+  sort_perm(x, 1, axis, (char *)q, pstr, flip, &ss, ctx);
+  /* widen or narrow into the output, walked in C order over its strides */
+  npy_intp idx[PB_MAXDIMS] = {0};
+  for (npy_intp i = 0; i < total; ++i) {
+    char *dst = o->data;
+    for (int d = 0; d < ndim; ++d) dst += idx[d] * o->strides[d];
+    switch (islot) {
+      case PB_I8: case PB_U8: *(uint8_t *)dst = (uint8_t)q[i]; break;
+      case PB_I16: case PB_U16: *(uint16_t *)dst = (uint16_t)q[i]; break;
+      case PB_I32: case PB_U32: *(uint32_t *)dst = q[i]; break;
+      default: *(uint64_t *)dst = q[i]; break; /* int64 and uint64 alike */
     }
-    Py_BEGIN_ALLOW_THREADS
-    sort_perm(&x, 1, axis, PyArray_BYTES(perm), PyArray_STRIDES(perm), desc ? ~(uint64_t)0 : 0,
-              &ss);
-    Py_END_ALLOW_THREADS
-    scratch_free(&ss);
+    for (int d = ndim - 1; d >= 0 && ++idx[d] == x->shape[d]; --d) idx[d] = 0;
   }
-  if (in_place) return (PyObject *)perm;
-  PyArrayObject *out = pb_new_array(ndim, shape, idescr);
-  if (!out) { Py_DECREF(perm); return NULL; }
-  const uint32_t *q = (const uint32_t *)PyArray_BYTES(perm);
-  char *o = PyArray_BYTES(out);
-  npy_intp total = PyArray_SIZE(x);
-  for (npy_intp i = 0; i < total; ++i) switch (islot) {
-      case PB_I8: ((int8_t *)o)[i] = (int8_t)q[i]; break;
-      case PB_I16: ((int16_t *)o)[i] = (int16_t)q[i]; break;
-      case PB_I32: ((int32_t *)o)[i] = (int32_t)q[i]; break;
-      case PB_U8: ((uint8_t *)o)[i] = (uint8_t)q[i]; break;
-      case PB_U16: ((uint16_t *)o)[i] = (uint16_t)q[i]; break;
-      default: ((uint64_t *)o)[i] = q[i]; break; /* int64 and uint64 alike */
-    }
-  Py_DECREF(perm);
-  return (PyObject *)out;
+  return 0;
 }
 
-/* top_k(x, k, axis) -> (values, int32 indices): the k largest along axis in IEEE total order
- * (+NaN first, -NaN last), largest first, equal values by lower index */
-static PyObject *top_k(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *name = "top_k";
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "top_k: expected (x, k, axis)");
-    return NULL;
-  }
-  PyArrayObject *x = pb_arg_array(args[0], name, "operand");
-  if (!x) return NULL;
-  int slot = sort_slot(x, name, "operand", false);
-  if (slot < 0) return NULL;
-  int ndim = PyArray_NDIM(x);
-  long k = PyLong_AsLong(args[1]);
-  if (k == -1 && PyErr_Occurred()) return NULL;
-  int axis = check_axis(args[2], ndim, name, "axis");
-  if (axis < 0) return NULL;
-  npy_intp n = PyArray_DIM(x, axis);
-  if (k < 0 || k > n) {
-    PyErr_Format(PyExc_ValueError, "top_k: argument 'k' is %ld; it must be in [0, %zd] for an "
-                 "axis of that size", k, (Py_ssize_t)n);
-    return NULL;
-  }
-  if (check_row_length(n, name) < 0) return NULL;
-  npy_intp oshape[PB_MAXDIMS];
-  memcpy(oshape, PyArray_SHAPE(x), sizeof(npy_intp) * (size_t)ndim);
-  oshape[axis] = k;
-  Py_INCREF(PyArray_DESCR(x));
-  PyArrayObject *vals = pb_new_array(ndim, oshape, PyArray_DESCR(x));
-  PyArrayObject *idx = pb_new_array(ndim, oshape, PyArray_DescrFromType(NPY_INT32));
-  if (!vals || !idx) { Py_XDECREF(vals); Py_XDECREF(idx); return NULL; }
-  if (PyArray_SIZE(vals) > 0) {
-    rows_space rs;
-    rows_init(&rs, ndim, PyArray_SHAPE(x), axis);
-    scratch_set ss = {0, NULL};
-    if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES) < 0) {
-      Py_DECREF(vals);
-      Py_DECREF(idx);
-      return NULL;
-    }
-    rows_operand(&rs, 0, PyArray_BYTES(x), PyArray_STRIDES(x), ndim, axis);
-    rows_operand(&rs, 1, PyArray_BYTES(vals), PyArray_STRIDES(vals), ndim, axis);
-    rows_operand(&rs, 2, PyArray_BYTES(idx), PyArray_STRIDES(idx), ndim, axis);
-    row_params rp = {.n = n, .s = {PyArray_STRIDE(x, axis), PyArray_STRIDE(vals, axis),
-                                   PyArray_STRIDE(idx, axis)},
-                     .item = PyArray_ITEMSIZE(x), .k = k, .flip = ~(uint64_t)0,
-                     .mode = KEY_TOTAL, .inner_threads = rs.inner_threads,
-                     .dt = &sort_dtypes[slot], .ss = &ss};
-    Py_BEGIN_ALLOW_THREADS
-    rows_run(&rs, 3, pass_top_k, &rp);
-    Py_END_ALLOW_THREADS
-    scratch_free(&ss);
-  }
-  return Py_BuildValue("(NN)", vals, idx);
+/* top_k: (values, int32 indices) of the k largest along axis (k: the outputs' size there) in
+ * IEEE total order (+NaN first, -NaN last), largest first, equal values by lower index */
+typedef struct { int32_t axis; } top_k_params;
+
+static int top_k_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                        const void *params, pb_kernel_ctx *ctx) {
+  const top_k_params *P = params;
+  const pb_operand *x = &ins[0], *v = &outs[0], *ix = &outs[1];
+  const int slot = sort_slot(x, false);
+  const int ndim = x->ndim;
+  const int axis = row_axis(x, P->axis, ctx);
+  if (axis < 0) return ctx->error;
+  bool ok = slot >= 0 && v->dtype == slot && v->itemsize == x->itemsize && ix->dtype == PB_I32 &&
+            pb_operand_same_shape(v, ix) && v->ndim == ndim;
+  for (int d = 0; ok && d < ndim; ++d)
+    ok = d == axis ? v->shape[d] <= x->shape[d] : v->shape[d] == x->shape[d];
+  if (!ok)
+    return bad(ctx, "expected a real operand, outputs of its dtype and int32 of its shape with "
+               "k <= n along the axis");
+  const npy_intp n = x->shape[axis], k = v->shape[axis];
+  if (pb_operand_size(v) == 0) return 0;
+  rows_space rs;
+  rows_init(&rs, ndim, x->shape, axis, ctx);
+  scratch_set ss;
+  if (scratch_alloc(&ss, rs.threads, n, PAIR_BYTES, ctx) < 0) return PB_KERNEL_ENOMEM;
+  rows_operand(&rs, 0, x->data, x->strides, ndim, axis);
+  rows_operand(&rs, 1, v->data, v->strides, ndim, axis);
+  rows_operand(&rs, 2, ix->data, ix->strides, ndim, axis);
+  row_params rp = {.n = n, .s = {x->strides[axis], v->strides[axis], ix->strides[axis]},
+                   .item = x->itemsize, .k = k, .flip = ~(uint64_t)0, .mode = KEY_TOTAL,
+                   .inner_threads = rs.inner_threads, .dt = &sort_dtypes[slot], .ss = &ss};
+  rows_run(&rs, 3, pass_top_k, &rp);
+  return 0;
 }
 
-static PyMethodDef methods[] = {
-  {"sort", (PyCFunction)(void (*)(void))sort, METH_FASTCALL,
-   "sort(operands, dimension, num_keys, descending): the tuple of operands sorted together along "
-   "dimension by the first num_keys (lexicographically); stable; NaN last (first descending)."},
-  {"argsort", (PyCFunction)(void (*)(void))argsort, METH_FASTCALL,
-   "argsort(x, dimension, descending, index_dtype): indices that stably sort x along dimension."},
-  {"top_k", (PyCFunction)(void (*)(void))top_k, METH_FASTCALL,
-   "top_k(x, k, axis): (values, int32 indices) of the k largest along axis, in IEEE total order."},
-  {NULL, NULL, 0, NULL}};
+static const pb_kernel_def kernels[] = {
+  {"sort", sort_kernel, -1, -1, sizeof(sort_params)},
+  {"argsort", argsort_kernel, 1, 1, sizeof(argsort_params)},
+  {"top_k", top_k_kernel, 1, 2, sizeof(top_k_params)},
+};
+PB_KERNELS(kernels)
 
 int pb_register_sort(PyObject *m) {
+  (void)m;
   pb_bitonic_init();
-  return PyModule_AddFunctions(m, methods);
+  return 0;
 }

@@ -8,6 +8,7 @@
  * an affine, injective map, so each offset is one strided box copy (unfold) or one box
  * accumulation (fold) over the window positions whose coordinate lies inside the input. */
 #include "move.h"
+#include "kernel_abi.h"
 #include <string.h>
 
 typedef struct {
@@ -18,46 +19,29 @@ typedef struct {
   npy_intp nk, nl;           /* prod(k), prod(L) */
 } geom;
 
-/* Parses (kernel_size, stride, dilation, low, high) against the image's spatial `size`. */
-static bool parse_geom(PyObject *const *args, const npy_intp *size, int K, geom *g,
-                       const char *kernel) {
-  static const char *names[5] = {"kernel_size", "stride", "dilation", "padding_low",
-                                 "padding_high"};
+/* The geometry (kernel_size, stride, dilation, low, high) against the image's spatial `size`:
+ * false when it is invalid or its counts overflow. */
+static bool parse_geom(const void *params, const int64_t *size, int K, geom *g) {
+  const int64_t *src = params; /* window_params: five arrays of PB_MAXDIMS */
   npy_intp *dst[5] = {g->k, g->s, g->d, g->lo, g->hi};
   g->K = K;
-  for (int a = 0; a < 5; ++a) {
-    int n = pb_move_ints(args[a], dst[a], PB_MAXDIMS, kernel, names[a]);
-    if (n < 0) return false;
-    if (n != K) {
-      PyErr_Format(PyExc_ValueError, "%s: argument '%s' must have %d entries, got %d", kernel,
-                   names[a], K, n);
-      return false;
+  for (int a = 0; a < 5; ++a)
+    for (int i = 0; i < K; ++i) {
+      dst[a][i] = src[a * PB_MAXDIMS + i];
+      if (dst[a][i] < (a < 3 ? 1 : 0)) return false;
     }
-    for (int i = 0; i < K; ++i)
-      if (dst[a][i] < (a < 3 ? 1 : 0)) {
-        PyErr_Format(PyExc_ValueError, "%s: argument '%s' must hold %s ints, got %zd", kernel,
-                     names[a], a < 3 ? "positive" : "non-negative", (Py_ssize_t)dst[a][i]);
-        return false;
-      }
-  }
   g->nk = g->nl = 1;
   for (int i = 0; i < K; ++i) {
     npy_intp padded, extent;
     g->size[i] = size[i];
-    if (__builtin_add_overflow(size[i], g->lo[i], &padded) ||
+    if (size[i] < 0 || __builtin_add_overflow(size[i], g->lo[i], &padded) ||
         __builtin_add_overflow(padded, g->hi[i], &padded) ||
-        __builtin_mul_overflow(g->d[i], g->k[i] - 1, &extent) || extent >= padded) {
-      PyErr_Format(PyExc_ValueError, "%s: spatial dimension %d of size %zd (padded by %zd, %zd) "
-                   "is smaller than the dilated kernel extent", kernel, i, (Py_ssize_t)size[i],
-                   (Py_ssize_t)g->lo[i], (Py_ssize_t)g->hi[i]);
+        __builtin_mul_overflow(g->d[i], g->k[i] - 1, &extent) || extent >= padded)
       return false;
-    }
     g->L[i] = (padded - extent - 1) / g->s[i] + 1;
     if (__builtin_mul_overflow(g->nk, g->k[i], &g->nk) ||
-        __builtin_mul_overflow(g->nl, g->L[i], &g->nl)) {
-      PyErr_Format(PyExc_ValueError, "%s: the window count overflows", kernel);
+        __builtin_mul_overflow(g->nl, g->L[i], &g->nl))
       return false;
-    }
   }
   return true;
 }
@@ -156,7 +140,7 @@ static void offset_boxes(char **p, const npy_intp *s, npy_intp n, const void *pr
  * disjoint leading elements, so fold's sums stay in kernel-offset order. */
 static void for_each_offset(const geom *g, int nlead, const npy_intp *lead, char *img,
                             const npy_intp *img_str, char *col, const npy_intp *col_str,
-                            bool img_is_src, pb_loop_fn fn) {
+                            bool img_is_src, pb_loop_fn fn, const pb_kernel_ctx *ctx) {
   offsets_plan U = {g, fn, img_is_src, img_str + nlead, col_str + nlead, {0}};
   grid_strides(g, col_str[nlead + 1], U.grid);
   npy_intp strides[2 * PB_MAXDIMS], work = g->nk * g->nl;
@@ -166,104 +150,75 @@ static void for_each_offset(const geom *g, int nlead, const npy_intp *lead, char
     work *= lead[d];
   }
   char *base[2] = {img, col};
-  pb_move_run(nlead, lead, 2, base, strides, offset_boxes, &U, work,
-              pb_threads_for(work, 262144));
+  pb_iterate(nlead, lead, 2, base, strides, offset_boxes, &U, pb_kernel_threads(ctx, work, 262144));
 }
 
-/* unfold(x, kernel_size, stride, dilation, padding_low, padding_high) */
-static PyObject *unfold(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *KN = "unfold";
-  if (nargs != 6 || !PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "unfold: expected (x, kernel_size, stride, dilation, "
-                    "padding_low, padding_high)");
-    return NULL;
-  }
-  PyArrayObject *x = pb_arg_array(args[0], KN, "x");
-  if (!x) return NULL;
-  pb_loop_fn fn = pb_move_loop_for(x, KN, "x");
-  if (!fn) return NULL;
-  int K = (int)PyTuple_GET_SIZE(args[1]), nd = PyArray_NDIM(x), nlead = nd - K;
-  if (K < 1 || nlead < 0 || nlead + 2 > PB_MAXDIMS) {
-    PyErr_Format(PyExc_ValueError, "unfold: 'kernel_size' must have between 1 and %d entries "
-                 "(the rank of x), got %d", nd, K);
-    return NULL;
-  }
+/* ---- the kernels (pb_kernel.h); primitives/windows.py checks the geometry when bound, the
+ * kernels again what memory safety needs ---- */
+
+/* the window geometry of the last K dimensions (unfold_params = fold_params) */
+typedef struct {
+  int64_t kernel_size[PB_MAXDIMS], stride[PB_MAXDIMS], dilation[PB_MAXDIMS],
+      padding_low[PB_MAXDIMS], padding_high[PB_MAXDIMS];
+  int32_t K, unused;
+} window_params;
+
+/* unfold: x (lead..., spatial...) -> (lead..., prod(kernel_size), L) */
+static int unfold_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                         const void *params, pb_kernel_ctx *ctx) {
+  const window_params *W = params;
+  const pb_operand *x = &ins[0], *out = &outs[0];
+  const int K = W->K, nlead = x->ndim - K;
+  pb_loop_fn fn = pb_move_copy_loop(x->itemsize);
   geom g;
-  if (!parse_geom(args + 1, PyArray_SHAPE(x) + nlead, K, &g, KN)) return NULL;
-  npy_intp oshape[PB_MAXDIMS];
-  memcpy(oshape, PyArray_SHAPE(x), sizeof(npy_intp) * nlead);
-  oshape[nlead] = g.nk;
-  oshape[nlead + 1] = g.nl;
-  PyArray_Descr *descr = PyArray_DESCR(x);
-  Py_INCREF(descr);
-  PyArrayObject *out = pb_new_array(nlead + 2, oshape, descr);
-  if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
-  for_each_offset(&g, nlead, oshape, PyArray_BYTES(x), PyArray_STRIDES(x), PyArray_BYTES(out),
-                  PyArray_STRIDES(out), true, fn);
-  return (PyObject *)out;
+  if (!fn || K < 1 || nlead < 0 || nlead + 2 > PB_MAXDIMS || out->dtype != x->dtype ||
+      out->itemsize != x->itemsize || out->ndim != nlead + 2 ||
+      !parse_geom(W, x->shape + nlead, K, &g) || out->shape[nlead] != g.nk ||
+      out->shape[nlead + 1] != g.nl)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "the geometry does not fit the operands");
+  for (int d = 0; d < nlead; ++d)
+    if (out->shape[d] != x->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "the geometry does not fit the operands");
+  if (pb_operand_size(out) == 0) return 0;
+  for_each_offset(&g, nlead, out->shape, x->data, x->strides, out->data, out->strides, true, fn,
+                  ctx);
+  return 0;
 }
 
-/* fold(cols, output_size, kernel_size, stride, dilation, padding_low, padding_high) */
-static PyObject *fold(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  const char *KN = "fold";
-  if (nargs != 7) {
-    PyErr_SetString(PyExc_TypeError, "fold: expected (cols, output_size, kernel_size, stride, "
-                    "dilation, padding_low, padding_high)");
-    return NULL;
-  }
-  PyArrayObject *c = pb_arg_array(args[0], KN, "cols");
-  if (!c) return NULL;
-  PyArray_Descr *descr = PyArray_DESCR(c);
+/* fold: cols (lead..., prod(kernel_size), L) -> (lead..., output_size...), the output's last K
+ * dimensions being output_size */
+static int fold_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                       const void *params, pb_kernel_ctx *ctx) {
+  const window_params *W = params;
+  const pb_operand *c = &ins[0], *out = &outs[0];
+  const int K = W->K, nlead = c->ndim - 2;
   /* overlapping windows add up; for bool, "adding" is or */
-  pb_loop_fn fn = pb_move_combine_loop(
-      pb_dtype_slot(descr) == PB_BOOL ? PB_COMBINE_MAX : PB_COMBINE_ADD, descr);
-  if (!fn) {
-    PyErr_Format(PyExc_TypeError, "fold: argument 'cols' has dtype %S, which is not supported",
-                 (PyObject *)descr);
-    return NULL;
-  }
-  npy_intp size[PB_MAXDIMS];
-  int K = pb_move_ints(args[1], size, PB_MAXDIMS, KN, "output_size");
-  if (K < 0) return NULL;
-  int nlead = PyArray_NDIM(c) - 2;
-  if (K < 1 || nlead < 0 || nlead + K > PB_MAXDIMS) {
-    PyErr_SetString(PyExc_ValueError, "fold: 'cols' must be (lead..., prod(kernel_size), L) and "
-                    "'output_size' non-empty");
-    return NULL;
-  }
-  for (int i = 0; i < K; ++i)
-    if (size[i] < 0) {
-      PyErr_SetString(PyExc_ValueError, "fold: negative entry in 'output_size'");
-      return NULL;
-    }
+  pb_loop_fn fn = pb_move_combine_loop_slot(c->dtype == PB_BOOL ? PB_COMBINE_MAX : PB_COMBINE_ADD,
+                                            c->dtype, c->itemsize);
   geom g;
-  if (!parse_geom(args + 2, size, K, &g, KN)) return NULL;
-  const npy_intp *cs = PyArray_SHAPE(c);
-  if (cs[nlead] != g.nk || cs[nlead + 1] != g.nl) {
-    PyErr_Format(PyExc_ValueError, "fold: 'cols' must end in (%zd, %zd) for this geometry, got "
-                 "(%zd, %zd)", (Py_ssize_t)g.nk, (Py_ssize_t)g.nl, (Py_ssize_t)cs[nlead],
-                 (Py_ssize_t)cs[nlead + 1]);
-    return NULL;
-  }
-  npy_intp oshape[PB_MAXDIMS];
-  memcpy(oshape, cs, sizeof(npy_intp) * nlead);
-  memcpy(oshape + nlead, size, sizeof(npy_intp) * K);
-  Py_INCREF(descr);
-  PyArrayObject *out = pb_new_array(nlead + K, oshape, descr);
-  if (!out || PyArray_SIZE(out) == 0) return (PyObject *)out;
-  memset(PyArray_BYTES(out), 0, (size_t)PyArray_NBYTES(out)); /* 0 bits: zero in every dtype */
-  for_each_offset(&g, nlead, cs, PyArray_BYTES(out), PyArray_STRIDES(out), PyArray_BYTES(c),
-                  PyArray_STRIDES(c), false, fn);
-  return (PyObject *)out;
+  if (!fn || K < 1 || nlead < 0 || nlead + K > PB_MAXDIMS || out->ndim != nlead + K ||
+      out->dtype != c->dtype || out->itemsize != c->itemsize ||
+      !parse_geom(W, out->shape + nlead, K, &g) || c->shape[nlead] != g.nk ||
+      c->shape[nlead + 1] != g.nl)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "the geometry does not fit the operands");
+  for (int d = 0; d < nlead; ++d)
+    if (out->shape[d] != c->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "the geometry does not fit the operands");
+  const npy_intp n = pb_operand_size(out);
+  if (n == 0) return 0;
+  /* zero the output (0 bits: zero in every dtype), then add every column in */
+  static const char zero[16] = {0};
+  npy_intp zs[2 * PB_MAXDIMS] = {0};
+  memcpy(zs + out->ndim, out->strides, sizeof(npy_intp) * (size_t)out->ndim);
+  char *zb[2] = {(char *)zero, out->data};
+  pb_iterate(out->ndim, out->shape, 2, zb, zs, pb_move_copy_loop(out->itemsize), NULL, 1);
+  for_each_offset(&g, nlead, c->shape, out->data, out->strides, c->data, c->strides, false, fn,
+                  ctx);
+  return 0;
 }
 
-static PyMethodDef methods[] = {
-  {"unfold", (PyCFunction)(void (*)(void))unfold, METH_FASTCALL,
-   "unfold(x, kernel_size, stride, dilation, padding_low, padding_high): sliding windows of "
-   "the last K dimensions as (lead..., prod(kernel_size), L), zero padded (im2col)."},
-  {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL,
-   "fold(cols, output_size, kernel_size, stride, dilation, padding_low, padding_high): the "
-   "transpose of unfold, summing overlapping windows (col2im)."},
-  {NULL, NULL, 0, NULL}};
-
-int pb_register_unfold(PyObject *m) { return PyModule_AddFunctions(m, methods); }
+static const pb_kernel_def kernels[] = {
+  {"unfold", unfold_kernel, 1, 1, sizeof(window_params)},
+  {"fold", fold_kernel, 1, 1, sizeof(window_params)},
+};
+PB_KERNELS(kernels)

@@ -306,7 +306,7 @@ def jit_every_primitive() -> Any:
     """Inside the block, every eager primitive call runs as a one-equation program compiled by
     jit's compiler and executed by its C schedule (the ``PULLBACK_TEST_JIT=1`` switch of the
     test suite: "results equal eager" for every primitive test)."""
-    from .backends import eval_impl, to_ndarray
+    from .backends import eager, eval_impl, to_ndarray
     from .backends.cpu.compiler import compile_jaxpr
     from .backends.cpu.kernels import LayoutError
     from .config import config
@@ -348,7 +348,9 @@ def jit_every_primitive() -> Any:
         return res if prim.multiple_results else res[0]
 
     core.set_eval_impl(impl)
+    eager.set_enabled(False)  # (the eager short paths would skip ``impl``)
     try:
         yield
     finally:
+        eager.set_enabled(True)
         core.set_eval_impl(eval_impl)

@@ -164,8 +164,9 @@ def binary_operator(prim: core.Primitive, slow: Callable[[Any, Any], Any], bool_
     in its own frame; every other call goes to ``slow(self, other)`` (the short paths of
     pullback.numpy, then its general path). Booleans only with ``bool_ok`` (``+`` of booleans
     is a logical or); ``reflected``: the operator computes ``other <op> self``."""
-    # (id(x aval), id(y aval)) -> (avals, output aval, op code), for pairs that passed the
-    # checks below once; cleared with the other caches
+    # (x aval's hash, y aval's hash) -> (x aval, y aval, output aval, op code), for pairs that
+    # passed the checks below once, the avals checked by identity (the cached hashes are read
+    # from slots: cheaper than two id() calls); cleared with the other caches
     seen: dict = {}
     _operator_caches.append(seen)
 
@@ -178,27 +179,30 @@ def binary_operator(prim: core.Primitive, slow: Callable[[Any, Any], Any], bool_
                 hit = _learnt.get((prim, id(xa), id(ya)))
                 if hit is not None and hit[1] is out._aval and hit[2] is not None and \
                         _ewise(hit[2], x._value, y._value).dtype is out._value.dtype:
-                    seen[(id(xa), id(ya))] = hit  # (the kernel gives the aval's dtype)
+                    # (the kernel gives the aval's dtype)
+                    seen[(xa._hash, ya._hash)] = (xa, ya, hit[1], hit[2])
         return out
 
     if reflected:
         def op(self: Any, other: Any) -> Any:
             if type(other) is Array and type(self) is Array and _on and _state.eager:
-                hit = seen.get((id(other._aval), id(self._aval)))
-                if hit is not None:
+                xa, ya = other._aval, self._aval
+                hit = seen.get((xa._hash, ya._hash))
+                if hit is not None and hit[0] is xa and hit[1] is ya:
                     a = _alloc(Array)
-                    a._value = _ewise(hit[2], other._value, self._value)
-                    a._aval = hit[1]
+                    a._value = _ewise(hit[3], other._value, self._value)
+                    a._aval = hit[2]
                     return a
             return learn(other, self)
     else:
         def op(self: Any, other: Any) -> Any:
             if type(other) is Array and type(self) is Array and _on and _state.eager:
-                hit = seen.get((id(self._aval), id(other._aval)))
-                if hit is not None:
+                xa, ya = self._aval, other._aval
+                hit = seen.get((xa._hash, ya._hash))
+                if hit is not None and hit[0] is xa and hit[1] is ya:
                     a = _alloc(Array)
-                    a._value = _ewise(hit[2], self._value, other._value)
-                    a._aval = hit[1]
+                    a._value = _ewise(hit[3], self._value, other._value)
+                    a._aval = hit[2]
                     return a
             return learn(self, other)
     return op

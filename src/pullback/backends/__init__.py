@@ -105,6 +105,8 @@ def eval_impl(prim: core.Primitive, args: Sequence[Any], params: dict) -> Any:
         out_aval = _out_avals_by_id[key][1]
     except KeyError:
         out_aval = _out_aval(prim, tuple(avals), params)
+        if len(_out_avals_by_id) >= _MAX_CACHED:  # (avals made outside the interning)
+            _out_avals_by_id.clear()
         _out_avals_by_id[key] = (avals, out_aval)
     except TypeError:  # an unhashable parameter
         out_aval = _out_aval(prim, tuple(avals), params)

@@ -180,6 +180,8 @@ def binary_operator(prim: core.Primitive, slow: Callable[[Any, Any], Any], bool_
                 if hit is not None and hit[1] is out._aval and hit[2] is not None and \
                         _ewise(hit[2], x._value, y._value).dtype is out._value.dtype:
                     # (the kernel gives the aval's dtype)
+                    if len(seen) >= 4096:
+                        seen.clear()
                     seen[(xa._hash, ya._hash)] = (xa, ya, hit[1], hit[2])
         return out
 

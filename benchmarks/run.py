@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run_case(case, args.reps, args.min_sample, args.warm))
             print(f"  measured {case.topic}: {case.name}", file=sys.stderr)
     print()
-    print_table(results, names)
+    # (implementations that are not frameworks, e.g. "pullback jit", get columns too)
+    extra = [n for r in results for n in r["values"] if n not in names]
+    print_table(results, names + list(dict.fromkeys(extra)))
     if args.json:
         Path(args.json).write_text(json.dumps({"environment": env, "results": results}, indent=1))
         print(f"\nwrote {args.json}")

@@ -19,10 +19,13 @@ from ._operands import ArrayLike, scalars_to
 
 def _unary(name: str, prim: Primitive, summary: str) -> Callable[[ArrayLike], Array]:
     def op(x: ArrayLike) -> Array:
+        if type(x) is Array:  # (nothing to convert)
+            return prim.bind(x)
         return prim.bind(*scalars_to((x,)))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{summary}\n\n    Args:\n      x: the operand.\n\n    Returns:\n"
                   "      The element-wise result.\n    ")
+    op.primitive = prim  # (what it binds: pullback.numpy's eager short paths call it directly)
     return op
 
 
@@ -30,6 +33,8 @@ def _binary(name: str, prim: Primitive, summary: str,
             args: tuple[str, str] = ("x", "y")) -> Callable[[ArrayLike, ArrayLike], Array]:
     if args == ("x", "y"):
         def op(x: ArrayLike, y: ArrayLike) -> Array:
+            if type(x) is Array and type(y) is Array:  # (nothing to convert)
+                return prim.bind(x, y)
             return prim.bind(*scalars_to((x, y)))
     else:  # jax.lax's parameter names (nextafter's x1, x2), for keyword calls
         def op(x1: ArrayLike, x2: ArrayLike) -> Array:

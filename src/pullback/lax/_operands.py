@@ -13,11 +13,14 @@ ArrayLike = Any
 
 def scalars_to(args: Sequence[Any]) -> list[Any]:
     """Python scalars become weakly typed arrays of the array operands' dtype."""
-    ref = next((a for a in args if not dtypes.is_python_scalar(a)), None)
-    out = []
-    for a in args:
-        if dtypes.is_python_scalar(a):
+    out = list(args)
+    ref = None
+    for a in out:
+        if type(a) is Array or not dtypes.is_python_scalar(a):
+            ref = a
+            break
+    for i, a in enumerate(out):
+        if type(a) is not Array and dtypes.is_python_scalar(a):
             dt, weak = dtypes.dtype_of_python(a) if ref is None else (core.get_aval(ref).dtype, True)
-            a = Array(dtypes.weak_scalar(a, dt), weak)
-        out.append(a)
+            out[i] = Array(dtypes.weak_scalar(a, dt), weak)
     return out

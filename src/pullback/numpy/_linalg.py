@@ -13,13 +13,16 @@ import opt_einsum
 from .. import lax
 from ..lax._dot import canonicalize_precision
 from ..primitives.dot import dot_general_p
-from ..tracer import dtypes
+from ..tracer import dtypes, executor
+from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes, canonicalize_axis, index_arg
 from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
 from ._shape import moveaxis, ravel, reshape, transpose
 from ._ufuncs import conj, multiply
 from ._reductions import sum as sum_
 from ._indexing import rewriting_take
+
+eager = executor.installed().eager  # the eager short paths (backends/eager.py)
 
 ArrayLike = Any
 
@@ -32,10 +35,22 @@ def _dot(a: Any, b: Any, contract: tuple, batch: tuple, preferred: Any = None) -
                               preferred_element_type=preferred)
 
 
+_MATMUL_2D = {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+              "preferred_element_type": None}
+
+
 def matmul(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's ``@`` semantics (1-D operands promoted, batch dims
     broadcast)."""
+    if type(a) is Array and type(b) is Array and precision is None and \
+            preferred_element_type is None:
+        av, bv = a._aval, b._aval
+        if av.ndim == 2 and bv.ndim == 2 and av.dtype == bv.dtype and av.dtype != dtypes.bool_:
+            # the general path's one dot_general, bound as it is (its reshape keeps the shape)
+            out = eager.call(dot_general_p, (a, b), _MATMUL_2D)
+            if out is not None:
+                return out
     canonicalize_precision(precision, "matmul")
     a, b = promote_dtypes("matmul", a, b)
     av, bv = aval_of(a), aval_of(b)

@@ -9,24 +9,26 @@ from ..tracer import dtypes, executor
 from ..tracer.array import Array
 from ..tracer.core import Primitive, Tracer
 from . import _indexing, _linalg, _reductions, _repeat, _shape, _sorting, _ufuncs
+from ._promotion import eager_binary
+
+eager = executor.installed().eager  # the eager short paths (backends/eager.py)
 
 
 def _swap(f: Callable) -> Callable:
     return lambda self, other: f(other, self)
 
 
-def _binary(prim_name: str, general: Callable) -> Callable:
-    """An operator taking the eager short path for two Arrays of one aval, else ``general``."""
-    prim = Primitive.registry.get(prim_name)
-    eager_binary = executor.installed().eager_binary
+def _binary(prim_name: str, general: Callable, bool_ok: bool = False,
+            reflected: bool = False) -> Callable:
+    """An operator taking the eager short paths where ``general`` (the pullback.numpy function)
+    would bind exactly the primitive ``prim_name`` (booleans only with ``bool_ok``), else
+    ``general``; ``reflected``: ``other <op> self`` (``__radd__``)."""
+    prim = Primitive.registry[prim_name]
 
-    def op(self: Any, other: Any) -> Any:
-        if prim is not None and type(other) is Array and type(self) is Array:
-            out = eager_binary(prim, self, other)
-            if out is not None:
-                return out
-        return general(self, other)
-    return op
+    def slow(x: Any, y: Any) -> Any:
+        out = eager_binary(prim, x, y, bool_ok)
+        return general(x, y) if out is None else out
+    return eager.binary_operator(prim, slow, bool_ok, reflected)
 
 
 def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
@@ -55,21 +57,28 @@ def _flatten(self: Any, order: str = "C") -> Any:
     return _shape.ravel(self, order)
 
 
-def _truediv(prim_general: Callable) -> Callable:
-    div = _binary("div", prim_general)
+def _truediv(general: Callable, reflected: bool = False) -> Callable:
+    """``/``: the short path of ``div`` for inexact Arrays (integers divide as floats)."""
+    div = Primitive.registry["div"]
 
     def op(self: Any, other: Any) -> Any:
+        x, y = (other, self) if reflected else (self, other)
         if type(self) is Array and dtypes.is_inexact(self._aval.dtype):
-            return div(self, other)
-        return prim_general(self, other)
+            out = eager_binary(div, x, y, False)
+            if out is not None:
+                return out
+        return general(x, y)
     return op
 
 
 _OPERATORS = {
-    "__add__": _binary("add", _ufuncs.add), "__radd__": _swap(_ufuncs.add),
-    "__sub__": _binary("sub", _ufuncs.subtract), "__rsub__": _swap(_ufuncs.subtract),
-    "__mul__": _binary("mul", _ufuncs.multiply), "__rmul__": _swap(_ufuncs.multiply),
-    "__truediv__": _truediv(_ufuncs.true_divide), "__rtruediv__": _swap(_ufuncs.true_divide),
+    "__add__": _binary("add", _ufuncs.add), "__radd__": _binary("add", _ufuncs.add, reflected=True),
+    "__sub__": _binary("sub", _ufuncs.subtract),
+    "__rsub__": _binary("sub", _ufuncs.subtract, reflected=True),
+    "__mul__": _binary("mul", _ufuncs.multiply),
+    "__rmul__": _binary("mul", _ufuncs.multiply, reflected=True),
+    "__truediv__": _truediv(_ufuncs.true_divide),
+    "__rtruediv__": _truediv(_ufuncs.true_divide, reflected=True),
     "__floordiv__": _ufuncs.floor_divide, "__rfloordiv__": _swap(_ufuncs.floor_divide),
     "__mod__": _ufuncs.remainder, "__rmod__": _swap(_ufuncs.remainder),
     "__divmod__": _ufuncs.divmod, "__rdivmod__": _swap(_ufuncs.divmod),
@@ -83,9 +92,10 @@ _OPERATORS = {
     "__rshift__": _ufuncs.right_shift, "__rrshift__": _swap(_ufuncs.right_shift),
     "__neg__": _ufuncs.negative, "__pos__": _ufuncs.positive, "__abs__": _ufuncs.absolute,
     "__invert__": _ufuncs.bitwise_not,
-    "__lt__": _binary("lt", _ufuncs.less), "__le__": _binary("le", _ufuncs.less_equal),
-    "__gt__": _binary("gt", _ufuncs.greater), "__ge__": _binary("ge", _ufuncs.greater_equal),
-    "__eq__": _binary("eq", _ufuncs.equal), "__ne__": _binary("ne", _ufuncs.not_equal),
+    "__lt__": _binary("lt", _ufuncs.less, True), "__le__": _binary("le", _ufuncs.less_equal, True),
+    "__gt__": _binary("gt", _ufuncs.greater, True),
+    "__ge__": _binary("ge", _ufuncs.greater_equal, True),
+    "__eq__": _binary("eq", _ufuncs.equal, True), "__ne__": _binary("ne", _ufuncs.not_equal, True),
     "__round__": lambda self, ndigits=None: _ufuncs.round(self, ndigits or 0),
     "__getitem__": lambda self, idx: _indexing.rewriting_take(self, idx),
 }

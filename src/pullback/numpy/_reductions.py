@@ -13,7 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lax
-from ..tracer import dtypes
+from ..primitives import elementwise as _ew
+from ..primitives import reductions as _r
+from ..tracer import dtypes, executor
+from ..tracer.array import Array
 from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis, index_arg
 from ._promotion import aval_of, convert, promote_args, promote_dtypes
@@ -21,6 +24,8 @@ from ._shape import broadcast_to, expand_dims, ravel, reshape
 from ._ufuncs import (_as_bool, conj, equal, isclose, isnan, logical_and, logical_not,
                       logical_or, maximum, minimum, multiply, real, sqrt, subtract, true_divide,
                       where)
+
+eager = executor.installed().eager  # the eager short paths (backends/eager.py)
 
 ArrayLike = Any
 Axis = int | Sequence[int] | None
@@ -49,6 +54,48 @@ def _masked(a: Any, where_: Any, identity: Any) -> Any:
     return a if where_ is None else where(where_, a, identity)
 
 
+# Eager sums and means: (id(aval), axis) -> (aval, canonical axes, or None where the short
+# path does not apply), for an axis given as None, an int or a tuple of ints
+_eager_axes: dict = {}
+
+
+def _eager_sum_axes(a: Any, axis: Any) -> Any:
+    """The canonical axes of an eager sum of the Array ``a`` over ``axis`` when the general
+    path would sum it as it is (a dtype that accumulates in itself), else None."""
+    aval = a._aval
+    ta = type(axis)
+    if ta is tuple:
+        for d in axis:
+            if type(d) is not int:
+                return None
+    elif ta is not int and axis is not None:
+        return None
+    try:
+        key = (id(aval), ta, axis)
+        hit = _eager_axes.get(key)
+    except TypeError:
+        return None
+    if hit is None:
+        axes = None
+        # (sum converts a weakly typed operand to its strong dtype first)
+        if _accumulation_dtype(aval.dtype) == aval.dtype and not aval.weak_type:
+            try:
+                axes = canonicalize_axes(axis, aval.ndim, "sum")
+            except Exception:  # noqa: BLE001 - the general path raises it again
+                pass
+        if len(_eager_axes) >= 4096:
+            _eager_axes.clear()
+        hit = _eager_axes[key] = (aval, axes)
+    return hit[1]
+
+
+def _eager_sum(a: Any, axis: Any) -> Any:
+    axes = _eager_sum_axes(a, axis)
+    if axes is None:
+        return None
+    return eager.call1(_r.reduce_sum_p, a, {"axes": axes})
+
+
 def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  # noqa: A001
         keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
     """Sum over ``axis`` (all axes by default).
@@ -65,6 +112,11 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
     Returns:
       The sums.
     """
+    if type(a) is Array and dtype is None and out is None and not keepdims and \
+            initial is None and where is None:
+        r = _eager_sum(a, axis)
+        if r is not None:
+            return r
     _no_out(out, "sum")
     a, av = _prep("sum", a)
     a = convert(a, dtypes.requested(dtype, "sum") if dtype else _accumulation_dtype(av.dtype))
@@ -184,6 +236,11 @@ def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
       The means. Without ``dtype``, float16/bfloat16 input is summed and divided by the count
       in float32 and rounded once at the end, as JAX does; an explicit ``dtype`` computes in it.
     """
+    if type(a) is Array and dtype is None and out is None and not keepdims and where is None \
+            and dtypes.is_inexact(a._aval.dtype) and _upcast_f16(a._aval.dtype) == a._aval.dtype:
+        r = _eager_mean(a, axis)
+        if r is not None:
+            return r
     _no_out(out, "mean")
     a, av = _prep("mean", a)
     result = dtypes.requested(dtype, "mean") if dtype else (
@@ -192,6 +249,20 @@ def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
     axes = canonicalize_axes(axis, av.ndim, "mean")
     s = sum(a, axis=axes, dtype=comp, keepdims=keepdims, where=where)
     return convert(true_divide(s, _normalizer(av.shape, axes, where, keepdims, comp)), result)
+
+
+def _eager_mean(a: Any, axis: Any) -> Any:
+    """mean's general path for an inexact Array summed as it is: the sum divided by the count
+    (a strongly typed scalar of the dtype), by the eager short paths; None where they do not
+    apply."""
+    aval = a._aval
+    axes = _eager_sum_axes(a, axis)
+    if axes is None:
+        return None
+    s = eager.call1(_r.reduce_sum_p, a, {"axes": axes})
+    if s is None:
+        return None
+    return eager.binary(_ew.div_p, s, convert(_count(aval.shape, axes), aval.dtype))
 
 
 def _broadcast_mask(where_: Any, shape: tuple) -> Any:

@@ -9,12 +9,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lax
-from ..primitives.movement import reshape_p
-from ..tracer import dtypes
+from ..primitives.movement import reshape_p, transpose_p
+from ..tracer import dtypes, executor
+from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
 from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
                              index_tuple)
 from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
+
+eager = executor.installed().eager  # the eager short paths (backends/eager.py)
 
 ArrayLike = Any
 
@@ -24,13 +27,8 @@ def _arr(name: str, a: Any) -> tuple[Any, Any]:
     return a, aval_of(a)
 
 
-def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str = "C", *,
-            newshape: Any = None) -> Any:
-    """``a`` with a new shape (one dimension may be -1); a view when the layout allows."""
-    if order != "C":
-        raise ValueError(f"reshape: argument 'order' must be 'C', got {order!r}")
-    shape = newshape if shape is None else shape
-    a, aval = _arr("reshape", a)
+def _new_shape(aval: Any, shape: Any) -> tuple[int, ...]:
+    """reshape's target shape for an operand of ``aval`` (one -1 resolved), or its errors."""
     shape = index_tuple(shape, "reshape", "shape")
     if builtins.sum(1 for d in shape if d == -1) > 1:
         raise ValueError(f"reshape: argument 'shape' may have at most one -1, got {shape}")
@@ -40,7 +38,52 @@ def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str =
             raise TypeError(f"reshape: cannot reshape an array of shape {aval.shape} into "
                             f"shape {shape}")
         shape = tuple(aval.size // known if d == -1 else d for d in shape)
-    shape = check_shape(shape, "reshape")
+    return check_shape(shape, "reshape")
+
+
+# Eager reshapes: (id(aval), *shape argument) -> (aval, target shape), for shapes given as ints
+_reshapes: dict = {}
+
+
+def _eager_reshape(a: Any, shape: Any) -> Any:
+    """``reshape(a, shape)`` by the eager short path for an Array and a shape of Python ints
+    (or one int), or None."""
+    aval = a._aval
+    if type(shape) is int:
+        shape = (shape,)
+    elif type(shape) is not tuple:
+        return None
+    for d in shape:
+        if type(d) is not int:
+            return None
+    key = (id(aval), *shape)
+    hit = _reshapes.get(key)
+    if hit is None:
+        try:
+            new = _new_shape(aval, shape)
+        except Exception:  # noqa: BLE001 - the general path raises it again
+            return None
+        if len(_reshapes) >= 4096:
+            _reshapes.clear()
+        hit = _reshapes[key] = (aval, new)
+    new = hit[1]
+    if new == aval.shape:
+        return a
+    return eager.call1(reshape_p, a, {"new_sizes": new, "dimensions": None})
+
+
+def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str = "C", *,
+            newshape: Any = None) -> Any:
+    """``a`` with a new shape (one dimension may be -1); a view when the layout allows."""
+    if type(a) is Array and order == "C" and newshape is None:
+        out = _eager_reshape(a, shape)
+        if out is not None:
+            return out
+    if order != "C":
+        raise ValueError(f"reshape: argument 'order' must be 'C', got {order!r}")
+    shape = newshape if shape is None else shape
+    a, aval = _arr("reshape", a)
+    shape = _new_shape(aval, shape)
     if shape == aval.shape:
         return a
     return reshape_p.bind(a, new_sizes=shape, dimensions=None)
@@ -51,8 +94,15 @@ def ravel(a: ArrayLike, order: str = "C") -> Any:
     return reshape(a, (-1,), order)
 
 
+_REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(33)]
+
+
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Any:
     """``a`` with its axes permuted (reversed by default); a zero-copy view."""
+    if axes is None and type(a) is Array and 1 < a._aval.ndim < len(_REVERSED):
+        out = eager.call1(transpose_p, a, {"permutation": _REVERSED[a._aval.ndim]})
+        if out is not None:  # (the general path's reversed permutation, bound as it is)
+            return out
     a, av = _arr("transpose", a)
     if axes is None:
         perm = tuple(reversed(range(av.ndim)))

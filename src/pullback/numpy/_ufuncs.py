@@ -10,12 +10,18 @@ from typing import Any
 import numpy as np
 
 from .. import lax
+from ..primitives import elementwise as ew
 from ..primitives.elementwise import gcd_p, lcm_p
-from ..tracer import dtypes
+from ..tracer import dtypes, executor
+from ..tracer.array import Array
 from ..transforms.custom_derivatives import custom_jvp
-from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, promote_args,
-                         promote_args_inexact, promote_args_numeric, promote_dtypes,
-                         promote_dtypes_inexact)
+from ._promotion import (aval_of, broadcast_all, broadcast_args, convert, eager_binary,
+                         promote_args, promote_args_inexact, promote_args_numeric,
+                         promote_dtypes, promote_dtypes_inexact)
+
+eager = executor.installed().eager  # the eager short paths (backends/eager.py)
+
+_max_p, _min_p = ew.max_p, ew.min_p
 
 ArrayLike = Any
 
@@ -236,8 +242,20 @@ def square(x: ArrayLike, /) -> Any:
     return lax.square(x)
 
 
+def _prim_of(op: Any) -> Any:
+    """The primitive a lax element-wise function binds on its operand alone (None for
+    composites)."""
+    return getattr(op, "primitive", None)
+
+
 def _inexact_unary(name: str, op: Any, doc: str) -> Any:
+    prim = _prim_of(op)
+
     def f(x: ArrayLike, /) -> Any:
+        if prim is not None and type(x) is Array and dtypes.is_inexact(x._aval.dtype):
+            out = eager.unary(prim, x)  # (what the general path binds: op on x as it is)
+            if out is not None:
+                return out
         (x,) = promote_args_inexact(name, x)
         return op(x)
     f.__name__ = f.__qualname__ = name
@@ -245,29 +263,29 @@ def _inexact_unary(name: str, op: Any, doc: str) -> Any:
     return f
 
 
-sqrt = _inexact_unary("sqrt", lambda x: lax.sqrt(x), "Element-wise square root.")
-cbrt = _inexact_unary("cbrt", lambda x: lax.cbrt(x), "Element-wise cube root.")
-exp = _inexact_unary("exp", lambda x: lax.exp(x), "Element-wise exponential.")
-exp2 = _inexact_unary("exp2", lambda x: lax.exp2(x), "Element-wise ``2 ** x``.")
-expm1 = _inexact_unary("expm1", lambda x: lax.expm1(x), "Element-wise ``exp(x) - 1``.")
-log = _inexact_unary("log", lambda x: lax.log(x), "Element-wise natural logarithm.")
-log1p = _inexact_unary("log1p", lambda x: lax.log1p(x), "Element-wise ``log(1 + x)``.")
+sqrt = _inexact_unary("sqrt", lax.sqrt, "Element-wise square root.")
+cbrt = _inexact_unary("cbrt", lax.cbrt, "Element-wise cube root.")
+exp = _inexact_unary("exp", lax.exp, "Element-wise exponential.")
+exp2 = _inexact_unary("exp2", lax.exp2, "Element-wise ``2 ** x``.")
+expm1 = _inexact_unary("expm1", lax.expm1, "Element-wise ``exp(x) - 1``.")
+log = _inexact_unary("log", lax.log, "Element-wise natural logarithm.")
+log1p = _inexact_unary("log1p", lax.log1p, "Element-wise ``log(1 + x)``.")
 log2 = _inexact_unary("log2", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 2))),
                       "Element-wise base-2 logarithm.")
 log10 = _inexact_unary("log10", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 10))),
                        "Element-wise base-10 logarithm.")
-sin = _inexact_unary("sin", lambda x: lax.sin(x), "Element-wise sine.")
-cos = _inexact_unary("cos", lambda x: lax.cos(x), "Element-wise cosine.")
-tan = _inexact_unary("tan", lambda x: lax.tan(x), "Element-wise tangent.")
-arcsin = _inexact_unary("arcsin", lambda x: lax.asin(x), "Element-wise inverse sine.")
-arccos = _inexact_unary("arccos", lambda x: lax.acos(x), "Element-wise inverse cosine.")
-arctan = _inexact_unary("arctan", lambda x: lax.atan(x), "Element-wise inverse tangent.")
-sinh = _inexact_unary("sinh", lambda x: lax.sinh(x), "Element-wise hyperbolic sine.")
-cosh = _inexact_unary("cosh", lambda x: lax.cosh(x), "Element-wise hyperbolic cosine.")
-tanh = _inexact_unary("tanh", lambda x: lax.tanh(x), "Element-wise hyperbolic tangent.")
-arcsinh = _inexact_unary("arcsinh", lambda x: lax.asinh(x), "Element-wise inverse sinh.")
-arccosh = _inexact_unary("arccosh", lambda x: lax.acosh(x), "Element-wise inverse cosh.")
-arctanh = _inexact_unary("arctanh", lambda x: lax.atanh(x), "Element-wise inverse tanh.")
+sin = _inexact_unary("sin", lax.sin, "Element-wise sine.")
+cos = _inexact_unary("cos", lax.cos, "Element-wise cosine.")
+tan = _inexact_unary("tan", lax.tan, "Element-wise tangent.")
+arcsin = _inexact_unary("arcsin", lax.asin, "Element-wise inverse sine.")
+arccos = _inexact_unary("arccos", lax.acos, "Element-wise inverse cosine.")
+arctan = _inexact_unary("arctan", lax.atan, "Element-wise inverse tangent.")
+sinh = _inexact_unary("sinh", lax.sinh, "Element-wise hyperbolic sine.")
+cosh = _inexact_unary("cosh", lax.cosh, "Element-wise hyperbolic cosine.")
+tanh = _inexact_unary("tanh", lax.tanh, "Element-wise hyperbolic tangent.")
+arcsinh = _inexact_unary("arcsinh", lax.asinh, "Element-wise inverse sinh.")
+arccosh = _inexact_unary("arccosh", lax.acosh, "Element-wise inverse cosh.")
+arctanh = _inexact_unary("arctanh", lax.atanh, "Element-wise inverse tanh.")
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 deg2rad = _inexact_unary("deg2rad", lambda x: lax.mul(x, lax.full_like(x, np.pi / 180)),
                          "Degrees to radians.")
@@ -360,9 +378,9 @@ def _keep_ints(name: str, op: Any, doc: str) -> Any:
     return f
 
 
-floor = _keep_ints("floor", lambda x: lax.floor(x), "Element-wise floor.")
-ceil = _keep_ints("ceil", lambda x: lax.ceil(x), "Element-wise ceiling.")
-trunc = _keep_ints("trunc", lambda x: lax.trunc(x), "Element-wise rounding toward zero.")
+floor = _keep_ints("floor", lax.floor, "Element-wise floor.")
+ceil = _keep_ints("ceil", lax.ceil, "Element-wise ceiling.")
+trunc = _keep_ints("trunc", lax.trunc, "Element-wise rounding toward zero.")
 fix = trunc
 rint = _keep_ints("rint", lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
                   "Element-wise rounding to the nearest integer, halves to even.")
@@ -400,22 +418,28 @@ def _compare(name: str, op: Any) -> Any:
     return f
 
 
-equal = _compare("equal", lambda x, y: lax.eq(x, y))
-not_equal = _compare("not_equal", lambda x, y: lax.ne(x, y))
-less = _compare("less", lambda x, y: lax.lt(x, y))
-less_equal = _compare("less_equal", lambda x, y: lax.le(x, y))
-greater = _compare("greater", lambda x, y: lax.gt(x, y))
-greater_equal = _compare("greater_equal", lambda x, y: lax.ge(x, y))
+equal = _compare("equal", lax.eq)
+not_equal = _compare("not_equal", lax.ne)
+less = _compare("less", lax.lt)
+less_equal = _compare("less_equal", lax.le)
+greater = _compare("greater", lax.gt)
+greater_equal = _compare("greater_equal", lax.ge)
 
 
 def maximum(x: ArrayLike, y: ArrayLike, /) -> Any:
     """Element-wise maximum, propagating NaN."""
+    out = eager_binary(_max_p, x, y, False)
+    if out is not None:
+        return out
     x, y = promote_args("maximum", x, y)
     return lax.bitwise_or(x, y) if _is_bool(x) else lax.max(x, y)
 
 
 def minimum(x: ArrayLike, y: ArrayLike, /) -> Any:
     """Element-wise minimum, propagating NaN."""
+    out = eager_binary(_min_p, x, y, False)
+    if out is not None:
+        return out
     x, y = promote_args("minimum", x, y)
     return lax.bitwise_and(x, y) if _is_bool(x) else lax.min(x, y)
 
@@ -592,10 +616,10 @@ def _bitwise(name: str, op: Any) -> Any:
     return f
 
 
-bitwise_and = _bitwise("bitwise_and", lambda x, y: lax.bitwise_and(x, y))
-bitwise_or = _bitwise("bitwise_or", lambda x, y: lax.bitwise_or(x, y))
-bitwise_xor = _bitwise("bitwise_xor", lambda x, y: lax.bitwise_xor(x, y))
-left_shift = _bitwise("left_shift", lambda x, y: lax.shift_left(x, y))
+bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
+left_shift = _bitwise("left_shift", lax.shift_left)
 right_shift = _bitwise("right_shift", lambda x, y: lax.shift_right_arithmetic(x, y)
                        if _is_signed(x) else lax.shift_right_logical(x, y))
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
@@ -686,6 +710,14 @@ def angle(z: ArrayLike, deg: bool = False) -> Any:
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Any:
     """``x`` where ``condition`` holds, else ``y``: jnp.where's three-argument form (the
     public ``where``, in _sorting.py, adds the one-argument form, ``nonzero``)."""
+    if type(condition) is Array and type(x) is Array and type(y) is Array:
+        ca, xa, ya = condition._aval, x._aval, y._aval
+        if ca.dtype == dtypes.bool_ and xa.dtype == ya.dtype and \
+                ca.shape == xa.shape == ya.shape:
+            # nothing to promote, convert or broadcast: the general path's select_n as it is
+            out = eager.call(ew.select_n_p, (condition, y, x), {})
+            if out is not None:
+                return out
     x, y = promote_dtypes("where", x, y)
     c, x, y = broadcast_all("where", _as_bool(condition), x, y)
     return lax.select_n(c, y, x)

@@ -23,6 +23,7 @@ free dimension of it: no data moves.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
@@ -136,32 +137,64 @@ def kernel_dtypes(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> tuple[np.dtype
     return c, c, c
 
 
+@functools.lru_cache(maxsize=4096)
+def _matrix_layout(shape: tuple, strides: tuple, itemsize: int, batch: tuple, rows: tuple,
+                   cols: tuple) -> tuple:
+    """(the transposed view's layout, the (batch, rows, cols) view's layout of it, or None
+    when that needs a copy, and the 3-D shape)."""
+    t_shape, t_strides, _ = views.transpose(shape, strides, batch + rows + cols)
+    shape3 = (math.prod(t_shape[:len(batch)]), math.prod(t_shape[len(batch):len(batch) + len(rows)]),
+              math.prod(t_shape[len(batch) + len(rows):]))
+    return (t_shape, t_strides, 0), views.reshape(t_shape, t_strides, shape3, itemsize), shape3
+
+
 def _as_matrices(k, x: np.ndarray, batch, rows, cols) -> np.ndarray:
     """x viewed as (prod(batch), prod(rows), prod(cols)), copying only if the layout needs it."""
-    x = k.view(x, *views.transpose(x.shape, x.strides, batch + rows + cols))
-    shape3 = (math.prod(x.shape[:len(batch)]), math.prod(x.shape[len(batch):len(batch) + len(rows)]),
-              math.prod(x.shape[len(batch) + len(rows):]))
-    layout = views.reshape(x.shape, x.strides, shape3, x.itemsize)
-    if layout is None:
-        x = k.copy(x)
-        layout = views.reshape(x.shape, x.strides, shape3, x.itemsize)
-    return k.view(x, *layout)
+    t_layout, layout, shape3 = _matrix_layout(x.shape, x.strides, x.itemsize, batch, rows, cols)
+    if layout is not None:  # (both views start at x's first element: one view of x)
+        return k.view(x, *layout)
+    x = k.copy(k.view(x, *t_layout))
+    return k.view(x, *views.reshape(x.shape, x.strides, shape3, x.itemsize))
+
+
+def _dot_general_plan(lhs_shape: tuple, lhs_dtype: np.dtype, rhs_shape: tuple,
+                      rhs_dtype: np.dtype, dimension_numbers, preferred_element_type) -> tuple:
+    """What the CPU rule does for operands of these shapes and dtypes: the kernel's dtypes,
+    the result's dtype and shape, and each operand's (batch, rows, cols) dimensions."""
+    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
+    out_dtype = result_dtype(lhs_dtype, rhs_dtype, preferred_element_type)
+    ld, rd, kd = kernel_dtypes(lhs_dtype, rhs_dtype, out_dtype)
+    lfree, rfree = _free(len(lhs_shape), lc, lb), _free(len(rhs_shape), rc, rb)
+    shape = (tuple(lhs_shape[d] for d in lb) + tuple(lhs_shape[d] for d in lfree)
+             + tuple(rhs_shape[d] for d in rfree))
+    return (ld, rd, kd, out_dtype, shape, (lb, lfree, lc), (rb, rc, rfree))
+
+
+# plans by (lhs shape, dtype, rhs shape, dtype, params): eager products recur
+_plans: dict = {}
 
 
 def _dot_general_cpu(k, lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None) -> np.ndarray:
-    lc, rc, lb, rb = parse_dimension_numbers(dimension_numbers)
-    out_dtype = result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
-    ld, rd, kd = kernel_dtypes(lhs.dtype, rhs.dtype, out_dtype)
-    shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in _free(lhs.ndim, lc, lb))
-             + tuple(rhs.shape[d] for d in _free(rhs.ndim, rc, rb)))
+    try:
+        key = (lhs.shape, lhs.dtype, rhs.shape, rhs.dtype, dimension_numbers,
+               preferred_element_type)
+        plan = _plans.get(key)
+    except TypeError:  # unhashable dimension numbers (lists)
+        key = plan = None
+    if plan is None:
+        plan = _dot_general_plan(lhs.shape, lhs.dtype, rhs.shape, rhs.dtype, dimension_numbers,
+                                 preferred_element_type)
+        if key is not None:
+            if len(_plans) >= 1024:
+                _plans.clear()
+            _plans[key] = plan
+    ld, rd, kd, out_dtype, shape, ldims, rdims = plan
     if ld != lhs.dtype:
         lhs = k.convert(lhs, ld)
     if rd != rhs.dtype:
         rhs = k.convert(rhs, rd)
-    a = _as_matrices(k, lhs, lb, _free(lhs.ndim, lc, lb), lc)
-    b = _as_matrices(k, rhs, rb, rc, _free(rhs.ndim, rc, rb))
-    out = k.matmul(a, b, kd)
+    out = k.matmul(_as_matrices(k, lhs, *ldims), _as_matrices(k, rhs, *rdims), kd)
     if kd != out_dtype:
         out = k.convert(out, out_dtype)
     return k.view(out, *views.reshape(out.shape, out.strides, shape, out.itemsize))

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .avals import ShapedArray
+from .avals import ShapedArray, interned_aval
 
 
 class Array:
@@ -29,7 +29,7 @@ class Array:
             # offset) is copied, as JAX accepts it
             value = value.copy()
         self._value = value
-        self._aval = ShapedArray(value.shape, value.dtype, weak_type)
+        self._aval = interned_aval(value.shape, value.dtype, bool(weak_type))
 
     @classmethod
     def _new(cls, value: np.ndarray, aval: ShapedArray) -> "Array":

@@ -61,6 +61,31 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{weak})"
 
 
+# One shared ShapedArray per (shape, dtype, weak type) among the avals that eager values carry
+# (interned when an Array is made and when an eager call's output aval is cached): equal avals
+# of eager values are then mostly the same object, which the eager caches key by identity.
+# Bounded; clearing only loses sharing (equality stays structural).
+_interned: dict = {}
+_MAX_INTERNED = 1 << 16
+
+
+def interned(aval: "ShapedArray") -> "ShapedArray":
+    """The shared ShapedArray equal to ``aval`` (``aval`` itself the first time)."""
+    key = (aval.shape, aval.dtype, aval.weak_type)
+    got = _interned.get(key)
+    if got is None:
+        if len(_interned) >= _MAX_INTERNED:
+            _interned.clear()
+        got = _interned[key] = aval
+    return got
+
+
+def interned_aval(shape: tuple[int, ...], dtype: np.dtype, weak_type: bool) -> "ShapedArray":
+    """The shared ShapedArray of (shape, dtype, weak_type)."""
+    got = _interned.get((shape, dtype, weak_type))
+    return got if got is not None else interned(ShapedArray(shape, dtype, weak_type))
+
+
 def check_result_size(op: str, out: Any) -> None:
     """Raise a ValueError naming ``op`` when one of its result avals ``out`` (one or a list)
     is too large to address, before any kernel or NumPy call sees the shape."""

@@ -79,6 +79,11 @@ class Primitive:
             setattr(self, slot, None)
 
     def bind(self, *args: Any, **params: Any) -> Any:
+        if state.eager:  # (``bind``'s first branch, inlined: the eager call's one frame less)
+            for a in args:
+                if isinstance(a, Tracer):
+                    raise escaped_tracer_error(a)
+            return _eval_impl(self, args, params)
         return bind(self, args, params)
 
     def rule(self, slot: str) -> Callable:

@@ -22,6 +22,10 @@ class Executor(NamedTuple):
     eval_impl: Callable[..., Any]
     # (primitive, x, y) -> the result for two Arrays of one aval, or None (then the general path)
     eager_binary: Callable[[Any, Any, Any], Any]
+    # the eager short paths pullback.numpy takes where its general path would bind exactly one
+    # primitive on its operands as they are (backends/eager.py: unary, binary, call, call1,
+    # binary_operator, enabled)
+    eager: Any
     # the base type of jitted functions: its __call__ is the C fast path over ``_fast``
     jit_base: type
     # FastCall(program, Array, ShapedArray, in_avals, out_avals, in_spec, out_spec): one

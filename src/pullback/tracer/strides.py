@@ -6,9 +6,25 @@ copies first. Offsets are in bytes from the source's first element.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import functools
+from typing import Callable, Sequence
 
 
+def _memoized(fn: Callable) -> Callable:
+    """``fn`` with its results cached by argument (layouts recur: every eager call of a view
+    and every lowering computes them); unhashable arguments (lists) are computed each time."""
+    cached = functools.lru_cache(maxsize=4096)(fn)
+
+    @functools.wraps(fn)
+    def f(*args: object) -> object:
+        try:
+            return cached(*args)
+        except TypeError:  # an unhashable argument
+            return fn(*args)
+    return f
+
+
+@_memoized
 def broadcast_in_dim(shape: Sequence[int], strides: Sequence[int], out_shape: Sequence[int],
                      dims: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     out = [0] * len(out_shape)
@@ -17,11 +33,13 @@ def broadcast_in_dim(shape: Sequence[int], strides: Sequence[int], out_shape: Se
     return tuple(out_shape), tuple(out), 0
 
 
+@_memoized
 def transpose(shape: Sequence[int], strides: Sequence[int],
               perm: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     return tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), 0
 
 
+@_memoized
 def reshape(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int],
             itemsize: int) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
     """The view of a reshape, or None if the memory layout needs a copy."""

@@ -10,6 +10,7 @@ of its Jaxpr. With ``config.backend == "reference"`` the Jaxpr is interpreted in
 """
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import sys
@@ -25,7 +26,7 @@ from ..tracer.array import Array, delete
 from ..tracer.avals import ShapedArray
 from ..tracer.errors import check_callable
 from ..tracer.executor import installed as _installed_executor
-from ..tracer.ir import ClosedJaxpr, Jaxpr
+from ..tracer.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ..tracer.shapes import index_tuple
 from ..tracer.staging import eval_jaxpr, fun_name, trace_to_jaxpr
 
@@ -105,8 +106,108 @@ def _not_reproduced(kind: str, name: str) -> FloatingPointError:
 
 
 def _compile(closed: ClosedJaxpr, consts: dict, name: str, donated, layout=None,
-             strict: bool = False) -> Any:
-    return _EXECUTOR.compile(closed.jaxpr, consts, name, donated, layout, strict)
+             strict: bool = False, flush_denormals: bool | None = None) -> Any:
+    return _EXECUTOR.compile(closed.jaxpr, consts, name, donated, layout, strict,
+                             flush_denormals)
+
+
+# ---- eager control flow: one compiled program per loop ----
+
+# scan, while and cond applied to concrete operands (no transformation acting on them) run as
+# one compiled program of their equation, as JAX compiles an eager loop's body, instead of
+# interpreting the body step by step. The programs are cached by the equation's structure --
+# the primitive, the operands' avals and the parameters, whose Jaxprs are compared by content
+# (``lax.scan`` traces its body anew on every call) -- bounded. Under debug_nans/debug_infs,
+# disable_jit or the reference backend the body is interpreted (each primitive checked, run
+# op by op). Set False to interpret always (tests compare both).
+compile_eager_control_flow = True
+_eqn_programs: dict = {}
+_MAX_EQN_PROGRAMS = 256
+
+
+class _Unkeyable(Exception):
+    """A parameter with no content key (a callable, an object): the equation is interpreted."""
+
+
+def _literal_key(v: Any) -> Any:
+    if isinstance(v, float):
+        return (float, v.hex())  # (-0.0 and 0.0 differ, NaN equals itself)
+    if isinstance(v, (bool, int, complex, str)) or v is None:
+        return (type(v), v)
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        return (a.dtype.str, a.shape, a.tobytes())
+    if type(v) is Array:
+        return ("array",) + _literal_key(v._value)
+    raise _Unkeyable(type(v).__name__)
+
+
+def _jaxpr_key(j: Jaxpr) -> tuple:
+    ids: dict = {}
+    for v in (*j.constvars, *j.invars):
+        ids[v] = len(ids)
+    def atom(a: Any) -> Any:
+        got = ids.get(a) if not isinstance(a, Literal) else None
+        if got is not None:
+            return got
+        if isinstance(a, Literal):
+            return ("lit", a.aval, _literal_key(a.val))
+        raise _Unkeyable("a free variable")
+    eqns = []
+    for e in j.eqns:
+        eqns.append((e.primitive, tuple([atom(a) for a in e.invars]), _params_key(e.params),
+                     tuple([v.aval for v in e.outvars])))
+        for v in e.outvars:
+            ids[v] = len(ids)
+    return (len(j.constvars), tuple([v.aval for v in (*j.constvars, *j.invars)]), tuple(eqns),
+            tuple([atom(a) for a in j.outvars]))
+
+
+def _value_key(v: Any) -> Any:
+    if isinstance(v, ClosedJaxpr):
+        return ("closed", _jaxpr_key(v.jaxpr), tuple([_literal_key(c) for c in v.consts]))
+    if isinstance(v, Jaxpr):
+        return ("jaxpr", _jaxpr_key(v))
+    if isinstance(v, (tuple, list)):
+        return (type(v), tuple([_value_key(x) for x in v]))
+    if isinstance(v, (np.dtype, enum.Enum)):
+        return (type(v), v)
+    return _literal_key(v)
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple([(k, _value_key(v)) for k, v in params.items()])
+
+
+def run_compiled_eqn(prim: Primitive, args: Sequence[Any], params: dict) -> list | None:
+    """``prim(*args, **params)`` (a control-flow primitive on concrete operands) as one compiled
+    program, cached by the equation's structure; None where it is interpreted instead."""
+    if not compile_eager_control_flow or config.backend != "cpu" or debug.checking or \
+            config.jax_disable_jit:
+        return None
+    avals = tuple([core.get_aval(a) for a in args])
+    try:
+        key = (prim, avals, _params_key(params))
+    except _Unkeyable:
+        return None
+    hit = _eqn_programs.get(key)
+    if hit is None:
+        out = prim.rule("abstract_eval")(*avals, **params)
+        invars = [Var(a) for a in avals]
+        outvars = [Var(a) for a in (out if prim.multiple_results else [out])]
+        opt = _optimize(ClosedJaxpr(Jaxpr([], invars, [Eqn(prim, invars, params, outvars)],
+                                          outvars), []))
+        program = closure_convert(opt)
+        consts = {i: _to_ndarray(c, v.aval)
+                  for i, (c, v) in enumerate(zip(opt.consts, program.jaxpr.invars))}
+        # IEEE subnormals, as the interpreted body computes them
+        compiled = _compile(program, consts, prim.name, (), flush_denormals=False)
+        if len(_eqn_programs) >= _MAX_EQN_PROGRAMS:
+            _eqn_programs.clear()
+        hit = _eqn_programs[key] = compiled
+    vals = [np.asarray(_to_ndarray(a, av)) for a, av in zip(args, avals)]
+    outs = run_program(hit, args, vals)
+    return outs if prim.multiple_results else outs[0]
 
 # Under jvp, vmap and transposition the call is inlined (its equations are transformed one by
 # one); the compiled executor keeps the boundary.

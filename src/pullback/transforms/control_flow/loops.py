@@ -20,6 +20,7 @@ from ...primitives.rules import Zero, instantiate, move_bdim, tangent_aval
 from ...tracer.array import Array
 from ...tracer.core import Primitive
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
+from ..jit import run_compiled_eqn
 from . import jaxprs as J
 
 while_p = Primitive("while", multiple_results=True)
@@ -44,6 +45,11 @@ def _abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 
 def _impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    outs = run_compiled_eqn(while_p, args, dict(
+        cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+        body_nconsts=body_nconsts))
+    if outs is not None:  # (one compiled program: see jit.run_compiled_eqn)
+        return outs
     cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
     while True:
         pred = eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]

@@ -26,6 +26,7 @@ from ...tracer.avals import ShapedArray
 from ...tracer.core import Primitive
 from ...tracer.ir import ClosedJaxpr, Jaxpr, Literal
 from ...tracer.staging import eval_jaxpr, trace_to_jaxpr
+from ..jit import run_compiled_eqn
 from . import jaxprs as J
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -62,6 +63,11 @@ def _abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, unroll
 
 
 def _impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    outs = run_compiled_eqn(scan_p, args, dict(
+        jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry, length=length,
+        reverse=reverse, unroll=unroll))
+    if outs is not None:  # (one compiled program: see jit.run_compiled_eqn)
+        return outs
     consts, carry, xs = _split(args, num_consts, num_carry)
     x_avals = jaxpr.in_avals[num_consts + num_carry:]
     y_avals = jaxpr.out_avals[num_carry:]

@@ -86,9 +86,6 @@ typedef struct thunk {
   int *ndims;                 /* nref */
   npy_intp **shapes, **pstrides;
   int npin;
-  PyObject *tmpl;             /* a kernel call: the argument tuple with operand places empty */
-  int *slot_pos, *slot_sub;   /* per input operand: its place (and index in a sequence, or -1) */
-  int single;                 /* the call returns one array (else a tuple) */
   /* scan (blocks[0] = body), while (cond, body), cond (one block per branch), par (blocks[0]:
    * independent steps run at once, one per thread) */
   int nblock;

@@ -374,40 +374,11 @@ static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin[, template, slots, single]):
-   * without a template the callable gets the input views and returns a tuple of arrays; with
-   * one (a kernel entry point) it gets the template with input view k put at slots[k] =
-   * (position,) or (position, index in a sequence there) */
+  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin): the callable gets the
+   * input views and returns a tuple of arrays (a user callback) */
   const char *kind;
-  PyObject *fn, *ops, *tmpl = NULL, *slots = NULL;
-  if (!PyArg_ParseTuple(spec, "sOO!i|O!O!p", &kind, &fn, &PyTuple_Type, &ops, &t->npin,
-                        &PyTuple_Type, &tmpl, &PyTuple_Type, &slots, &t->single))
-    return -1;
-  if (tmpl) {
-    if (!slots || PyTuple_GET_SIZE(slots) != t->npin) {
-      PyErr_SetString(PyExc_ValueError, "Program: a kernel call needs a slot per input");
-      return -1;
-    }
-    t->slot_pos = PyMem_Calloc((size_t)t->npin + 1, sizeof(int));
-    t->slot_sub = PyMem_Calloc((size_t)t->npin + 1, sizeof(int));
-    if (!t->slot_pos || !t->slot_sub) { PyErr_NoMemory(); return -1; }
-    const Py_ssize_t nargs = PyTuple_GET_SIZE(tmpl);
-    for (int k = 0; k < t->npin; ++k) {
-      PyObject *sl = PyTuple_GET_ITEM(slots, k);
-      int pos = -1, sub = -1;
-      if (!PyArg_ParseTuple(sl, "i|i", &pos, &sub)) return -1;
-      PyObject *at = pos >= 0 && pos < nargs ? PyTuple_GET_ITEM(tmpl, pos) : NULL;
-      if (!at || (sub >= 0 && (!(PyTuple_Check(at) || PyList_Check(at)) ||
-                               sub >= PySequence_Size(at)))) {
-        PyErr_SetString(PyExc_ValueError, "Program: a kernel call slot is out of its template");
-        return -1;
-      }
-      t->slot_pos[k] = pos;
-      t->slot_sub[k] = sub;
-    }
-    Py_INCREF(tmpl);
-    t->tmpl = tmpl;
-  }
+  PyObject *fn, *ops;
+  if (!PyArg_ParseTuple(spec, "sOO!i", &kind, &fn, &PyTuple_Type, &ops, &t->npin)) return -1;
   t->kind = TH_PY;
   Py_INCREF(fn);
   t->callable = fn;
@@ -665,10 +636,7 @@ static void thunk_clear(thunk_t *t) {
   PyMem_Free(t->blocks);
   PyMem_Free(t->block_n);
   Py_XDECREF(t->callable);
-  Py_XDECREF(t->tmpl);
-  PyMem_Free(t->slot_pos);
   PyMem_Free(t->starts);
-  PyMem_Free(t->slot_sub);
   for (int i = 0; t->descrs && i < t->nref; ++i) Py_XDECREF(t->descrs[i]);
   for (int i = 0; t->shapes && i < t->nref; ++i) PyMem_Free(t->shapes[i]);
   for (int i = 0; t->pstrides && i < t->nref; ++i) PyMem_Free(t->pstrides[i]);

@@ -202,7 +202,7 @@ static int run_py(const thunk_t *t, run_ctx *c) {
   return rc;
 }
 
-/* The call's arguments: the input views, or the template with them in their places. */
+/* The call's arguments: the input views. */
 static PyObject *py_args(const thunk_t *t, run_ctx *c) {
   PyObject *views = PyTuple_New(t->npin);
   if (!views) return NULL;
@@ -212,39 +212,7 @@ static PyObject *py_args(const thunk_t *t, run_ctx *c) {
     if (!v) { Py_DECREF(views); return NULL; }
     PyTuple_SET_ITEM(views, i, v);
   }
-  if (!t->tmpl) return views;
-  const Py_ssize_t n = PyTuple_GET_SIZE(t->tmpl);
-  PyObject *args = PyTuple_New(n);
-  for (Py_ssize_t i = 0; args && i < n; ++i) { /* sequences with operands are rebuilt */
-    PyObject *it = PyTuple_GET_ITEM(t->tmpl, i);
-    PyObject *cp = PyList_Check(it) ? PyList_GetSlice(it, 0, PyList_GET_SIZE(it))
-                   : PyTuple_Check(it) ? PySequence_List(it) : (Py_INCREF(it), it);
-    if (!cp) { Py_CLEAR(args); break; }
-    PyTuple_SET_ITEM(args, i, cp);
-  }
-  for (int k = 0; args && k < t->npin; ++k) {
-    PyObject *v = PyTuple_GET_ITEM(views, k);
-    Py_INCREF(v);
-    if (t->slot_sub[k] < 0) {
-      PyObject *old = PyTuple_GET_ITEM(args, t->slot_pos[k]);
-      PyTuple_SET_ITEM(args, t->slot_pos[k], v);
-      Py_DECREF(old);
-    } else if (PyList_SetItem(PyTuple_GET_ITEM(args, t->slot_pos[k]), t->slot_sub[k], v) < 0) {
-      Py_CLEAR(args);
-    }
-  }
-  for (Py_ssize_t i = 0; args && i < n; ++i) { /* tuples in the template stay tuples */
-    PyObject *it = PyTuple_GET_ITEM(t->tmpl, i);
-    if (PyTuple_Check(it)) {
-      PyObject *tu = PyList_AsTuple(PyTuple_GET_ITEM(args, i));
-      if (!tu) { Py_CLEAR(args); break; }
-      PyObject *old = PyTuple_GET_ITEM(args, i);
-      PyTuple_SET_ITEM(args, i, tu);
-      Py_DECREF(old);
-    }
-  }
-  Py_DECREF(views);
-  return args;
+  return views;
 }
 
 static int run_py_locked(const thunk_t *t, run_ctx *c) {
@@ -253,11 +221,7 @@ static int run_py_locked(const thunk_t *t, run_ctx *c) {
   if (!args) return -1;
   res = PyObject_CallObject(t->callable, args);
   if (!res) goto done;
-  if (t->single) { /* one array: as a 1-tuple */
-    PyObject *tu = PyTuple_Pack(1, res);
-    Py_DECREF(res);
-    if (!(res = tu)) goto done;
-  } else if (PyList_Check(res)) {
+  if (PyList_Check(res)) {
     PyObject *tu = PyList_AsTuple(res);
     Py_DECREF(res);
     if (!(res = tu)) goto done;

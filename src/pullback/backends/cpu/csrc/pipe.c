@@ -334,3 +334,10 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   }
   return 0;
 }
+
+static void release_pipe(thunk_t *t) {
+  PyMem_Free(t->pipe_k);
+  PyMem_Free(t->pipe_parts);
+}
+
+const pb_step_kind pb_step_pipe = {"pipe", pb_parse_pipe, pb_run_pipe, release_pipe};

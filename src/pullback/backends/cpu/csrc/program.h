@@ -7,8 +7,9 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
+/* step kind ids: a thunk's index in the step table (pb_step_kinds) */
 enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE,
-       TH_TABLE /* a kind of the step table (pb_step_kinds): t->step says which */ };
+       TH_KERNEL, TH_N };
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE, LOOP_PAIR };
 
@@ -57,9 +58,9 @@ typedef struct { int ext, op, slot; npy_intp nelems; } rg_init;
 struct pb_step_kind;
 
 typedef struct thunk {
-  int kind;
-  const struct pb_step_kind *step; /* TH_TABLE: its kind's entry, and the kind's own data */
-  void *data;
+  int kind;                   /* its entry in the step table, pb_step_kinds[kind] */
+  void *data;                 /* a kind's own data (kernel); the fields below are shared by the
+                               * older kinds and not yet split per kind */
   int ndim;
   npy_intp *shape;            /* ndim */
   int nref;
@@ -166,17 +167,25 @@ typedef struct pb_step_failure {
 } pb_step_failure;
 
 /* The step table: each step kind in its own file with its parser, runner and release together.
- * parse fills t (kind TH_TABLE, t->data) from the compiler's spec tuple (-1 with ValueError or
- * TypeError); run executes it (0, or -1 with c->error / c->failure set; no GIL); release frees
- * what parse made. The older kinds are dispatched by run_thunk's switch. */
+ * parse fills t (t->kind already set; t->data or the thunk's fields) from the compiler's spec
+ * (-1 with ValueError or TypeError; what it allocated is released even then); run executes it
+ * (0, or -1 with c->error / c->failure set; no GIL); release (may be NULL) frees what parse made
+ * beyond the shared parsing helpers' allocations (shape, refs, strides, blocks). */
 typedef struct pb_step_kind {
   const char *name;
   int (*parse)(Program *p, thunk_t *t, PyObject *spec);
   int (*run)(const thunk_t *t, run_ctx *c);
   void (*release)(thunk_t *t);
 } pb_step_kind;
-extern const pb_step_kind *const pb_step_kinds[]; /* NULL-terminated (program_build.c) */
-extern const pb_step_kind pb_step_kernel;         /* kernel_step.c */
+extern const pb_step_kind *const pb_step_kinds[TH_N]; /* by kind id (program_build.c) */
+extern const pb_step_kind pb_step_region;                  /* step_region.c */
+extern const pb_step_kind pb_step_dot, pb_step_par;        /* products.c */
+extern const pb_step_kind pb_step_reduce;                  /* step_reduce.c */
+extern const pb_step_kind pb_step_py;                      /* step_py.c */
+extern const pb_step_kind pb_step_scan, pb_step_while, pb_step_cond; /* loops.c */
+extern const pb_step_kind pb_step_dcopy;                   /* step_dcopy.c */
+extern const pb_step_kind pb_step_pipe;                    /* pipe.c */
+extern const pb_step_kind pb_step_kernel;                  /* kernel_step.c */
 
 static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
   char *p = c->base[r->kind][r->index] + r->offset;
@@ -184,9 +193,14 @@ static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
   return p;
 }
 
-/* schedule.c: one step, a region step and a region over [lo, hi) of dimension dim of its
- * space (all of it when dim < 0); products.c: a dot step and a par step; pipe.c: a pipe step */
-int pb_run_thunk(const thunk_t *t, run_ctx *c);
+/* one step, through its kind's runner */
+static inline int pb_run_thunk(const thunk_t *t, run_ctx *c) {
+  return pb_step_kinds[t->kind]->run(t, c);
+}
+/* step_region.c: a region step's parser (also a dot's epilogue), runner, and the region over
+ * [lo, hi) of dimension dim of its space (all of it when dim < 0); products.c: a dot step and a
+ * par step; pipe.c: a pipe step */
+int pb_parse_region(Program *p, thunk_t *t, PyObject *spec);
 int pb_run_region(const thunk_t *t, run_ctx *c);
 void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim, npy_intp lo,
                      npy_intp hi, int tid);
@@ -200,6 +214,8 @@ int pb_pipe_wait(const run_ctx *c, npy_intp i);
 int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what);
 int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out);
 int pb_alloc_blocks(thunk_t *t, int n);
+int pb_parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item); /* a 0-d operand */
+void pb_thunk_clear(thunk_t *t);
 int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec);
 /* an operand reference, and the check that an operand of it stays inside its buffer */
 int pb_parse_ref(Program *p, PyObject *o, ref_t *r);

@@ -216,12 +216,13 @@ void pb_plan_free(pb_plan *pl) {
 /* ---- the loop steps: "scan", "while", "cond" (parsers and runners) ---- */
 
 static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("scan", level, length, reverse, body block): the body's slices move with `level`, which
-   * is the number of loops around this one */
-  const char *kind;
+  /* compiler/steps.py's Scan: the body's slices move with `level`, which is the number of
+   * loops around this one */
   long long length;
   PyObject *body;
-  if (!PyArg_ParseTuple(spec, "siLpO", &kind, &t->level, &length, &t->reverse, &body)) return -1;
+  if (pb_field_int(spec, "level", &t->level) < 0 || pb_field_ll(spec, "length", &length) < 0 ||
+      pb_field_int(spec, "reverse", &t->reverse) < 0 || !(body = pb_field(spec, "body")))
+    return -1;
   t->kind = TH_SCAN;
   if (t->level != p->depth || t->level >= PB_MAXLOOP || length < 0) {
     PyErr_Format(PyExc_ValueError, "Program: a scan at depth %d has level %d (at most %d nested) "
@@ -237,10 +238,11 @@ static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("while", predicate ref (bool), cond block, body block) */
-  const char *kind;
+  /* steps.py's While: a bool predicate, cond and body blocks */
   PyObject *pred, *cond, *body;
-  if (!PyArg_ParseTuple(spec, "sOOO", &kind, &pred, &cond, &body)) return -1;
+  if (!(pred = pb_field(spec, "pred")) || !(cond = pb_field(spec, "cond")) ||
+      !(body = pb_field(spec, "body")))
+    return -1;
   t->kind = TH_WHILE;
   if (pb_parse_scalar_ref(p, pred, &t->sel, 1) < 0 || pb_alloc_blocks(t, 2) < 0 ||
       pb_parse_block(p, cond, &t->block_n[0], &t->blocks[0]) < 0 ||
@@ -250,10 +252,10 @@ static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_cond(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("cond", index ref (int32), (branch blocks...)) */
-  const char *kind;
+  /* steps.py's Cond: an int32 index, branch blocks */
   PyObject *index, *branches;
-  if (!PyArg_ParseTuple(spec, "sOO!", &kind, &index, &PyTuple_Type, &branches)) return -1;
+  if (!(index = pb_field(spec, "index")) || !(branches = pb_field_tuple(spec, "branches")))
+    return -1;
   t->kind = TH_COND;
   const int n = (int)PyTuple_GET_SIZE(branches);
   if (n < 1) {

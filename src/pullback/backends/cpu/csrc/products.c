@@ -214,15 +214,22 @@ int pb_run_par(const thunk_t *t, run_ctx *c) {
 /* ---- parsers ---- */
 
 static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("dot", sa, sb, so, (Bt, M, N, K), refs(3), strides(3 x 3), epilogue region or None[,
-   * reads: when the epilogue reads the product element for element, so that it may run on each
-   * chunk's slice, the epilogue operands that read it (else empty)]) */
-  const char *kind;
-  PyObject *dims, *refs, *strides, *epi, *reads = NULL;
-  if (!PyArg_ParseTuple(spec, "siiiO!O!O!O|O!", &kind, &t->sa, &t->sb, &t->so, &PyTuple_Type,
-                        &dims, &PyTuple_Type, &refs, &PyTuple_Type, &strides, &epi,
-                        &PyTuple_Type, &reads))
+  /* compiler/steps.py's Dot: slots (a, b, out), dims (Bt, M, N, K), refs and strides (batch,
+   * row, col) of a, b, out, an epilogue Region or None, and the epilogue operands that read
+   * the product when it reads it element for element (it may then run on each chunk's slice) */
+  PyObject *slotv, *dims, *refs, *strides, *epi, *reads;
+  npy_intp sl[3];
+  if (!(slotv = pb_field_tuple(spec, "slots")) || !(dims = pb_field_tuple(spec, "dims")) ||
+      !(refs = pb_field_tuple(spec, "refs")) || !(strides = pb_field_tuple(spec, "strides")) ||
+      !(epi = pb_field(spec, "epilogue")) || !(reads = pb_field_tuple(spec, "reads")))
     return -1;
+  if (pb_parse_ints(slotv, sl, 3, "dot slots") != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: a dot has 3 slots");
+    return -1;
+  }
+  t->sa = (int)sl[0];
+  t->sb = (int)sl[1];
+  t->so = (int)sl[2];
   t->kind = TH_DOT;
   if (pb_parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
       PyTuple_GET_SIZE(strides) != 3) {
@@ -260,9 +267,10 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
   if (epi != Py_None) {
     t->epilogue = PyMem_Calloc(1, sizeof(thunk_t));
     if (!t->epilogue) { PyErr_NoMemory(); return -1; }
+    t->epilogue->kind = TH_REGION;
     if (pb_parse_region(p, t->epilogue, epi) < 0) return -1;
   }
-  const Py_ssize_t nr = reads ? PyTuple_GET_SIZE(reads) : 0;
+  const Py_ssize_t nr = PyTuple_GET_SIZE(reads);
   for (Py_ssize_t i = 0; i < nr; ++i) {
     const long r = PyLong_AsLong(PyTuple_GET_ITEM(reads, i));
     if (r == -1 && PyErr_Occurred()) return -1;
@@ -276,10 +284,10 @@ static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
 }
 
 static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("par", block): steps that touch disjoint memory (the compiler checked), run concurrently */
-  const char *kind;
-  PyObject *block;
-  if (!PyArg_ParseTuple(spec, "sO", &kind, &block)) return -1;
+  /* steps.py's Par: a block of steps that touch disjoint memory (the compiler checked), run
+   * concurrently */
+  PyObject *block = pb_field(spec, "block");
+  if (!block) return -1;
   t->kind = TH_PAR;
   if (pb_alloc_blocks(t, 1) < 0 || pb_parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
     return -1;

@@ -212,6 +212,12 @@ int pb_pipe_wait(const run_ctx *c, npy_intp i);
 /* program_build.c: parsing helpers (an int tuple into out: its length, or -1; a block of
  * steps; a thunk's nested blocks), and pipe.c's parser of a pipe step */
 int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what);
+/* a step spec's field by name (borrowed; NULL with ValueError), checked as a tuple, or read as an
+ * int (0, or -1 with ValueError) */
+PyObject *pb_field(PyObject *spec, const char *name);
+PyObject *pb_field_tuple(PyObject *spec, const char *name);
+int pb_field_ll(PyObject *spec, const char *name, long long *out);
+int pb_field_int(PyObject *spec, const char *name, int *out);
 int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out);
 int pb_alloc_blocks(thunk_t *t, int n);
 int pb_parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item); /* a 0-d operand */

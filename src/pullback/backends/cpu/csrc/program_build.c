@@ -4,6 +4,7 @@
 #include "program.h"
 #include "cast.h"
 #include "move.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -108,6 +109,50 @@ int pb_check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
   return check_extent(p, r, nd, shape, strides, item);
 }
 
+/* Fields of a spec (compiler/steps.py's Spec) by name: borrowed (the spec's slot holds it),
+ * NULL with ValueError naming the field when it is missing or of the wrong type. */
+PyObject *pb_field(PyObject *spec, const char *name) {
+  PyObject *v = PyObject_GetAttrString(spec, name);
+  if (!v) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "Program: a step has no field '%s'", name);
+    return NULL;
+  }
+  Py_DECREF(v);
+  return v;
+}
+
+PyObject *pb_field_tuple(PyObject *spec, const char *name) {
+  PyObject *v = pb_field(spec, name);
+  if (v && !PyTuple_Check(v)) {
+    PyErr_Format(PyExc_ValueError, "Program: a step's field '%s' must be a tuple", name);
+    return NULL;
+  }
+  return v;
+}
+
+int pb_field_ll(PyObject *spec, const char *name, long long *out) {
+  PyObject *v = pb_field(spec, name);
+  if (!v) return -1;
+  *out = PyLong_AsLongLong(v);
+  if (*out == -1 && PyErr_Occurred()) {
+    PyErr_Format(PyExc_ValueError, "Program: a step's field '%s' must be an int", name);
+    return -1;
+  }
+  return 0;
+}
+
+int pb_field_int(PyObject *spec, const char *name, int *out) {
+  long long v;
+  if (pb_field_ll(spec, name, &v) < 0) return -1;
+  if (v < INT_MIN || v > INT_MAX) {
+    PyErr_Format(PyExc_ValueError, "Program: a step's field '%s' is out of range", name);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
 /* The step table, by kind id (thunk_t.kind): each entry lives in its kind's own file. */
 const pb_step_kind *const pb_step_kinds[TH_N] = {
     [TH_REGION] = &pb_step_region, [TH_DOT] = &pb_step_dot,     [TH_REDUCE] = &pb_step_reduce,
@@ -145,12 +190,16 @@ int pb_parse_scalar_ref(Program *p, PyObject *o, ref_t *r, npy_intp item) {
 }
 
 static int parse_thunk(Program *p, thunk_t *t, PyObject *spec, int i) {
-  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 ||
-      !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
-    PyErr_SetString(PyExc_TypeError, "Program: a step must be a tuple starting with its kind");
+  PyObject *kobj = PyObject_GetAttrString(spec, "kind");
+  if (!kobj || !PyUnicode_Check(kobj)) {
+    Py_XDECREF(kobj);
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "Program: a step must be a spec with a kind "
+                    "(compiler/steps.py's Spec)");
     return -1;
   }
-  const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+  const char *k = PyUnicode_AsUTF8(kobj);
+  Py_DECREF(kobj); /* (the kind string is the class's: it outlives this call) */
   if (!k) return -1;
   int id = -1;
   for (int j = 0; j < TH_N && id < 0; ++j)

@@ -7,14 +7,13 @@
 #include <string.h>
 
 static int parse_dcopy(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("dcopy", dst_moves, shape, (src ref, dst ref), (src strides, dst strides), item,
-   *  ((start ref, start item, signed, limit, stride), ...)) */
-  const char *kind;
+  /* compiler/steps.py's DCopy: refs and strides are (source, destination); reverse = 1 when
+   * the destination moves */
   PyObject *shape, *refs, *strides, *starts;
   long long item;
-  if (!PyArg_ParseTuple(spec, "spO!O!O!LO!", &kind, &t->reverse, &PyTuple_Type, &shape,
-                        &PyTuple_Type, &refs, &PyTuple_Type, &strides, &item, &PyTuple_Type,
-                        &starts))
+  if (pb_field_int(spec, "dst_moves", &t->reverse) < 0 || !(shape = pb_field_tuple(spec, "shape")) ||
+      !(refs = pb_field_tuple(spec, "refs")) || !(strides = pb_field_tuple(spec, "strides")) ||
+      pb_field_ll(spec, "item", &item) < 0 || !(starts = pb_field_tuple(spec, "starts")))
     return -1;
   t->kind = TH_DCOPY;
   t->op = (int)item;
@@ -42,8 +41,10 @@ static int parse_dcopy(Program *p, thunk_t *t, PyObject *spec) {
   for (int k = 0; k < t->nstart; ++k) {
     dstart_t *d = &t->starts[k];
     long long lim, st;
-    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(starts, k), "OiiLL", &refs, &d->item, &d->is_signed,
-                          &lim, &st))
+    PyObject *o = PyTuple_GET_ITEM(starts, k); /* steps.py's DStart */
+    if (!(refs = pb_field(o, "ref")) || pb_field_int(o, "item", &d->item) < 0 ||
+        pb_field_int(o, "signed", &d->is_signed) < 0 || pb_field_ll(o, "limit", &lim) < 0 ||
+        pb_field_ll(o, "stride", &st) < 0)
       return -1;
     if ((d->item != 1 && d->item != 2 && d->item != 4 && d->item != 8) || lim < 0 ||
         pb_parse_scalar_ref(p, refs, &d->ref, d->item) < 0) {

@@ -8,11 +8,12 @@
 #include <string.h>
 
 static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("py", callable, operands((ref, dtype, shape, strides) ...), nin): the callable gets the
-   * input views and returns a tuple of arrays (a user callback) */
-  const char *kind;
+  /* compiler/steps.py's Py: the callable gets views of the first nin operands (Operand specs)
+   * and returns a tuple of arrays for the others (a user callback) */
   PyObject *fn, *ops;
-  if (!PyArg_ParseTuple(spec, "sOO!i", &kind, &fn, &PyTuple_Type, &ops, &t->npin)) return -1;
+  if (!(fn = pb_field(spec, "callable")) || !(ops = pb_field_tuple(spec, "operands")) ||
+      pb_field_int(spec, "nin", &t->npin) < 0)
+    return -1;
   t->kind = TH_PY;
   Py_INCREF(fn);
   t->callable = fn;
@@ -32,8 +33,9 @@ static int parse_py(Program *p, thunk_t *t, PyObject *spec) {
   }
   for (int i = 0; i < t->nref; ++i) {
     PyObject *ref, *dt, *shape, *strides;
-    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ops, i), "OOO!O!", &ref, &dt, &PyTuple_Type, &shape,
-                          &PyTuple_Type, &strides))
+    PyObject *o = PyTuple_GET_ITEM(ops, i);
+    if (!(ref = pb_field(o, "ref")) || !(dt = pb_field(o, "dtype")) ||
+        !(shape = pb_field_tuple(o, "shape")) || !(strides = pb_field_tuple(o, "strides")))
       return -1;
     if (pb_parse_ref(p, ref, &t->refs[i]) < 0) return -1;
     if (!PyArray_DescrConverter(dt, &t->descrs[i])) return -1;

@@ -7,13 +7,13 @@
 #include <string.h>
 
 static int parse_reduce(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("reduce", op, slot, shape, reduced, refs(x, acc, out), xstrides, item, acc_item) */
-  const char *kind;
+  /* compiler/steps.py's Reduce */
   PyObject *shape, *reduced, *refs, *xstrides;
   long long item, aitem;
-  if (!PyArg_ParseTuple(spec, "siiO!O!O!O!LL", &kind, &t->op, &t->slot, &PyTuple_Type, &shape,
-                        &PyTuple_Type, &reduced, &PyTuple_Type, &refs, &PyTuple_Type, &xstrides,
-                        &item, &aitem))
+  if (pb_field_int(spec, "op", &t->op) < 0 || pb_field_int(spec, "slot", &t->slot) < 0 ||
+      !(shape = pb_field_tuple(spec, "shape")) || !(reduced = pb_field_tuple(spec, "reduced")) ||
+      !(refs = pb_field_tuple(spec, "refs")) || !(xstrides = pb_field_tuple(spec, "xstrides")) ||
+      pb_field_ll(spec, "item", &item) < 0 || pb_field_ll(spec, "acc_item", &aitem) < 0)
     return -1;
   t->kind = TH_REDUCE;
   if (!pb_reduce_supported(t->op, t->slot)) {

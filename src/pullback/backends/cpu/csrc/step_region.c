@@ -14,15 +14,14 @@
 #endif
 
 int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("region", shape, refs, strides, items, steps, grain[, inits]) with inits a tuple of
-   * (operand, reduce op, slot, elements): reduction accumulators (the region then runs on one
+  /* compiler/steps.py's Region: inits are reduction accumulators (the region then runs on one
    * thread: its chunks would share them) */
-  PyObject *shape, *refs, *strides, *items, *steps, *inits = NULL, *stream = NULL;
+  PyObject *shape, *refs, *strides, *items, *steps, *inits, *stream;
   long long grain;
-  const char *kind;
-  if (!PyArg_ParseTuple(spec, "sO!O!O!O!O!L|O!O!", &kind, &PyTuple_Type, &shape, &PyTuple_Type,
-                        &refs, &PyTuple_Type, &strides, &PyTuple_Type, &items, &PyTuple_Type,
-                        &steps, &grain, &PyTuple_Type, &inits, &PyTuple_Type, &stream))
+  if (!(shape = pb_field_tuple(spec, "shape")) || !(refs = pb_field_tuple(spec, "refs")) ||
+      !(strides = pb_field_tuple(spec, "strides")) || !(items = pb_field_tuple(spec, "items")) ||
+      !(steps = pb_field_tuple(spec, "ops")) || pb_field_ll(spec, "grain", &grain) < 0 ||
+      !(inits = pb_field_tuple(spec, "inits")) || !(stream = pb_field_tuple(spec, "stream")))
     return -1;
   if (inits && PyTuple_GET_SIZE(inits) == 0) inits = NULL;
   t->kind = TH_REGION;
@@ -60,11 +59,12 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
   if (!t->rg.steps) { PyErr_NoMemory(); return -1; }
   t->rg.nslots = 0;
   for (int k = 0; k < t->rg.nsteps; ++k) {
-    /* (loop kind, a, b, params tuple, operand ids, element sizes) */
+    /* steps.py's RegionOp */
     int lk, a, b;
-    PyObject *prm, *opnd, *its;
-    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(steps, k), "iiiO!O!O!", &lk, &a, &b, &PyTuple_Type,
-                          &prm, &PyTuple_Type, &opnd, &PyTuple_Type, &its))
+    PyObject *prm, *opnd, *its, *o = PyTuple_GET_ITEM(steps, k);
+    if (pb_field_int(o, "loop", &lk) < 0 || pb_field_int(o, "a", &a) < 0 ||
+        pb_field_int(o, "b", &b) < 0 || !(prm = pb_field_tuple(o, "params")) ||
+        !(opnd = pb_field_tuple(o, "operands")) || !(its = pb_field_tuple(o, "items")))
       return -1;
     rg_step *st = &t->rg.steps[k];
     pb_loop_fn fn = NULL;
@@ -154,7 +154,9 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
       rg_init *in = &t->inits[k];
       long long ne;
       char one[16];
-      if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inits, k), "iiiL", &in->ext, &in->op, &in->slot, &ne))
+      PyObject *o = PyTuple_GET_ITEM(inits, k); /* steps.py's RegionInit */
+      if (pb_field_int(o, "operand", &in->ext) < 0 || pb_field_int(o, "op", &in->op) < 0 ||
+          pb_field_int(o, "slot", &in->slot) < 0 || pb_field_ll(o, "nelems", &ne) < 0)
         return -1;
       in->nelems = (npy_intp)ne;
       npy_intp item = pb_reduce_identity(in->op, in->slot, one);

@@ -4,7 +4,7 @@
  * specs: ref, dtype, shape, strides) and params, the packed struct (bytes).
  * Every operand is checked against its buffer here, when the program is built. */
 #include "kernel_abi.h"
-#include "program.h"
+#include "step.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -12,7 +12,8 @@
  * instead of for the whole product. Measured on the tanh RNN benchmark (T=1000, 16x128 steps):
  * backward, a 5.1 ms scan then 4.1 ms of weight gradients became 6.0 ms; forward, the 0.7 ms
  * projection and the 6.8 ms scan became 7.1 ms. */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "pb.h"
 #include <sched.h>
 #include <stdatomic.h>
@@ -190,7 +191,7 @@ int pb_pipe_wait(const run_ctx *c, npy_intp i) {
   }
 }
 
-int pb_run_pipe(const thunk_t *t, run_ctx *c) {
+static int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   const int nd = t->block_n[1];
   int nunits = 0;
   for (int i = 0; i < nd; ++i) nunits += t->pipe_parts[i];
@@ -252,7 +253,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   return 0;
 }
 
-/* ---- building one (program_build.c calls it for a "pipe" step) ---- */
+/* ---- building one ---- */
 
 /* A batch-1 product of one float dtype throughout: what pb_matmul_acc takes. */
 static int plain_float_dot(const thunk_t *d) {
@@ -260,7 +261,7 @@ static int plain_float_dot(const thunk_t *d) {
          (d->sa == PB_F32 || d->sa == PB_F64);
 }
 
-int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
+static int parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   /* compiler/steps.py's Pipe: a scan, the products (and sums) over its iterations with their
    * K per iteration and column blocks, iterations per chunk, a producer product or None and
    * its rows per iteration: products summing over the scan's iterations, run as it writes
@@ -346,4 +347,4 @@ static void release_pipe(thunk_t *t) {
   PyMem_Free(t->pipe_parts);
 }
 
-const pb_step_kind pb_step_pipe = {"pipe", pb_parse_pipe, pb_run_pipe, release_pipe};
+const pb_step_kind pb_step_pipe = {"pipe", parse_pipe, pb_run_pipe, release_pipe};

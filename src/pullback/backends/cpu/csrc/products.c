@@ -1,7 +1,8 @@
 /* The schedule's products (see schedule.c): a dot step, its matmul cut over the pool with its
  * epilogue following the rows the kernel finishes, and a par step, independent products side
  * by side (compiler/parallel.py). */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "pb.h"
 #include "cast.h"
 #include <stdatomic.h>
@@ -102,7 +103,7 @@ static int dot_finish(const thunk_t *t, run_ctx *c, const dot_job *j, int rc) {
   return t->epilogue && !j->epi ? pb_run_region(t->epilogue, c) : 0;
 }
 
-int pb_run_dot(const thunk_t *t, run_ctx *c) {
+static int pb_run_dot(const thunk_t *t, run_ctx *c) {
   dot_job j;
   const npy_intp n = dot_setup(t, c, c->threads, false, &j);
   if (n < 0) return -1;
@@ -193,7 +194,7 @@ static int run_par_dots(run_ctx *c, par_dots *p) {
   return c->error ? -1 : 0;
 }
 
-int pb_run_par(const thunk_t *t, run_ctx *c) {
+static int pb_run_par(const thunk_t *t, run_ctx *c) {
   const thunk_t *b = t->blocks[0];
   if (c->threads >= 2 && t->block_n[0] == 2 && b[0].kind == TH_DOT && b[1].kind == TH_DOT) {
     par_dots p = {.t = t, .c = c};

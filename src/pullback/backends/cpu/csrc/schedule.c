@@ -26,9 +26,9 @@
  *   py     - a user Python callback, GIL reacquired (step_py.c).
  * Every reference is checked against its buffer's extent when the Program is built, so a bad
  * schedule raises instead of touching memory it does not own. */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "kernel_abi.h"
-#include "loops.h"
 #include "cast.h"
 #include "move.h"
 #include <stdatomic.h>
@@ -359,7 +359,6 @@ int pb_register_schedule(PyObject *m) {
       PyExc_ValueError, NULL);
   if (!pb_layout_error || PyModule_AddObject(m, "LayoutError", pb_layout_error) < 0) return -1;
   Py_INCREF(pb_layout_error);
-  if (pb_register_callpath(m) < 0) return -1;
   PyObject *consts = Py_BuildValue(
       "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "arena", BUF_ARENA, "input", BUF_INPUT,
       "output", BUF_OUTPUT, "const", BUF_CONST, "ewise", LOOP_EWISE, "cast", LOOP_CAST, "copy",

@@ -1,6 +1,6 @@
 /* The "dcopy" step: a copy whose source or destination moves by clamped start indices read
  * at run time (dynamic_slice / dynamic_update_slice); its parser and runner. */
-#include "program.h"
+#include "step.h"
 #include "cast.h"
 #include "move.h"
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The "py" step: a user Python callback (pure_callback, io_callback, debug prints). It
  * reacquires the GIL, calls the callable on ndarray views of its inputs and copies the results
  * into their slots. Every primitive has a native step; this one is for user code only. */
-#include "program.h"
+#include "step.h"
 #include "cast.h"
 #include "move.h"
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The "reduce" step: a table reduction (reduce.c's runner) into its output; its parser and
  * runner. */
-#include "program.h"
+#include "step.h"
 #include "cast.h"
 #include "move.h"
 #include <stdlib.h>

@@ -4,7 +4,8 @@
  * outputs are written to memory. A single element-wise op, a copy or a conversion is a 1-op
  * region; a dot's epilogue is a region too (products.c). loops.c plans tiny regions of loop
  * bodies as direct kernel calls. */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "cast.h"
 #include "move.h"
 #include <stdlib.h>

@@ -35,7 +35,7 @@ class CompiledProgram:
       program: the ``_cpu.Program`` (``run(*inputs) -> tuple of ndarrays``).
       steps: the schedule (``values.Step``), in execution order.
       fallbacks: names of the primitives (or kernels) whose steps run through Python objects
-        (callback and call steps), marked in ``as_text()``; ``compiler.fallbacks`` counts them
+        (callback steps), marked in ``as_text()``; ``compiler.fallbacks`` counts them
         across programs.
     """
 

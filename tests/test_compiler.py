@@ -9,6 +9,7 @@ import pytest
 import pullback as pb
 import pullback.lax as lax
 import pullback.numpy as jnp
+from pullback.backends.cpu.compiler.steps import Operand, Py, Region, RegionOp
 from pullback.backends.cpu.kernels import Program
 from pullback.test_util import LAYOUTS, layout, reference_backend
 
@@ -468,6 +469,13 @@ def test_concurrent_calls_from_threads():
     assert not errors and all(results) and len(results) == 70
 
 
+def _region(shape, refs, ops, item=4, grain=1):
+    """A region of float32-sized operands, contiguous over ``shape``."""
+    strides = tuple(item * int(np.prod(shape[d + 1:])) for d in range(len(shape)))
+    return Region(shape=shape, refs=refs, strides=(strides,) * len(refs),
+                  items=(item,) * len(refs), ops=ops, grain=grain, inits=(), stream=())
+
+
 def test_reentrant_call_from_a_callback_uses_a_private_arena():
     from pullback.backends.cpu.kernels import EWISE_OPS, SCHEDULE, schedule_slots
     f32, n = np.dtype(np.float32), 300
@@ -481,11 +489,13 @@ def test_reentrant_call_from_a_callback_uses_a_private_arena():
         depth.append(1)
         return (holder["p"].run(a * 3)[0] + 1,)  # re-enters the program while it runs
 
-    copy = (SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4))
-    add = (SCHEDULE["ewise"], EWISE_OPS["add"], schedule_slots(f32)[0], (), (0, 1, 2), (4, 4, 4))
-    steps = (("region", (n,), (inp, arena), ((4,), (4,)), (4, 4), (copy,), 1),
-             ("py", cb, ((arena, f32, (n,), (4,)), (cbuf, f32, (n,), (4,))), 1),
-             ("region", (n,), (arena, cbuf, out), ((4,), (4,), (4,)), (4, 4, 4), (add,), 1))
+    copy = RegionOp(loop=SCHEDULE["copy"], a=4, b=0, params=(), operands=(0, 1), items=(4, 4))
+    add = RegionOp(loop=SCHEDULE["ewise"], a=EWISE_OPS["add"], b=schedule_slots(f32)[0],
+                   params=(), operands=(0, 1, 2), items=(4, 4, 4))
+    ops = (Operand(ref=arena, dtype=f32, shape=(n,), strides=(4,)),
+           Operand(ref=cbuf, dtype=f32, shape=(n,), strides=(4,)))
+    steps = (_region((n,), (inp, arena), (copy,)), Py(callable=cb, operands=ops, nin=1),
+             _region((n,), (arena, cbuf, out), (add,)))
     p = holder["p"] = Program("re", 2432, ((f32, (n,), None),), ((f32, (n,), -1, None),), (),
                               steps, False)
     x = rand((n,))
@@ -521,16 +531,24 @@ def test_errors_name_the_op_and_argument():
 
 
 def test_malformed_schedules_are_rejected():
-    spec = (("region", (4,), ((0, 0, 0), (2, 0, 0)), ((4,), (4,)), (4, 4),
-             ((2, 4, 0, (), (0, 1), (4, 4)),), 1),)
+    copy = RegionOp(loop=2, a=4, b=0, params=(), operands=(0, 1), items=(4, 4))
+    spec = (_region((4,), ((0, 0, 0), (2, 0, 0)), (copy,)),)
     out = ((np.dtype(np.float32), (4,), -1, None),)
     with pytest.raises(ValueError, match="malformed"):  # reads past an arena of 0 bytes
         Program("bad", 0, (), out, (), spec, False)
     Program("good", 64, (), out, (), spec, False)
     with pytest.raises(ValueError, match="malformed"):  # an unknown loop kind
         Program("bad", 64, (), out, (),
-                (("region", (4,), ((0, 0, 0), (2, 0, 0)), ((4,), (4,)), (4, 4),
-                  ((9, 0, 0, (), (0, 1), (4, 4)),), 1),), False)
+                (_region((4,), ((0, 0, 0), (2, 0, 0)),
+                         (RegionOp(loop=9, a=0, b=0, params=(), operands=(0, 1), items=(4, 4)),)),),
+                False)
+    # steps are typed specs read by field name: no positional tuple, no missing field
+    with pytest.raises(TypeError, match="a step must be a spec with a kind"):
+        Program("bad", 64, (), out, (), (("region", (4,), ((0, 0, 0), (2, 0, 0))),), False)
+    short = _region((4,), ((0, 0, 0), (2, 0, 0)), (copy,))
+    del short.grain
+    with pytest.raises(ValueError, match="no field 'grain'"):
+        Program("bad", 64, (), out, (), (short,), False)
 
 
 def test_large_products_run_in_chunks_with_their_epilogues():

@@ -9,6 +9,7 @@ import pullback as pb
 import pullback.numpy as jnp
 from pullback import lax
 from pullback.backends.cpu import kernels
+from pullback.backends.cpu.compiler.steps import Region, RegionOp, Scan
 
 rng = np.random.default_rng(0)
 
@@ -178,19 +179,27 @@ def test_malformed_loop_schedules_are_rejected():
     f32 = np.dtype(np.float32)
     spec = ((f32, (4,), None, 4),)
     out = ((f32, (4,), -1, None),)
-    copy = ("region", (4,), ((1, 0, 0), (2, 0, 0, ((1, 4),))), ((4,), (4,)), (4, 4),
-            ((kernels.SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4)),), 1 << 20)
+    op = RegionOp(loop=kernels.SCHEDULE["copy"], a=4, b=0, params=(), operands=(0, 1),
+                  items=(4, 4))
+
+    def region(shape, refs):
+        return Region(shape=shape, refs=refs, strides=((4,), (4,)), items=(4, 4), ops=(op,),
+                      grain=1 << 20, inits=(), stream=())
+
+    def scan(level, length, body):
+        return (Scan(level=level, length=length, reverse=False, body=body),)
+
+    copy = region((4,), ((1, 0, 0), (2, 0, 0, ((1, 4),))))
     with pytest.raises(ValueError, match="loop level 1"):  # level 1 outside a single loop
-        kernels.Program("bad", 0, spec, out, (), (("scan", 0, 3, False, (copy,)),), False)
-    ok = ("region", (1,), ((1, 0, 0, ((0, 4),)), (2, 0, 0, ((0, 4),))), ((4,), (4,)), (4, 4),
-          ((kernels.SCHEDULE["copy"], 4, 0, (), (0, 1), (4, 4)),), 1 << 20)
-    p = kernels.Program("ok", 0, spec, out, (), (("scan", 0, 4, False, (ok,)),), False)
+        kernels.Program("bad", 0, spec, out, (), scan(0, 3, (copy,)), False)
+    ok = region((1,), ((1, 0, 0, ((0, 4),)), (2, 0, 0, ((0, 4),))))
+    p = kernels.Program("ok", 0, spec, out, (), scan(0, 4, (ok,)), False)
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(p.run(x)[0], x)
     with pytest.raises(ValueError, match="leaves"):  # 5 iterations step past the end
-        kernels.Program("bad", 0, spec, out, (), (("scan", 0, 5, False, (ok,)),), False)
+        kernels.Program("bad", 0, spec, out, (), scan(0, 5, (ok,)), False)
     with pytest.raises(ValueError, match="level"):  # a scan must sit at its nesting depth
-        kernels.Program("bad", 0, spec, out, (), (("scan", 1, 4, False, (ok,)),), False)
+        kernels.Program("bad", 0, spec, out, (), scan(1, 4, (ok,)), False)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.int8])

@@ -42,8 +42,8 @@ _CHEAP_GRAIN = CHEAP_GRAIN
 # Compile-time evaluation of constant equations stops at this many output bytes.
 _FOLD_LIMIT = 1 << 24
 
-# Steps compiled programs run through Python objects ("call": a C entry point on ndarray
-# views, GIL held; "callback": a Python function), by primitive or kernel name, since import.
+# Steps compiled programs run through Python objects (a "py" callback step, GIL held), by
+# primitive name, since import.
 fallbacks: collections.Counter = collections.Counter()
 
 

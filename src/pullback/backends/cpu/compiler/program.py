@@ -18,7 +18,7 @@ from .. import kernels
 from . import control, fusion, layout, memory, parallel, rows
 from .copies import copy_step
 from .lower import SCHEDULE, lower_program
-from .steps import KernelStep
+from .steps import SPECS, KernelStep, Spec
 from .values import Step, View
 
 # Below this many elements of work a program keeps the GIL (releasing it costs ~40 ns, more
@@ -35,7 +35,7 @@ class CompiledProgram:
       program: the ``_cpu.Program`` (``run(*inputs) -> tuple of ndarrays``).
       steps: the schedule (``values.Step``), in execution order.
       fallbacks: names of the primitives (or kernels) whose steps run through Python objects
-        (callback and call steps), marked in ``as_text()``; ``compiler.fallbacks`` counts them
+        (callback steps), marked in ``as_text()``; ``compiler.fallbacks`` counts them
         across programs.
     """
 
@@ -290,7 +290,8 @@ def compile_jaxpr(jaxpr: Jaxpr, consts: dict[int, np.ndarray], name: str = "jit"
             r = (_KIND[b.kind], b.index, off)
         return r + (loops,) if loops else r
 
-    thunks = tuple(_emit(s, ref) for s in steps)
+    emitter = _Emitter(ref)
+    thunks = tuple(emitter.step(s) for s in steps)
     work = sum(_work(s) for s in steps)
     out_avals = [v.aval for v in jaxpr.outvars]
     out_specs = tuple((np.dtype(a.dtype), tuple(a.shape), donate[k],
@@ -343,127 +344,13 @@ def _work(s: Step) -> int:
     return 0
 
 
-def _region_spec(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
-    shape = tuple(s.info["shape"])
-    ext = list(s.ins) + list(s.outs)
-    ext_ids = {}
-    for e, v in enumerate(ext):
-        ext_ids.setdefault((v.buf.id, v.offset, v.strides), e)
-    # scratch slots for values that stay inside the region, reused after their last read
-    members = s.info["members"]
-    last_read: dict[int, int] = {}
-    for i, m in enumerate(members):
-        for v in m.ins:
-            last_read[v.buf.id] = i
-    slot_of: dict[int, int] = {}
-    free: list[int] = []
-    nslots = 0
-    steps = []
-    for i, m in enumerate(members):
-        ids, items = [], []
-        for v in m.ins:
-            e = ext_ids.get((v.buf.id, v.offset, v.strides))
-            ids.append(e if e is not None else -(slot_of[v.buf.id] + 1))
-            items.append(v.itemsize)
-        o = m.outs[0]
-        e = ext_ids.get((o.buf.id, o.offset, o.strides))
-        if e is None:
-            if free:
-                slot = free.pop()
-            else:
-                slot, nslots = nslots, nslots + 1
-            slot_of[o.buf.id] = slot
-            e = -(slot + 1)
-        for v in m.ins:  # inputs read for the last time free their slots (after the write)
-            if v.buf.id in slot_of and last_read.get(v.buf.id) == i and \
-                    -(slot_of[v.buf.id] + 1) != e:
-                free.append(slot_of.pop(v.buf.id))
-        ids.append(e)
-        items.append(o.itemsize)
-        lk, a, b = m.info["loop"]
-        steps.append((lk, a, b, tuple(m.info["params"]), tuple(ids), tuple(items)))
-    inits = tuple((ext_ids[(m.outs[0].buf.id, m.outs[0].offset, m.outs[0].strides)],
-                   *m.info["init"]) for m in members if "init" in m.info)
-    stream = tuple(e for e, v in enumerate(ext) if v.buf.id in streamed and v in s.outs)
-    return ("region", shape, tuple(ref(v) for v in ext),
-            tuple(_bstrides(v, shape) for v in ext), tuple(v.itemsize for v in ext),
-            tuple(steps), int(s.info["grain"])) + ((inits, stream) if inits or stream else ())
+class _Emitter:
+    """Specs of planned steps (steps.Emitter), their operands referenced by ``ref``."""
 
+    def __init__(self, ref):
+        self.ref = ref
 
-def _write_only_slices(steps: list) -> frozenset:
-    """The ys[i] slices a loop body writes and none of its steps reads (a residual saved for
-    the backward pass): their regions may stream them past the caches."""
-    reads = {v.buf.id for st in control.walk(steps) for v in st.ins}
-    return frozenset(o.buf.id for st in steps for o in st.outs
-                     if o.buf.kind == "slice" and o.buf.loops and o.buf.id not in reads)
-
-
-def _bstrides(v: View, shape: tuple) -> tuple:
-    if v.shape == shape:
-        return v.strides
-    return (0,) * len(shape)  # a 0-d operand broadcast over the region
-
-
-def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
-    """The epilogue reads the (M, N) product row-major, element for element, so any rows (or
-    columns) of it can run as soon as the same rows (columns) of the product exist."""
-    bt, m, n, _ = dims
-    es = prod.itemsize
-    if any("init" in mem.info for mem in epi.info["members"]):
-        return False  # a reduction's accumulator spans every slice
-    return bt == 1 and tuple(epi.info["shape"]) == (m, n) and all(
-        v.offset == prod.offset and (m < 2 or v.strides[0] == n * es) and
-        (n < 2 or v.strides[1] == es) for v in epi.ins if v.buf is prod.buf)
-
-
-def _emit(s: Step, ref, streamed: frozenset = frozenset()) -> tuple:
-    if isinstance(s, KernelStep):  # a typed step kind emits itself
-        return s.emit(ref)
-    if s.kind == "par":
-        return ("par", tuple(_emit(x, ref) for x in s.info["members"]))
-    if s.kind == "pipe":
-        prod = s.info["producer"]
-        return ("pipe", (_emit(s.info["scan"], ref),),
-                tuple(_emit(x, ref) for x in s.info["members"]), tuple(s.info["kper"]),
-                tuple(s.info["parts"]), s.info["every"],
-                (_emit(prod, ref),) if prod is not None else (), s.info["rper"])
-    if s.kind in control.LOOPS:
-        blocks = tuple(tuple(_emit(x, ref, _write_only_slices(b.steps) if s.kind == "scan"
-                                   else frozenset()) for x in b.steps)
-                       for b in s.info["blocks"])
-        if s.kind == "scan":
-            return ("scan", s.info["level"], s.info["length"], s.info["reverse"], blocks[0])
-        if s.kind == "while":
-            return ("while", ref(s.info["pred"]), blocks[0], blocks[1])
-        return ("cond", ref(s.info["index"]), blocks)
-    if s.kind == "ewise":
-        s = Step("region", s.ins, s.outs, {"members": [s], "shape": s.info["shape"],
-                                            "grain": s.info["grain"]}, s.label)
-    if s.kind == "region":
-        return _region_spec(s, ref, streamed)
-    if s.kind == "dot":
-        a, b = s.ins[0], s.ins[1]
-        c = s.outs[0]
-        epi = s.info.get("epilogue")
-        # a sliceable epilogue: its operands that read the product (_region_spec's numbering)
-        reads = () if epi is None or not _sliceable(epi, c, s.info["dims"]) else \
-            tuple(e for e, v in enumerate(epi.ins) if v.buf is c.buf)
-        return ("dot", *s.info["slots"], tuple(s.info["dims"]), (ref(a), ref(b), ref(c)),
-                (a.strides, b.strides, c.strides),
-                _region_spec(epi, ref, streamed) if epi is not None else None, reads)
-    if s.kind == "dcopy":  # (side, shape, refs, strides, item, (start ref, its item, signed,
-        #                      limit, byte stride) per moving dimension)
-        src, dst = s.ins[0], s.outs[0]
-        starts = tuple((ref(s.ins[k]), s.ins[k].itemsize, int(s.ins[k].dtype.kind == "i"), lim,
-                        st) for k, lim, st in s.info["dyn"])
-        return ("dcopy", int(s.info["side"] == "dst"), src.shape, (ref(src), ref(dst)),
-                (src.strides, dst.strides), src.itemsize, starts)
-    if s.kind == "reduce":
-        x, out = s.ins[0], s.outs[0]
-        acc = s.info["acc"]
-        axes = set(s.info["axes"])
-        return ("reduce", s.info["op"], s.info["slot"], x.shape,
-                tuple(int(d in axes) for d in range(x.ndim)), (ref(x), ref(acc), ref(out)),
-                x.strides, out.itemsize, acc.itemsize)
-    ops = tuple((ref(v), v.dtype, v.shape, v.strides) for v in list(s.ins) + list(s.outs))
-    return ("py", s.info["callable"], ops, len(s.ins))
+    def step(self, s: Step, streamed: frozenset = frozenset()) -> Spec:
+        if isinstance(s, KernelStep):  # a typed step emits itself
+            return s.emit(self)
+        return SPECS[s.kind](s, self, streamed)

@@ -116,12 +116,13 @@ class Unsupported(Exception):
 class Step:
     """One thunk before planning.
 
-    kind: one of the step kinds docs/compiler.md lists: "ewise" (one element-wise loop:
+    kind: one of the step kinds docs/compiler.md lists (12): "ewise" (one element-wise loop:
     ``loop`` = (loop kind, a, b, params)), "region" (fused ewise steps), "dot", "reduce",
-    "dcopy", "scan", "while", "cond", "par", "pipe", "py" (a Python callback) or "kernel" (a
-    registered C kernel: ``steps.KernelStep``, a typed step with its own fields and emit).
-    ``ins``/``outs`` are Views; ``info`` holds the kind's parameters; ``label`` names it in the
-    schedule text.
+    "dcopy", "scan", "while", "cond", "par", "pipe", "py" (a user Python callback) and "kernel"
+    (a registered C kernel: ``steps.KernelStep``, a typed step with its own fields). Each kind
+    is emitted for the C executor by its typed ``steps.Spec`` (fields read by name in C);
+    ``ins``/``outs`` are Views; ``info`` holds the kind's parameters until planning (not yet
+    typed per kind); ``label`` names it in the schedule text.
     """
 
     __slots__ = ("kind", "ins", "outs", "info", "label", "index")

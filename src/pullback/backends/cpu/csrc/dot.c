@@ -18,6 +18,7 @@
  * the accumulator type) into aligned panels and runs an MR x NR register-blocked micro-kernel
  * over them, accumulating in a per-thread tile that is stored (converted) once. Tasks spread
  * over OpenMP threads. */
+#include "pool.h"
 #include "cast.h"
 #include "gemm.h"
 #include "move.h"

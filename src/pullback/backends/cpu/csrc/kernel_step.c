@@ -1,13 +1,10 @@
 /* The "kernel" step: any registered kernel (pb_kernel.h) run natively in a compiled program,
  * GIL released, its operands fixed at compile time. The compiler emits it from
- * compiler/steps.py's KernelStep:
- *
- *   ("kernel", handle, ins, outs, params)
- *
- * with ins/outs tuples of (ref, dtype, shape, strides) and params the packed struct (bytes).
+ * compiler/steps.py's KernelStep, as a Kernel spec: the kernel's handle, ins and outs (Operand
+ * specs: ref, dtype, shape, strides) and params, the packed struct (bytes).
  * Every operand is checked against its buffer here, when the program is built. */
 #include "kernel_abi.h"
-#include "program.h"
+#include "step.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,8 +32,8 @@ static void release_kernel(thunk_t *t) {
 
 static int parse_operand(Program *p, kernel_step *s, int i, PyObject *spec) {
   PyObject *ref, *dt, *shape, *strides;
-  if (!PyArg_ParseTuple(spec, "OOO!O!", &ref, &dt, &PyTuple_Type, &shape, &PyTuple_Type,
-                        &strides))
+  if (!(ref = pb_field(spec, "ref")) || !(dt = pb_field(spec, "dtype")) ||
+      !(shape = pb_field_tuple(spec, "shape")) || !(strides = pb_field_tuple(spec, "strides")))
     return -1;
   if (pb_parse_ref(p, ref, &s->refs[i]) < 0) return -1;
   PyArray_Descr *d = NULL;
@@ -58,11 +55,15 @@ static int parse_operand(Program *p, kernel_step *s, int i, PyObject *spec) {
 }
 
 static int parse_kernel(Program *p, thunk_t *t, PyObject *spec) {
-  const char *kind;
+  /* compiler/steps.py's Kernel */
   PyObject *handle, *ins, *outs, *params;
-  if (!PyArg_ParseTuple(spec, "sOO!O!O!", &kind, &handle, &PyTuple_Type, &ins, &PyTuple_Type,
-                        &outs, &PyBytes_Type, &params))
+  if (!(handle = pb_field(spec, "kernel")) || !(ins = pb_field_tuple(spec, "ins")) ||
+      !(outs = pb_field_tuple(spec, "outs")) || !(params = pb_field(spec, "params")))
     return -1;
+  if (!PyBytes_Check(params)) {
+    PyErr_SetString(PyExc_ValueError, "Program: a kernel step's params must be bytes");
+    return -1;
+  }
   const pb_kernel_def *k = pb_kernel_of(handle);
   const Py_ssize_t nin = PyTuple_GET_SIZE(ins), nout = PyTuple_GET_SIZE(outs);
   if (!k || pb_kernel_check(k, nin, nout, PyBytes_GET_SIZE(params)) < 0) return -1;

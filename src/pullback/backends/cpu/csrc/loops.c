@@ -8,6 +8,10 @@
 #include "loops.h"
 #include "move.h"
 #include <pthread.h>
+#include <stdatomic.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,3 +212,116 @@ void pb_plan_free(pb_plan *pl) {
   pl->calls = pl->local;
   pl->n = 0;
 }
+
+/* ---- the loop steps: "scan", "while", "cond" (parsers and runners) ---- */
+
+static int parse_scan(Program *p, thunk_t *t, PyObject *spec) {
+  /* compiler/steps.py's Scan: the body's slices move with `level`, which is the number of
+   * loops around this one */
+  long long length;
+  PyObject *body;
+  if (pb_field_int(spec, "level", &t->level) < 0 || pb_field_ll(spec, "length", &length) < 0 ||
+      pb_field_int(spec, "reverse", &t->reverse) < 0 || !(body = pb_field(spec, "body")))
+    return -1;
+  t->kind = TH_SCAN;
+  if (t->level != p->depth || t->level >= PB_MAXLOOP || length < 0) {
+    PyErr_Format(PyExc_ValueError, "Program: a scan at depth %d has level %d (at most %d nested) "
+                 "and length %lld", p->depth, t->level, PB_MAXLOOP, length);
+    return -1;
+  }
+  t->length = (npy_intp)length;
+  if (pb_alloc_blocks(t, 1) < 0) return -1;
+  p->loop_len[p->depth++] = t->length;
+  int rc = pb_parse_block(p, body, &t->block_n[0], &t->blocks[0]);
+  p->depth--;
+  return rc;
+}
+
+static int parse_while(Program *p, thunk_t *t, PyObject *spec) {
+  /* steps.py's While: a bool predicate, cond and body blocks */
+  PyObject *pred, *cond, *body;
+  if (!(pred = pb_field(spec, "pred")) || !(cond = pb_field(spec, "cond")) ||
+      !(body = pb_field(spec, "body")))
+    return -1;
+  t->kind = TH_WHILE;
+  if (pb_parse_scalar_ref(p, pred, &t->sel, 1) < 0 || pb_alloc_blocks(t, 2) < 0 ||
+      pb_parse_block(p, cond, &t->block_n[0], &t->blocks[0]) < 0 ||
+      pb_parse_block(p, body, &t->block_n[1], &t->blocks[1]) < 0)
+    return -1;
+  return 0;
+}
+
+static int parse_cond(Program *p, thunk_t *t, PyObject *spec) {
+  /* steps.py's Cond: an int32 index, branch blocks */
+  PyObject *index, *branches;
+  if (!(index = pb_field(spec, "index")) || !(branches = pb_field_tuple(spec, "branches")))
+    return -1;
+  t->kind = TH_COND;
+  const int n = (int)PyTuple_GET_SIZE(branches);
+  if (n < 1) {
+    PyErr_SetString(PyExc_ValueError, "Program: a cond needs a branch");
+    return -1;
+  }
+  if (pb_parse_scalar_ref(p, index, &t->sel, 4) < 0 || pb_alloc_blocks(t, n) < 0) return -1;
+  for (int k = 0; k < n; ++k)
+    if (pb_parse_block(p, PyTuple_GET_ITEM(branches, k), &t->block_n[k], &t->blocks[k]) < 0)
+      return -1;
+  return 0;
+}
+
+static int run_block(const thunk_t *ts, int n, run_ctx *c) {
+  for (int i = 0; i < n; ++i)
+    if (pb_run_thunk(&ts[i], c) < 0) return -1;
+  return 0;
+}
+
+/* The body once per iteration; its slices move with this loop's level. */
+static int run_scan(const thunk_t *t, run_ctx *c) {
+  pb_plan pl; /* the body's small regions as direct kernel calls (loops.c) */
+  const bool plan = t->length > 1 &&
+                    pb_plan_block(&pl, t->blocks[0], t->block_n[0], c, t->level) == 0;
+  int rc = 0;
+  for (npy_intp i = 0; i < t->length && rc == 0; ++i) {
+    const npy_intp it = t->reverse ? t->length - 1 - i : i;
+    c->iter[t->level] = it;
+    if (t == c->watch && c->pipe && pb_pipe_wait(c, i) < 0) { rc = -1; break; }
+    rc = plan ? pb_plan_run(&pl, c, it) : run_block(t->blocks[0], t->block_n[0], c);
+    if (rc == 0 && t == c->watch) atomic_store_explicit(c->progress, i + 1, memory_order_release);
+  }
+  if (plan) pb_plan_free(&pl);
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_sfence(); /* slices the body streamed (rg.ntloop) reach memory before others read them */
+#endif
+  return rc;
+}
+
+static int run_while(const thunk_t *t, run_ctx *c) {
+  const npy_bool *pred = (const npy_bool *)pb_resolve(c, &t->sel);
+  pb_plan cond, body; /* a while loop's operands stay put: resolved once (loops.c) */
+  if (pb_plan_block(&cond, t->blocks[0], t->block_n[0], c, -1) < 0) goto unplanned;
+  if (pb_plan_block(&body, t->blocks[1], t->block_n[1], c, -1) < 0) {
+    pb_plan_free(&cond);
+    goto unplanned;
+  }
+  const int rc = pb_plan_while(&cond, &body, pred, c);
+  pb_plan_free(&cond);
+  pb_plan_free(&body);
+  return rc;
+unplanned: /* out of memory for the plans: step by step */
+  for (;;) {
+    if (run_block(t->blocks[0], t->block_n[0], c) < 0) return -1;
+    if (!*pred) return 0;
+    if (run_block(t->blocks[1], t->block_n[1], c) < 0) return -1;
+  }
+}
+
+static int run_cond(const thunk_t *t, run_ctx *c) {
+  int32_t k;
+  memcpy(&k, pb_resolve(c, &t->sel), sizeof k);
+  k = k < 0 ? 0 : k >= t->nblock ? t->nblock - 1 : k; /* clamped, as lax.switch does */
+  return run_block(t->blocks[k], t->block_n[k], c);
+}
+
+const pb_step_kind pb_step_scan = {"scan", parse_scan, run_scan, NULL};
+const pb_step_kind pb_step_while = {"while", parse_while, run_while, NULL};
+const pb_step_kind pb_step_cond = {"cond", parse_cond, run_cond, NULL};

@@ -2,7 +2,7 @@
  * small body is a few kernel calls: see docs/compiler.md, "Loops". */
 #ifndef PB_LOOPS_H
 #define PB_LOOPS_H
-#include "program.h"
+#include "step.h"
 
 /* One entry of a plan: a step run as usual (thunk), or a kernel call on pointers that move by
  * d bytes per iteration of the loop: through its loop fn, or for one element of a few common

@@ -25,7 +25,7 @@ PyMODINIT_FUNC PyInit__cpu(void) {
   int (*const families[])(PyObject *) = {
       pb_register_elementwise, pb_register_reduce, pb_register_copy, pb_register_dot,
       pb_register_view, pb_register_cast, pb_register_sort, pb_register_gather,
-      pb_register_movement, pb_register_schedule,
+      pb_register_movement, pb_register_schedule, pb_register_callpath,
       pb_register_alloc, pb_register_kernel_abi};
   for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); ++i)
     if (families[i](m) < 0) {

@@ -12,7 +12,8 @@
  * instead of for the whole product. Measured on the tanh RNN benchmark (T=1000, 16x128 steps):
  * backward, a 5.1 ms scan then 4.1 ms of weight gradients became 6.0 ms; forward, the 0.7 ms
  * projection and the 6.8 ms scan became 7.1 ms. */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "pb.h"
 #include <sched.h>
 #include <stdatomic.h>
@@ -190,7 +191,7 @@ int pb_pipe_wait(const run_ctx *c, npy_intp i) {
   }
 }
 
-int pb_run_pipe(const thunk_t *t, run_ctx *c) {
+static int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   const int nd = t->block_n[1];
   int nunits = 0;
   for (int i = 0; i < nd; ++i) nunits += t->pipe_parts[i];
@@ -252,7 +253,7 @@ int pb_run_pipe(const thunk_t *t, run_ctx *c) {
   return 0;
 }
 
-/* ---- building one (program_build.c calls it for a "pipe" step) ---- */
+/* ---- building one ---- */
 
 /* A batch-1 product of one float dtype throughout: what pb_matmul_acc takes. */
 static int plain_float_dot(const thunk_t *d) {
@@ -260,33 +261,39 @@ static int plain_float_dot(const thunk_t *d) {
          (d->sa == PB_F32 || d->sa == PB_F64);
 }
 
-int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
-  /* ("pipe", (scan step,), dot block, K per iteration per dot, column blocks per dot,
-   * iterations per chunk, (producer dot,) or (), rows per iteration of the producer): products
-   * summing over the scan's iterations, run as it writes them, and one making its input ahead
-   * of it. Each product's K (the producer's M) is a whole number per iteration times the
-   * scan's length, so a chunk of iterations is a range of K (M) within the operands the build
-   * checked. */
-  const char *kind;
-  PyObject *scan, *dots, *kper, *parts, *prod;
+static int parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
+  /* compiler/steps.py's Pipe: a scan, the products (and sums) over its iterations with their
+   * K per iteration and column blocks, iterations per chunk, a producer product or None and
+   * its rows per iteration: products summing over the scan's iterations, run as it writes
+   * them, and one making its input ahead of it. Each product's K (the producer's M) is a whole
+   * number per iteration times the scan's length, so a chunk of iterations is a range of K (M)
+   * within the operands the build checked. */
+  PyObject *scan, *dots, *kper, *parts, *producer;
   long long every, rper;
-  if (!PyArg_ParseTuple(spec, "sO!O!O!O!LO!L", &kind, &PyTuple_Type, &scan, &PyTuple_Type,
-                        &dots, &PyTuple_Type, &kper, &PyTuple_Type, &parts, &every,
-                        &PyTuple_Type, &prod, &rper))
+  if (!(scan = pb_field(spec, "scan")) || !(dots = pb_field_tuple(spec, "dots")) ||
+      !(kper = pb_field_tuple(spec, "kper")) || !(parts = pb_field_tuple(spec, "parts")) ||
+      pb_field_ll(spec, "every", &every) < 0 || !(producer = pb_field(spec, "producer")) ||
+      pb_field_ll(spec, "rper", &rper) < 0)
     return -1;
   t->kind = TH_PIPE;
   t->length = (npy_intp)every;
   const Py_ssize_t nd = PyTuple_GET_SIZE(dots);
-  const Py_ssize_t np = PyTuple_GET_SIZE(prod);
-  if (p->depth != 0 || PyTuple_GET_SIZE(scan) != 1 || nd > 64 || np > 1 || nd + np < 1 ||
-      PyTuple_GET_SIZE(kper) != nd || PyTuple_GET_SIZE(parts) != nd || every < 1) {
+  const Py_ssize_t np = producer != Py_None;
+  if (p->depth != 0 || nd > 64 || nd + np < 1 || PyTuple_GET_SIZE(kper) != nd ||
+      PyTuple_GET_SIZE(parts) != nd || every < 1) {
     PyErr_SetString(PyExc_ValueError, "Program: bad pipe step");
     return -1;
   }
-  if (pb_alloc_blocks(t, 3) < 0 || pb_parse_block(p, scan, &t->block_n[0], &t->blocks[0]) < 0 ||
-      pb_parse_block(p, dots, &t->block_n[1], &t->blocks[1]) < 0 ||
-      pb_parse_block(p, prod, &t->block_n[2], &t->blocks[2]) < 0)
-    return -1;
+  /* the scan and the producer as blocks of one step (none for no producer) */
+  PyObject *scan1 = PyTuple_Pack(1, scan);
+  PyObject *prod = np ? PyTuple_Pack(1, producer) : PyTuple_New(0);
+  int rc = !scan1 || !prod || pb_alloc_blocks(t, 3) < 0 ||
+           pb_parse_block(p, scan1, &t->block_n[0], &t->blocks[0]) < 0 ||
+           pb_parse_block(p, dots, &t->block_n[1], &t->blocks[1]) < 0 ||
+           pb_parse_block(p, prod, &t->block_n[2], &t->blocks[2]) < 0;
+  Py_XDECREF(scan1);
+  Py_XDECREF(prod);
+  if (rc) return -1;
   t->pipe_k = PyMem_Calloc((size_t)nd, sizeof(npy_intp));
   t->pipe_parts = PyMem_Calloc((size_t)nd, sizeof(int));
   if (!t->pipe_k || !t->pipe_parts) { PyErr_NoMemory(); return -1; }
@@ -334,3 +341,10 @@ int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec) {
   }
   return 0;
 }
+
+static void release_pipe(thunk_t *t) {
+  PyMem_Free(t->pipe_k);
+  PyMem_Free(t->pipe_parts);
+}
+
+const pb_step_kind pb_step_pipe = {"pipe", parse_pipe, pb_run_pipe, release_pipe};

@@ -1,5 +1,5 @@
-/* The executor's thread pool (see pb_pool_run in schedule.h). */
-#include "schedule.h"
+/* The executor's thread pool (pool.h). */
+#include "pool.h"
 #include <pthread.h>
 #include <sched.h>
 #include <fcntl.h>

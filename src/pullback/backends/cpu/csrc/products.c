@@ -1,8 +1,10 @@
 /* The schedule's products (see schedule.c): a dot step, its matmul cut over the pool with its
  * epilogue following the rows the kernel finishes, and a par step, independent products side
  * by side (compiler/parallel.py). */
-#include "program.h"
+#include "pool.h"
+#include "step.h"
 #include "pb.h"
+#include "cast.h"
 #include <stdatomic.h>
 #include <string.h>
 
@@ -101,7 +103,7 @@ static int dot_finish(const thunk_t *t, run_ctx *c, const dot_job *j, int rc) {
   return t->epilogue && !j->epi ? pb_run_region(t->epilogue, c) : 0;
 }
 
-int pb_run_dot(const thunk_t *t, run_ctx *c) {
+static int pb_run_dot(const thunk_t *t, run_ctx *c) {
   dot_job j;
   const npy_intp n = dot_setup(t, c, c->threads, false, &j);
   if (n < 0) return -1;
@@ -192,7 +194,7 @@ static int run_par_dots(run_ctx *c, par_dots *p) {
   return c->error ? -1 : 0;
 }
 
-int pb_run_par(const thunk_t *t, run_ctx *c) {
+static int pb_run_par(const thunk_t *t, run_ctx *c) {
   const thunk_t *b = t->blocks[0];
   if (c->threads >= 2 && t->block_n[0] == 2 && b[0].kind == TH_DOT && b[1].kind == TH_DOT) {
     par_dots p = {.t = t, .c = c};
@@ -209,3 +211,101 @@ int pb_run_par(const thunk_t *t, run_ctx *c) {
   c->error = atomic_load(&j.error);
   return c->error ? -1 : 0;
 }
+
+/* ---- parsers ---- */
+
+static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
+  /* compiler/steps.py's Dot: slots (a, b, out), dims (Bt, M, N, K), refs and strides (batch,
+   * row, col) of a, b, out, an epilogue Region or None, and the epilogue operands that read
+   * the product when it reads it element for element (it may then run on each chunk's slice) */
+  PyObject *slotv, *dims, *refs, *strides, *epi, *reads;
+  npy_intp sl[3];
+  if (!(slotv = pb_field_tuple(spec, "slots")) || !(dims = pb_field_tuple(spec, "dims")) ||
+      !(refs = pb_field_tuple(spec, "refs")) || !(strides = pb_field_tuple(spec, "strides")) ||
+      !(epi = pb_field(spec, "epilogue")) || !(reads = pb_field_tuple(spec, "reads")))
+    return -1;
+  if (pb_parse_ints(slotv, sl, 3, "dot slots") != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: a dot has 3 slots");
+    return -1;
+  }
+  t->sa = (int)sl[0];
+  t->sb = (int)sl[1];
+  t->so = (int)sl[2];
+  t->kind = TH_DOT;
+  if (pb_parse_ints(dims, t->dims, 4, "dot dims") != 4 || PyTuple_GET_SIZE(refs) != 3 ||
+      PyTuple_GET_SIZE(strides) != 3) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot step");
+    return -1;
+  }
+  t->nref = 3;
+  t->refs = PyMem_Calloc(3, sizeof(ref_t));
+  t->strides = PyMem_Calloc(9, sizeof(npy_intp));
+  if (!t->refs || !t->strides) { PyErr_NoMemory(); return -1; }
+  const npy_intp Bt = t->dims[0], M = t->dims[1], N = t->dims[2], K = t->dims[3];
+  const npy_intp shp[3][3] = {{Bt, M, K}, {Bt, K, N}, {Bt, M, N}};
+  const int slots[3] = {t->sa, t->sb, t->so};
+  for (int i = 0; i < 3; ++i) {
+    if (pb_parse_ref(p, PyTuple_GET_ITEM(refs, i), &t->refs[i]) < 0) return -1;
+    if (pb_parse_ints(PyTuple_GET_ITEM(strides, i), t->strides + 3 * i, 3, "dot strides") != 3) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: bad dot strides");
+      return -1;
+    }
+    if (slots[i] < 0 || slots[i] >= pb_cast_nslots()) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad dot dtype slot");
+      return -1;
+    }
+    PyArray_Descr *d = pb_cast_descr(slots[i]);
+    if (!d) return -1;
+    npy_intp item = PyDataType_ELSIZE(d);
+    Py_DECREF(d);
+    if (pb_check_extent(p, &t->refs[i], 3, shp[i], t->strides + 3 * i, item) < 0) return -1;
+  }
+  if (t->strides[8] <= 0 || (N > 1 && t->strides[7] < N * t->strides[8])) {
+    PyErr_SetString(PyExc_ValueError, "Program: a dot output must be row-major");
+    return -1;
+  }
+  if (pb_dot_prepare() < 0) return -1;
+  if (epi != Py_None) {
+    t->epilogue = PyMem_Calloc(1, sizeof(thunk_t));
+    if (!t->epilogue) { PyErr_NoMemory(); return -1; }
+    t->epilogue->kind = TH_REGION;
+    if (pb_parse_region(p, t->epilogue, epi) < 0) return -1;
+  }
+  const Py_ssize_t nr = PyTuple_GET_SIZE(reads);
+  for (Py_ssize_t i = 0; i < nr; ++i) {
+    const long r = PyLong_AsLong(PyTuple_GET_ITEM(reads, i));
+    if (r == -1 && PyErr_Occurred()) return -1;
+    if (!t->epilogue || r < 0 || r >= t->epilogue->nref) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad dot epilogue operand");
+      return -1;
+    }
+    t->epilogue->reads |= 1u << r;
+  }
+  return 0;
+}
+
+static int parse_par(Program *p, thunk_t *t, PyObject *spec) {
+  /* steps.py's Par: a block of steps that touch disjoint memory (the compiler checked), run
+   * concurrently */
+  PyObject *block = pb_field(spec, "block");
+  if (!block) return -1;
+  t->kind = TH_PAR;
+  if (pb_alloc_blocks(t, 1) < 0 || pb_parse_block(p, block, &t->block_n[0], &t->blocks[0]) < 0)
+    return -1;
+  for (int i = 0; i < t->block_n[0]; ++i)
+    if (t->blocks[0][i].kind != TH_DOT && t->blocks[0][i].kind != TH_SCAN) {
+      PyErr_SetString(PyExc_ValueError, "Program: a par step holds dot or scan steps only");
+      return -1;
+    }
+  return 0;
+}
+
+static void release_dot(thunk_t *t) {
+  if (t->epilogue) {
+    pb_thunk_clear(t->epilogue);
+    PyMem_Free(t->epilogue);
+  }
+}
+
+const pb_step_kind pb_step_dot = {"dot", parse_dot, pb_run_dot, release_dot};
+const pb_step_kind pb_step_par = {"par", parse_par, pb_run_par, NULL};

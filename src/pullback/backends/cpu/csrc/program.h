@@ -7,8 +7,9 @@
 #include <time.h>
 
 enum { BUF_ARENA, BUF_INPUT, BUF_OUTPUT, BUF_CONST, NBUF };
+/* step kind ids: a thunk's index in the step table (pb_step_kinds) */
 enum { TH_REGION, TH_DOT, TH_REDUCE, TH_PY, TH_SCAN, TH_WHILE, TH_COND, TH_DCOPY, TH_PAR, TH_PIPE,
-       TH_TABLE /* a kind of the step table (pb_step_kinds): t->step says which */ };
+       TH_KERNEL, TH_N };
 
 enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE, LOOP_PAIR };
 
@@ -57,9 +58,9 @@ typedef struct { int ext, op, slot; npy_intp nelems; } rg_init;
 struct pb_step_kind;
 
 typedef struct thunk {
-  int kind;
-  const struct pb_step_kind *step; /* TH_TABLE: its kind's entry, and the kind's own data */
-  void *data;
+  int kind;                   /* its entry in the step table, pb_step_kinds[kind] */
+  void *data;                 /* a kind's own data (kernel); the fields below are shared by the
+                               * older kinds and not yet split per kind */
   int ndim;
   npy_intp *shape;            /* ndim */
   int nref;
@@ -86,9 +87,6 @@ typedef struct thunk {
   int *ndims;                 /* nref */
   npy_intp **shapes, **pstrides;
   int npin;
-  PyObject *tmpl;             /* a kernel call: the argument tuple with operand places empty */
-  int *slot_pos, *slot_sub;   /* per input operand: its place (and index in a sequence, or -1) */
-  int single;                 /* the call returns one array (else a tuple) */
   /* scan (blocks[0] = body), while (cond, body), cond (one block per branch), par (blocks[0]:
    * independent steps run at once, one per thread) */
   int nblock;
@@ -168,46 +166,11 @@ typedef struct pb_step_failure {
   pb_kernel_ctx ctx; /* the kernel's error kind and message */
 } pb_step_failure;
 
-/* The step table: each step kind in its own file with its parser, runner and release together.
- * parse fills t (kind TH_TABLE, t->data) from the compiler's spec tuple (-1 with ValueError or
- * TypeError); run executes it (0, or -1 with c->error / c->failure set; no GIL); release frees
- * what parse made. The older kinds are dispatched by run_thunk's switch. */
-typedef struct pb_step_kind {
-  const char *name;
-  int (*parse)(Program *p, thunk_t *t, PyObject *spec);
-  int (*run)(const thunk_t *t, run_ctx *c);
-  void (*release)(thunk_t *t);
-} pb_step_kind;
-extern const pb_step_kind *const pb_step_kinds[]; /* NULL-terminated (program_build.c) */
-extern const pb_step_kind pb_step_kernel;         /* kernel_step.c */
-
 static inline char *pb_resolve(const run_ctx *c, const ref_t *r) {
   char *p = c->base[r->kind][r->index] + r->offset;
   for (int l = 0; l < r->nloop; ++l) p += c->iter[r->lvl[l]] * r->lstr[l];
   return p;
 }
-
-/* schedule.c: one step, a region step and a region over [lo, hi) of dimension dim of its
- * space (all of it when dim < 0); products.c: a dot step and a par step; pipe.c: a pipe step */
-int pb_run_thunk(const thunk_t *t, run_ctx *c);
-int pb_run_region(const thunk_t *t, run_ctx *c);
-void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim, npy_intp lo,
-                     npy_intp hi, int tid);
-int pb_run_dot(const thunk_t *t, run_ctx *c);
-int pb_run_par(const thunk_t *t, run_ctx *c);
-int pb_run_pipe(const thunk_t *t, run_ctx *c);
-int pb_pipe_wait(const run_ctx *c, npy_intp i);
-
-/* program_build.c: parsing helpers (an int tuple into out: its length, or -1; a block of
- * steps; a thunk's nested blocks), and pipe.c's parser of a pipe step */
-int pb_parse_ints(PyObject *t, npy_intp *out, int max, const char *what);
-int pb_parse_block(Program *p, PyObject *specs, int *n, thunk_t **out);
-int pb_alloc_blocks(thunk_t *t, int n);
-int pb_parse_pipe(Program *p, thunk_t *t, PyObject *spec);
-/* an operand reference, and the check that an operand of it stays inside its buffer */
-int pb_parse_ref(Program *p, PyObject *o, ref_t *r);
-int pb_check_extent(Program *p, const ref_t *r, int nd, const npy_intp *shape,
-                    const npy_intp *strides, npy_intp item);
 
 /* program_build.c */
 PyObject *pb_program_new(PyTypeObject *type, PyObject *args, PyObject *kw);

@@ -93,34 +93,13 @@ int pb_reduce_supported(int op, int slot);
 pb_loop_fn pb_reduce_loop(int op, int slot);
 npy_intp pb_reduce_identity(int op, int slot, char *dst);
 
-/* pool.c: the executor's thread pool. pb_pool_threads(want) starts want - 1 workers on first
- * use (GIL held) and returns the threads a job may use; pb_pool_run runs fn(ctx, chunk, tid) for
- * every chunk in [0, n), tid < pb_pool_threads(), the caller working too and waiting only for
- * chunks other threads claimed (on the calling thread alone when the pool is busy). */
-typedef void (*pb_pool_fn)(void *ctx, npy_intp chunk, int tid);
-int pb_pool_threads(int want);
-void pb_pool_run(pb_pool_fn fn, void *ctx, npy_intp n);
-
-/* The calling thread's floating-point mode (MXCSR on x86: rounding, flush-to-zero,
- * denormals-are-zero); pool workers adopt the caller's for each job. */
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define PB_FTZ_DAZ 0x8040u
-static inline unsigned pb_get_fpmode(void) { return _mm_getcsr(); }
-static inline void pb_set_fpmode(unsigned m) { if (_mm_getcsr() != m) _mm_setcsr(m); }
-#else
-#define PB_FTZ_DAZ 0u
-static inline unsigned pb_get_fpmode(void) { return 0; }
-static inline void pb_set_fpmode(unsigned m) { (void)m; }
-#endif
-
 /* schedule.c: the Program type, for callpath.c */
 extern PyObject *pb_layout_error;
 PyObject *pb_program_run(PyObject *p, PyObject *const *args, Py_ssize_t n);
 PyTypeObject *pb_program_type(void);
 void pb_program_arity(PyObject *p, int *nin, int *nout);
 int pb_register_schedule(PyObject *m);
-/* callpath.c: FastCall, JitBase, jit_setup (registered by pb_register_schedule) */
+/* callpath.c: FastCall, JitBase, jit_setup (after pb_register_schedule: they call Programs) */
 int pb_register_callpath(PyObject *m);
 
 #endif

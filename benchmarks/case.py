@@ -39,7 +39,8 @@ class Case:
       targets: what pullback should reach against which framework.
       limit: what pullback's own metric should reach (at least for throughputs, at most for
         times), whatever the others measure.
-      rtol: tolerance when checking that every implementation agrees with NumPy's.
+      rtol: tolerance when checking that every implementation agrees with the reference's.
+      reference: the implementation every other one is checked against (skipped if absent).
     """
     topic: str
     name: str
@@ -49,6 +50,7 @@ class Case:
     targets: tuple[Target, ...] = ()
     rtol: float = 1e-5
     limit: float | None = None
+    reference: str = "numpy"
     medians: dict[str, float] = field(default_factory=dict)
 
     @property

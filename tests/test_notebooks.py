@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+import nbclient  # the test extras install these: no importorskip, a skip would hide a gap
+import nbformat
 import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
@@ -20,9 +22,8 @@ _INLINE = "module://matplotlib_inline.backend_inline"
 
 
 def _kernel_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "MATPLOTLIBRC")}
-    env["MPLBACKEND"] = _INLINE  # what Jupyter's kernel uses; beats any matplotlibrc
-    return env
+    # the backend Jupyter's kernel uses; the variable beats any matplotlibrc's `backend`
+    return {**os.environ, "MPLBACKEND": _INLINE}
 
 
 def _declared_figures(nb) -> int:
@@ -40,9 +41,6 @@ def _png_outputs(nb) -> int:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("matplotlib_inline")
     nb = nbformat.read(path, as_version=4)
     want = _declared_figures(nb)
     t0 = time.perf_counter()
@@ -63,7 +61,6 @@ def test_notebook_runs(path, tmp_path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_stored_clean(path):
     """Committed without outputs or execution counts (clean diffs), for the python3 kernel."""
-    nbformat = pytest.importorskip("nbformat")
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"

@@ -257,10 +257,14 @@ def _write_atomic(path: str, specs: dict, meta: dict[str, str], keep_alive: Any)
         raise IsADirectoryError(f"pullback.io.save: {path!r} is a directory")
     tmp = os.path.join(directory, f".{base}.{os.urandom(6).hex()}.tmp")
     # O_EXCL: never clobber another writer's temporary; 0o666 so the umask applies as usual
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        mode = os.fstat(fd).st_mode & 0o777
+        os.close(fd)
         # keep_alive holds the buffers the specs point into until the write is done
         safetensors.serialize_file(specs, tmp, metadata=meta)
+        # safetensors writes its own 0o600 temporary and renames it: restore the usual mode
+        os.chmod(tmp, mode)
         fd = os.open(tmp, os.O_RDWR)
         try:
             os.fsync(fd)

@@ -491,10 +491,35 @@ def _tamper_tree(path: pathlib.Path, fn) -> None:
     (lambda t: t.update(keys=["a", [1], "c"]), "malformed keys"),
     (lambda t: t.update(children={}), "malformed children"),
     (lambda t: t.update(type="custom", name=7, keys=[]), "malformed"),
+    (lambda t: t["children"][0].pop("dtype"), r"structure at \['a'\] is malformed"),
+    (lambda t: t["children"][1].update(code="x"), r"structure at \['b'\] is malformed"),
+    (lambda t: (t.pop("keys"), t.update(type="namedtuple", name="T", fields=["a", 2, "c"])),
+     "malformed keys"),
 ])
 def test_tampered_structure(good_file, tamper, what):
     _tamper_tree(good_file, tamper)
     _bad(good_file, what)
+
+
+def test_random_corruption_never_crashes(good_file):
+    """Byte flips in the header and cuts anywhere: a clean load or a CheckpointFormatError."""
+    raw = good_file.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    rng = np.random.default_rng(0)
+    outcomes = set()
+    for i in range(300):
+        buf = bytearray(raw)
+        for pos in rng.integers(0, 8 + n, rng.integers(1, 4)):
+            buf[pos] = int(rng.integers(0, 256)) if i % 2 else buf[pos] ^ (1 << rng.integers(8))
+        if i % 5 == 0:
+            buf = buf[:int(rng.integers(0, len(buf)))]
+        good_file.write_bytes(bytes(buf))
+        try:
+            pullback.io.load(good_file)
+            outcomes.add("loaded")
+        except CheckpointFormatError:
+            outcomes.add("refused")
+    assert "refused" in outcomes
 
 
 def test_invalid_bool_bytes(good_file):

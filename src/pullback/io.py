@@ -454,11 +454,12 @@ class _Reader:
                 raise self.fail(f"tensor {name!r}: a BOOL byte is neither 0 nor 1")
 
     def array(self, node: dict) -> np.ndarray:
-        """The NumPy array of a checked array node (a copy: the file's bytes are not kept)."""
+        """A checked array node as a read-only view of the file's bytes (``asarray`` copies
+        it into the Array, so the bytes are not kept alive by the loaded tree)."""
         code, _, b, e = self.tensors[node["name"]]
         st = _ST_DTYPES[code]
         a = np.frombuffer(self.data, st, (e - b) // st.itemsize, b)
-        return a.view(_NP_DTYPES[node["dtype"]]).reshape(node["shape"]).copy()
+        return a.view(_NP_DTYPES[node["dtype"]]).reshape(node["shape"])
 
 
 def _no_duplicates(pairs: list) -> dict:

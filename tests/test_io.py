@@ -10,6 +10,7 @@ import pathlib
 import pickle
 import re
 import struct
+from collections import OrderedDict, defaultdict
 from typing import Any, NamedTuple
 
 import ml_dtypes
@@ -275,6 +276,42 @@ def test_like_rebuilds_registered_dataclasses_with_their_static_fields(tmp_path)
                                              jnp.zeros(1, jnp.float32), "template")])
     assert type(out[0]) is Model and out[0].name == "template"  # static data comes from like
     np.testing.assert_array_equal(out[0].w, np.ones(2))
+
+
+@tree_util.register_pytree_node_class
+class Pair:
+    """A custom node flattened without keys (its children get FlattenedIndexKey entries)."""
+
+    def __init__(self, a: Any, b: Any) -> None:
+        self.a, self.b = a, b
+
+    def tree_flatten(self) -> tuple:
+        return (self.a, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux: Any, children: tuple) -> "Pair":
+        return cls(*children)
+
+
+def test_ordered_dicts_defaultdicts_and_keyless_custom_nodes(tmp_path):
+    path = tmp_path / "kinds.safetensors"
+    od = OrderedDict([("z", np.int8(1)), ("a", np.int8(2))])
+    dd = defaultdict(list, {"k": np.int8(3)})
+    pullback.io.save(path, {"od": od, "dd": dd, "pair": Pair(np.int8(4), "four")})
+    plain = pullback.io.load(path)
+    assert type(plain["od"]) is dict and list(plain["od"]) == ["z", "a"]  # order kept
+    assert type(plain["dd"]) is dict and int(plain["dd"]["k"]) == 3
+    assert type(plain["pair"]) is tuple and plain["pair"][1] == "four"
+    like = {"od": OrderedDict([("z", np.int8(0)), ("a", np.int8(0))]),
+            "dd": defaultdict(list, {"k": np.int8(0)}), "pair": Pair(np.int8(0), "")}
+    out = pullback.io.load(path, like=like)
+    assert type(out["od"]) is OrderedDict and list(out["od"]) == ["z", "a"]
+    assert [int(v) for v in out["od"].values()] == [1, 2]
+    assert type(out["dd"]) is defaultdict and out["dd"].default_factory is list
+    assert type(out["pair"]) is Pair and int(out["pair"].a) == 4 and out["pair"].b == "four"
+    with pytest.raises(StructureMismatchError, match=re.escape("at ['pair']: the file has a "
+                                                               "Pair node, like has a Model")):
+        pullback.io.load(path, like={**like, "pair": Model(np.int8(0), "")})
 
 
 def test_optax_states_load_into_an_optax_template(tmp_path):

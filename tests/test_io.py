@@ -573,18 +573,24 @@ def test_trailing_bytes_after_the_data(good_file):
 
 
 class _Boom:
+    """Unpickling this makes a directory: the sign that a loader ran code from a file."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
     def __reduce__(self):
-        return (os.mkdir, ("/nonexistent-should-not-run",))
+        return (os.mkdir, (self.target,))
 
 
 def test_foreign_files(tmp_path):
+    sentinel = tmp_path / "code-ran"
     cases = {
         "empty": (b"", "shorter than the 8-byte"),
         "text": (b"hello, this is not a checkpoint at all\n", "over safetensors' limit|runs "
                  "past the end"),
         "npy": (b"\x93NUMPY\x01\x00" + b"x" * 100, "over safetensors' limit|runs past"),
-        "pickle": (pickle.dumps({"w": _Boom()}, protocol=2), "over safetensors' limit|runs "
-                   "past|not a JSON object"),
+        "pickle": (pickle.dumps({"w": _Boom(str(sentinel))}, protocol=2),
+                   "over safetensors' limit|runs past|not a JSON object"),
         "pickle5": (pickle.dumps([1, 2, 3], protocol=5), "over safetensors' limit|runs past|"
                     "not a JSON object"),
         "small_header": (struct.pack("<Q", 4) + b"abcd", "not a JSON object"),
@@ -593,6 +599,7 @@ def test_foreign_files(tmp_path):
         path = tmp_path / f"{name}.safetensors"
         path.write_bytes(content)
         _bad(path, what)
+    assert not sentinel.exists()
     plain = tmp_path / "plain.safetensors"
     safetensors.numpy.save_file({"w": np.ones(2, np.float32)}, plain)
     _bad(plain, "not one written by pullback.io.save")

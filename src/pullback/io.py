@@ -49,7 +49,7 @@ from typing import Any, Union
 
 import ml_dtypes
 import numpy as np
-import safetensors
+import safetensors  # >= 0.8: TensorSpec, and the C64 and float8 *fnuz dtypes
 
 from . import numpy as jnp
 from .tracer.array import Array

@@ -138,6 +138,14 @@ def test_root_leaf_and_root_none_round_trip(tmp_path):
             assert bits(out) == bits(tree)
         else:
             assert out == tree and type(out) is type(tree)
+    # NumPy scalars are 0-d arrays, also as like leaves (np.float64 is a Python float subclass)
+    pullback.io.save(path, {"s": np.float64(2.5), "p": 2.5})
+    out = pullback.io.load(path, like={"s": np.float64(0), "p": 0.0})
+    assert out["s"].dtype == np.float64 and out["s"].shape == () and float(out["s"]) == 2.5
+    assert type(out["p"]) is float
+    with pytest.raises(StructureMismatchError, match="the file has a Python float, like has a "
+                                                     "float64\\[\\] array"):
+        pullback.io.load(path, like={"s": np.float64(0), "p": np.float64(0)})
 
 
 def test_tensor_names_are_key_paths_readable_by_safetensors(tmp_path):
@@ -309,8 +317,8 @@ def test_ordered_dicts_defaultdicts_and_keyless_custom_nodes(tmp_path):
     assert [int(v) for v in out["od"].values()] == [1, 2]
     assert type(out["dd"]) is defaultdict and out["dd"].default_factory is list
     assert type(out["pair"]) is Pair and int(out["pair"].a) == 4 and out["pair"].b == "four"
-    with pytest.raises(StructureMismatchError, match=re.escape("at ['pair']: the file has a "
-                                                               "Pair node, like has a Model")):
+    with pytest.raises(StructureMismatchError, match=re.escape(
+            "at ['pair']: the file has a node of type Pair, like has a node of type Model")):
         pullback.io.load(path, like={**like, "pair": Model(np.int8(0), "")})
 
 
@@ -381,9 +389,10 @@ def test_mismatch_container_and_leaf_kinds(saved_state):
     _mismatch(path, like, "['params']['out']", "the file has a list of length 2, like has a "
               "tuple of length 2")
     like = {**tree, "opt": (LionState(*tree["opt"][0]), EmptyState())}
-    _mismatch(path, like, "['opt'][0]", "the file has a AdamState node, like has a LionState")
+    _mismatch(path, like, "['opt'][0]",
+              "the file has a node of type AdamState, like has a node of type LionState")
     like = {**tree, "step": jnp.zeros((), jnp.int32)}
-    _mismatch(path, like, "['step']", "the file has a Python int, like has a int32")
+    _mismatch(path, like, "['step']", "the file has a Python int, like has an int32\\[\\] array")
     like = {**tree, "params": {**tree["params"],
                                "out": [jnp.zeros(2, jnp.float32), jnp.zeros(1, jnp.float32)]}}
     _mismatch(path, like, "['params']['out'][1]", "the file has None, like has a float32")
@@ -398,7 +407,7 @@ def test_mismatch_reports_the_first_path_in_flattening_order(saved_state):
     # two differences: ['opt'] sorts before ['params'], so it is the one named
     like = {**tree, "opt": (tree["opt"][0],),
             "params": {**tree["params"], "dense": {"w": jnp.zeros((1, 1)), "b": jnp.zeros(2)}}}
-    _mismatch(path, like, "['opt'][1]", r"extra in the file \(a EmptyState node\)")
+    _mismatch(path, like, "['opt'][1]", r"extra in the file \(a node of type EmptyState\)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -612,7 +621,7 @@ def test_file_names_no_code_to_run(tmp_path):
     _tamper_tree(path, lambda t: t["children"][0].update(name="os.system"))
     out = pullback.io.load(path)
     assert set(out["m"]) == {"w", "b"}
-    with pytest.raises(StructureMismatchError, match="the file has a os.system node"):
+    with pytest.raises(StructureMismatchError, match="the file has a node of type os.system"):
         pullback.io.load(path, like={"m": Model(jnp.ones(1), jnp.ones(1))})
 
 

@@ -539,10 +539,24 @@ def _scalar(node: dict) -> Any:
     return v
 
 
+def _scalar_type(x: Any) -> str | None:
+    """The stored type name of a Python scalar leaf (NumPy scalars are arrays), else None."""
+    if isinstance(x, (np.generic, Array)):
+        return None
+    for t in (bool, int, float, complex, str):  # bool first: it is an int
+        if isinstance(x, t):
+            return t.__name__
+    return None
+
+
+def _an(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _describe(node: dict) -> str:
     t = node["type"]
     if t == "array":
-        return f"a {node['dtype']}{node['shape']} array"
+        return _an(f"{node['dtype']}{node['shape']} array")
     if t in _SCALARS:
         return f"a Python {t}"
     if t == "none":
@@ -550,23 +564,23 @@ def _describe(node: dict) -> str:
     if t == "dict":
         return f"a dict with keys {node['keys']!r}"
     if t in ("namedtuple", "custom"):
-        return f"a {node['name']} node"
+        return f"a node of type {node['name']}"
     return f"a {t} of length {len(node['children'])}"
 
 
 def _describe_like(x: Any) -> str:
     if x is None:
         return "None"
-    if isinstance(x, (bool, int, float, complex, str)):
-        return f"a Python {type(x).__name__}"
+    if _scalar_type(x):
+        return f"a Python {_scalar_type(x)}"
     if _is_array_like(x):
-        return f"a {np.dtype(x.dtype).name}{list(x.shape)} array"
+        return _an(f"{np.dtype(x.dtype).name}{list(x.shape)} array")
     t = type(x)
     if t in (list, tuple):
         return f"a {t.__name__} of length {len(x)}"
     if t in (dict, OrderedDict, defaultdict):
         return f"a dict with keys {list(x)!r}"
-    return f"a {_qualname(t)} node"
+    return f"a node of type {_qualname(t)}"
 
 
 def _is_array_like(x: Any) -> bool:
@@ -611,8 +625,8 @@ class _Builder:
             if t != "none":
                 raise self.mismatch(path, f"the file has {_describe(node)}, like has None")
             return None
-        if isinstance(like, (bool, int, float, complex, str)):
-            if t != type(like).__name__:
+        if _scalar_type(like):
+            if t != _scalar_type(like):
                 raise self.mismatch(path, f"the file has {_describe(node)}, like has "
                                           f"{_describe_like(like)}")
             return _scalar(node)

@@ -206,6 +206,8 @@ def test_x32_mode_loads_64_bit_leaves_as_32_bit_like_asarray(tmp_path):
     with pytest.raises(StructureMismatchError, match=re.escape("['f']: dtype float64 in the "
                                                                "file, float32 in like")):
         pullback.io.load(path, like=like)
+    narrowed = pullback.io.load(path, like={k: np.asarray(v) for k, v in tree.items()})
+    assert narrowed["f"].dtype == np.float32 and narrowed["i"].dtype == np.int32
     with pullback.enable_x64():
         exact = pullback.io.load(path)
     assert exact["f"].dtype == np.float64 and exact["i"].dtype == np.int64

@@ -724,8 +724,8 @@ def load(path: PathLike, like: Any = None) -> Any:
     Returns:
       With ``like``: a pytree of ``like``'s structure and node types (namedtuples, dataclasses
       and other registered nodes rebuilt through ``like``, with ``like``'s static data) holding
-      the file's values. Each array's dtype and shape must equal ``like``'s; with 64-bit
-      disabled, ask for 32-bit leaves (pullback's default) when the file holds 32-bit ones.
+      the file's values. Each array's dtype and shape must equal ``like``'s exactly (a
+      float64 file leaf does not load into a float32 template, nor the reverse).
 
       Without ``like``: plain containers: dicts, lists, tuples (namedtuples come back as
       tuples), custom nodes as dicts keyed by their attribute names (tuples if they have no
@@ -733,6 +733,8 @@ def load(path: PathLike, like: Any = None) -> Any:
       by ``pullback.numpy.asarray``, so they follow the 64-bit policy as JAX does: with
       ``jax_enable_x64`` off, 64-bit leaves arrive as their 32-bit counterparts (use
       ``pullback.enable_x64()`` to get them exactly). Every other dtype is kept bit for bit.
+      (The same holds with ``like``: only a NumPy template leaf can ask for a 64-bit dtype
+      while 64-bit is disabled, and its Array is then 32-bit.)
 
     Raises:
       CheckpointFormatError: (a ``ValueError``) if the file is not a valid pullback
@@ -743,6 +745,12 @@ def load(path: PathLike, like: Any = None) -> Any:
         the message names the first differing key path and what differs (missing or extra
         key, container type, shape, dtype).
       OSError: if the file cannot be read.
+
+    Example::
+
+      state = {"params": params, "opt_state": optimizer.init(params), "step": 0}
+      pullback.io.save("ckpt.safetensors", state)
+      state = pullback.io.load("ckpt.safetensors", like=state)  # same NamedTuple states
     """
     reader = _Reader(os.fspath(path))
     tree = reader.structure()

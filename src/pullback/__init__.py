@@ -28,5 +28,6 @@ from .transforms.control_flow.remat import checkpoint, remat  # noqa: F401
 from . import ad_checkpoint  # noqa: F401,E402
 from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 from . import ffi  # noqa: F401,E402  (pullback.ffi, as jax.ffi: custom C kernels)
+from . import io  # noqa: F401,E402  (pullback.io: safetensors checkpoints, no pickle)
 
 __version__ = "0.1.0"

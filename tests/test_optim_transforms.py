@@ -62,9 +62,45 @@ FOUNDATION = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FOUNDATION))
+def _bf16(o):
+    return jjnp.bfloat16 if o is optax else pnp.bfloat16
+
+
+SCALE_BY = {
+    "adam": lambda o: o.scale_by_adam(),
+    "adam_args": lambda o: o.scale_by_adam(b1=0.5, b2=0.9, eps=1e-3, eps_root=1e-4),
+    "adam_nesterov": lambda o: o.scale_by_adam(nesterov=True),
+    "adam_mu_bf16": lambda o: o.scale_by_adam(mu_dtype=_bf16(o)),
+    "adamax": lambda o: o.scale_by_adamax(),
+    "adamax_args": lambda o: o.scale_by_adamax(b1=0.5, b2=0.8, eps=1e-2),
+    "amsgrad": lambda o: o.scale_by_amsgrad(),
+    "amsgrad_nobias": lambda o: o.scale_by_amsgrad(b2=0.5, bias_correction_mu=False,
+                                                   bias_correction_nu=False),
+    "rss": lambda o: o.scale_by_rss(),
+    "rss_zero": lambda o: o.scale_by_rss(initial_accumulator_value=0.0, eps=1e-3),
+    "rms": lambda o: o.scale_by_rms(),
+    "rms_all": lambda o: o.scale_by_rms(decay=0.8, eps=1e-3, initial_scale=0.5,
+                                        eps_in_sqrt=False, bias_correction=True),
+    "rms_bias": lambda o: o.scale_by_rms(bias_correction=True),
+    "stddev": lambda o: o.scale_by_stddev(),
+    "stddev_all": lambda o: o.scale_by_stddev(decay=0.8, eps=1e-3, initial_scale=1.0,
+                                              eps_in_sqrt=False, bias_correction=True),
+    "lion": lambda o: o.scale_by_lion(),
+    "lion_smooth": lambda o: o.scale_by_lion(b1=0.5, mode="smooth", smooth_beta=2.0),
+    "lion_refined": lambda o: o.scale_by_lion(mode="refined"),
+    "lion_mu_bf16": lambda o: o.scale_by_lion(mu_dtype=_bf16(o)),
+}
+CASES = {**FOUNDATION, **SCALE_BY}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_transform_matches_optax(name):
-    compare(FOUNDATION[name], po, optax, rtol=1e-2 if "bf16" in name else 2e-6)
+    compare(CASES[name], po, optax, rtol=1e-2 if "bf16" in name else 2e-6)
+
+
+def test_lion_rejects_unknown_mode():
+    with pytest.raises(ValueError, match="scale_by_lion.*mode"):
+        po.scale_by_lion(mode="soft")
 
 
 def test_masked_state_is_masked_node_where_false():

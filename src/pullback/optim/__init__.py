@@ -14,3 +14,10 @@ from ._transform import (EmaState, MaskedNode, MaskedState,  # noqa: F401
                          ScaleByScheduleState, TraceState, WeightDecaySchedule,
                          add_decayed_weights, ema, masked, scale, scale_by_learning_rate,
                          scale_by_schedule, trace)
+from ._scale_by import (ScaleByAdamState, ScaleByAmsgradState,  # noqa: F401
+                        ScaleByLionState, ScaleByRmsState, ScaleByRmsWithCountState,
+                        ScaleByRssState, ScaleByRStdDevState, ScaleByRStdDevWithCountState,
+                        scale_by_adam, scale_by_adamax, scale_by_amsgrad, scale_by_lion,
+                        scale_by_rms, scale_by_rss, scale_by_stddev)
+from ._alias import (adagrad, adam, adamax, adamaxw, adamw, amsgrad, lion,  # noqa: F401
+                     nadam, nadamw, rmsprop, sgd)

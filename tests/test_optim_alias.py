@@ -45,6 +45,7 @@ ALIASES = {
     "nadam": lambda o, lr: o.nadam(lr),
     "nadamw": lambda o, lr: o.nadamw(lr, weight_decay=0.05),
     "adamax": lambda o, lr: o.adamax(lr),
+    "adamax_args": lambda o, lr: o.adamax(lr, b1=0.5, b2=0.8, eps=1e-2),
     "adamaxw": lambda o, lr: o.adamaxw(lr, weight_decay=0.05, mask=MASK),
     "amsgrad": lambda o, lr: o.amsgrad(lr),
     "adagrad": lambda o, lr: o.adagrad(lr),

@@ -7,9 +7,9 @@ from ._base import (EmptyState, GradientTransformation,  # noqa: F401
                     incremental_update, init_empty_state, named_chain, periodic_update,
                     set_to_zero, stateless, stateless_with_tree_map,
                     with_extra_args_support)
-from . import tree_utils  # noqa: F401
-from ._numerics import (abs_sq, safe_increment, safe_int32_increment,  # noqa: F401
-                        safe_norm, safe_root_mean_squares)
+from . import tree, tree_utils  # noqa: F401
+from ._numerics import (safe_increment, safe_int32_increment, safe_norm,  # noqa: F401
+                        safe_root_mean_squares)
 from ._transform import (EmaState, MaskedNode, MaskedState,  # noqa: F401
                          ScaleByScheduleState, TraceState, WeightDecaySchedule,
                          add_decayed_weights, ema, masked, scale, scale_by_learning_rate,

@@ -18,12 +18,12 @@ GRADS = [
 ]
 
 
-def params(np_mod):
+def params(np_mod, pyfloat=True):
     """The small nested params tree: a (3,4) matrix, a list with a 0-d array and a vector,
-    and a Python float scalar leaf."""
+    and a Python float scalar leaf (a float32 0-d array with ``pyfloat=False``)."""
     return {"w": np_mod.asarray(_W), "layers": [np_mod.asarray(np.float32(0.5)),
                                                 np_mod.asarray(_V)],
-            "b": 1.5}
+            "b": 1.5 if pyfloat else np_mod.asarray(np.float32(1.5))}
 
 
 def grads(np_mod, i):
@@ -72,10 +72,10 @@ def assert_tree_close(mine, theirs, rtol=2e-6, atol=1e-7, what=""):
                                    err_msg=f"{what}: leaf {i}")
 
 
-def run(tx, np_mod, steps=5, with_params=True, extra=None):
+def run(tx, np_mod, steps=5, with_params=True, extra=None, pyfloat=True):
     """[(updates, state)] after each of ``steps`` updates, starting from ``init``; the
     params move by the updates (so transforms reading params see them change)."""
-    p = params(np_mod)
+    p = params(np_mod, pyfloat)
     state = tx.init(p)
     out = [(None, state)]
     for i in range(steps):
@@ -89,11 +89,11 @@ def run(tx, np_mod, steps=5, with_params=True, extra=None):
 
 
 def compare(make, pb_optim, optax, steps=5, rtol=2e-6, atol=1e-7, with_params=True,
-            extra=None):
+            extra=None, pyfloat=True):
     """Runs ``make(lib)`` in pullback and optax and compares every step."""
     import jax.numpy as jjnp
-    mine = run(make(pb_optim), pnp, steps, with_params, extra)
-    theirs = run(make(optax), jjnp, steps, with_params, extra)
+    mine = run(make(pb_optim), pnp, steps, with_params, extra, pyfloat)
+    theirs = run(make(optax), jjnp, steps, with_params, extra, pyfloat)
     for i, ((um, sm), (ut, st)) in enumerate(zip(mine, theirs)):
         if um is not None:
             assert_tree_close(um, ut, rtol, atol, f"updates at step {i}")

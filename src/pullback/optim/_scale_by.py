@@ -27,8 +27,16 @@ def _zero_count() -> Any:
 
 
 def _adam_step(mu_hat: Any, nu_hat: Any, eps: Any, eps_root: Any) -> Any:
-    return _tmap(lambda m, v: None if m is None else m / (jnp.sqrt(v + eps_root) + eps),
-                 mu_hat, nu_hat, is_leaf=_is_none)
+    # eps_root == 0 (the default): sqrt(v + 0) + eps equals sqrt(v) + eps for every v
+    # (also -0.0 and NaN), so the add is skipped
+    if isinstance(eps_root, (int, float)) and eps_root == 0:
+        def denom(v):
+            return jnp.sqrt(v) + eps
+    else:
+        def denom(v):
+            return jnp.sqrt(v + eps_root) + eps
+    return _tmap(lambda m, v: None if m is None else m / denom(v), mu_hat, nu_hat,
+                 is_leaf=_is_none)
 
 
 class ScaleByAdamState(NamedTuple):

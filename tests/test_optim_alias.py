@@ -122,6 +122,13 @@ JIT_CASES = {
                                       eps_in_sqrt=False, centered=True, momentum=0.5,
                                       bias_correction=True),
     "lion_mask": lambda: po.lion(sched, weight_decay=0.1, mask=_MASK_P),
+    "sgd": lambda: po.sgd(0.05),
+    "sgd_momentum_sched": lambda: po.sgd(sched, momentum=0.9),
+    "nadam": lambda: po.nadam(sched),
+    "adamax": lambda: po.adamax(0.05),
+    "rmsprop": lambda: po.rmsprop(0.01),
+    "rmsprop_centered": lambda: po.rmsprop(sched, centered=True),
+    "lion": lambda: po.lion(0.01),
 }
 
 

@@ -160,6 +160,12 @@ def test_masked_extra_args_masked_when_compatible():
         assert isinstance(seen["other"]["b"], po.MaskedNode) == compat
 
 
+def test_masked_names_a_mismatched_mask():
+    tx = po.masked(po.trace(0.9), {"w": True, "other": False})
+    with pytest.raises(ValueError, match="masked: argument mask"):
+        tx.init(params(pnp))
+
+
 def test_add_decayed_weights_needs_params():
     tx = po.add_decayed_weights(0.1)
     with pytest.raises(ValueError, match="params"):

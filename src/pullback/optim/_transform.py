@@ -129,7 +129,12 @@ def masked(inner: GradientTransformation, mask: MaskOrFn, *,
     inner = with_extra_args_support(inner)
 
     def mask_pytree(pytree, mask_tree):
-        return _tmap(lambda m, p: p if m else MaskedNode(), mask_tree, pytree)
+        try:
+            return _tmap(lambda m, p: p if m else MaskedNode(), mask_tree, pytree)
+        except ValueError as e:
+            raise ValueError("masked: argument mask must be a pytree of booleans with the "
+                             "structure of the params/updates or a prefix of it (or a "
+                             f"callable returning one); {e}") from None
 
     def maybe_mask_values(extra, base_tree, mask_tree):
         base_structure = tree_util.tree_structure(base_tree)

@@ -7,3 +7,17 @@ from ._base import (EmptyState, GradientTransformation,  # noqa: F401
                     incremental_update, init_empty_state, named_chain, periodic_update,
                     set_to_zero, stateless, stateless_with_tree_map,
                     with_extra_args_support)
+from . import tree, tree_utils  # noqa: F401
+from ._numerics import (safe_increment, safe_int32_increment, safe_norm,  # noqa: F401
+                        safe_root_mean_squares)
+from ._transform import (EmaState, MaskedNode, MaskedState,  # noqa: F401
+                         ScaleByScheduleState, TraceState, WeightDecaySchedule,
+                         add_decayed_weights, ema, masked, scale, scale_by_learning_rate,
+                         scale_by_schedule, trace)
+from ._scale_by import (ScaleByAdamState, ScaleByAmsgradState,  # noqa: F401
+                        ScaleByLionState, ScaleByRmsState, ScaleByRmsWithCountState,
+                        ScaleByRssState, ScaleByRStdDevState, ScaleByRStdDevWithCountState,
+                        scale_by_adam, scale_by_adamax, scale_by_amsgrad, scale_by_lion,
+                        scale_by_rms, scale_by_rss, scale_by_stddev)
+from ._alias import (adagrad, adam, adamax, adamaxw, adamw, amsgrad, lion,  # noqa: F401
+                     nadam, nadamw, rmsprop, sgd)

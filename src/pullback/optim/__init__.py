@@ -21,3 +21,8 @@ from ._scale_by import (ScaleByAdamState, ScaleByAmsgradState,  # noqa: F401
                         scale_by_rms, scale_by_rss, scale_by_stddev)
 from ._alias import (adagrad, adam, adamax, adamaxw, adamw, amsgrad, lion,  # noqa: F401
                      nadam, nadamw, rmsprop, sgd)
+from ._adaptive import (ScaleByBeliefState, ScaleByNovogradState, adabelief,  # noqa: F401
+                        lamb, lars, novograd, radam, scale_by_belief, scale_by_novograd,
+                        scale_by_param_block_norm, scale_by_param_block_rms, scale_by_radam,
+                        scale_by_trust_ratio)
+from ._factorized import FactoredState, scale_by_factored_rms  # noqa: F401

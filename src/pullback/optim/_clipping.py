@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .. import lax
 from .. import numpy as jnp
 from .. import tree_util
@@ -13,7 +15,7 @@ from ._base import GradientTransformation, init_empty_state
 def _abs_sq(x: Any) -> Any:
     # |x|^2, real for complex x too
     x = jnp.asarray(x)
-    if jnp.iscomplexobj(x):
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
         return jnp.square(x.real) + jnp.square(x.imag)
     return jnp.square(x)
 
@@ -81,9 +83,9 @@ def clip_by_global_norm(max_norm: Any) -> GradientTransformation:
         del params
         g_norm = global_norm(updates)
         trigger = jnp.squeeze(g_norm < max_norm)
-        if jnp.ndim(trigger) != 0:
+        if np.ndim(trigger) != 0:
             raise ValueError("clip_by_global_norm: max_norm must be a scalar, got shape "
-                             f"{jnp.shape(max_norm)}")
+                             f"{np.shape(max_norm)}")
 
         def clip_leaf(t):
             return lax.select(trigger, t, (t / g_norm.astype(t.dtype)) * max_norm)

@@ -2,7 +2,10 @@
 a class axis, differentiable with ``grad`` and usable inside ``jit``."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Union
+
+import numpy as np
 
 from .. import nn
 from .. import numpy as jnp
@@ -37,9 +40,9 @@ def squared_error(predictions: Any, targets: Optional[Any] = None) -> Any:
       ValueError: if the shapes differ.
     """
     _check_subdtype("squared_error", "predictions", predictions, jnp.floating)
-    if targets is not None and jnp.shape(predictions) != jnp.shape(targets):
-        raise ValueError(f"squared_error: shape mismatch: got {jnp.shape(predictions)} and "
-                         f"{jnp.shape(targets)}.")
+    if targets is not None and np.shape(predictions) != np.shape(targets):
+        raise ValueError(f"squared_error: shape mismatch: got {np.shape(predictions)} and "
+                         f"{np.shape(targets)}.")
     return _errors(predictions, targets) ** 2
 
 
@@ -199,7 +202,7 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: Axis = -1,
     """
     _check_subdtype("softmax_cross_entropy", "logits", logits, jnp.floating)
     logits = jnp.asarray(logits)
-    if where is not None and jnp.ndim(where) != logits.ndim:
+    if where is not None and np.ndim(where) != logits.ndim:
         where = jnp.expand_dims(where, axis)
     log_probs = nn.log_softmax(logits, axis, where)
     return -(labels * log_probs).sum(axis, where=where)
@@ -234,7 +237,7 @@ def softmax_cross_entropy_with_integer_labels(logits: Any, labels: Any,
     _check_subdtype(fn, "logits", logits, jnp.floating)
     _check_subdtype(fn, "labels", labels, jnp.integer)
     logits = jnp.asarray(logits)
-    if where is not None and jnp.ndim(where) != logits.ndim:
+    if where is not None and np.ndim(where) != logits.ndim:
         where = jnp.expand_dims(where, axis)
     if isinstance(axis, int):
         axis = _canonical_axis(fn, axis, logits.ndim)
@@ -334,8 +337,8 @@ def kl_divergence_with_log_targets(log_predictions: Any, log_targets: Any, axis:
     return jnp.sum(loss, axis=axis, where=where)
 
 
-def convex_kl_divergence(log_predictions: Any, targets: Any, axis: Axis = -1,
-                         where: Optional[Any] = None) -> Any:
+def generalized_kl_divergence(log_predictions: Any, targets: Any, axis: Axis = -1,
+                              where: Optional[Any] = None) -> Any:
     """The generalized KL divergence ``kl_divergence + sum(exp(log_predictions) - targets)``,
     convex in ``log_predictions``.
 
@@ -350,3 +353,21 @@ def convex_kl_divergence(log_predictions: Any, targets: Any, axis: Axis = -1,
     """
     return (kl_divergence(log_predictions, targets, axis=axis, where=where)
             + jnp.sum(jnp.exp(log_predictions) - targets, axis=axis, where=where))
+
+
+def convex_kl_divergence(log_predictions: Any, targets: Any, axis: Axis = -1,
+                         where: Optional[Any] = None) -> Any:
+    """Deprecated in optax for :func:`generalized_kl_divergence`, which it computes.
+
+    Args:
+      log_predictions: floating log predictions.
+      targets: floating targets.
+      axis: the axis or axes summed over.
+      where: the elements to include.
+
+    Returns:
+      The divergences.
+    """
+    warnings.warn("The function convex_kl_divergence is deprecated. Please use "
+                  "generalized_kl_divergence instead.", DeprecationWarning, stacklevel=2)
+    return generalized_kl_divergence(log_predictions, targets, axis=axis, where=where)

@@ -436,11 +436,11 @@ class MultiSteps:
         k_steps = self._every_k_schedule(state.gradient_step)
         should_skip, skip_state = self._should_skip_update_fn(updates, state.gradient_step,
                                                               params)
-        if (jnp.asarray(should_skip).dtype, jnp.shape(should_skip)) != (jnp.bool_, ()):
+        if (jnp.asarray(should_skip).dtype, np.shape(should_skip)) != (jnp.bool_, ()):
             raise ValueError(
                 "MultiSteps: `should_skip_update_fn` should return a boolean scalar array, "
                 f"but it returned an array of dtype {jnp.asarray(should_skip).dtype} and "
-                f"shape {jnp.shape(should_skip)}")
+                f"shape {np.shape(should_skip)}")
         acc_dtype = self._accumulator_dtype
 
         def cast_like(tree, like):

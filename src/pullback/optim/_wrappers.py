@@ -46,12 +46,15 @@ def _is_array(x: Any) -> bool:
 # partition / multi_transform
 
 
-class _MaskedState(NamedTuple):
+# A private copy of optax's ``masked`` on a mask pytree, for ``partition``: the public
+# ``masked``/``MaskedState``/``MaskedNode`` live with the other transforms; once merged,
+# ``partition`` can use those (same classes, same state).
+class MaskedState(NamedTuple):
     """The state of a masked inner transformation (optax's ``MaskedState``)."""
     inner_state: Any
 
 
-class _MaskedNode(NamedTuple):
+class MaskedNode(NamedTuple):
     """A leafless node standing for a masked-out subtree (optax's ``MaskedNode``)."""
 
 
@@ -61,10 +64,10 @@ def _masked(inner: GradientTransformation, mask: Any) -> GradientTransformationE
     inner = with_extra_args_support(inner)
 
     def mask_tree(tree):
-        return tree_util.tree_map(lambda m, t: t if m else _MaskedNode(), mask, tree)
+        return tree_util.tree_map(lambda m, t: t if m else MaskedNode(), mask, tree)
 
     def init_fn(params):
-        return _MaskedState(inner_state=inner.init(mask_tree(params)))
+        return MaskedState(inner_state=inner.init(mask_tree(params)))
 
     def update_fn(updates, state, params=None, **extra_args):
         new_masked, new_inner = inner.update(
@@ -72,7 +75,7 @@ def _masked(inner: GradientTransformation, mask: Any) -> GradientTransformationE
             None if params is None else mask_tree(params), **extra_args)
         new_updates = tree_util.tree_map(lambda m, new, old: new if m else old,
                                          mask, new_masked, updates)
-        return new_updates, _MaskedState(inner_state=new_inner)
+        return new_updates, MaskedState(inner_state=new_inner)
     return GradientTransformationExtraArgs(init_fn, update_fn)
 
 

@@ -30,7 +30,7 @@ RTOL, ATOL = 2e-5, 1e-6
 # branches; --xla_allow_excess_precision=false makes them agree exactly) where pullback rounds
 # after each op, so these cases restart optax from pullback's state at each step (the
 # difference cannot compound) and allow a bf16 ulp or two
-BF16_CASES = {"scale_by_novograd_bf16"}
+BF16_CASES = {"scale_by_novograd_bf16", "adafactor_schedule"}
 
 
 def _params_np():
@@ -95,7 +95,7 @@ CASES = {
     "scale_by_param_block_rms": lambda o: o.scale_by_param_block_rms(min_scale=0.5),
     "lamb": lambda o: o.lamb(1e-2),
     "lamb_mask_tree": lambda o: o.lamb(1e-2, weight_decay=0.1, mask=_TREE_MASK),
-    "lamb_mask_fn_schedule": lambda o: o.lamb(_schedule, weight_decay=0.1, mask=_wd_mask),
+    "lamb_mask_fn_schedule": lambda o: o.lamb(_schedule, weight_decay=_schedule, mask=_wd_mask),
     "lars": lambda o: o.lars(0.1),
     "lars_masks": lambda o: o.lars(0.1, weight_decay=0.1, weight_decay_mask=_TREE_MASK,
                                    trust_ratio_mask=_wd_mask, nesterov=True, eps=1e-4),
@@ -104,6 +104,16 @@ CASES = {
     "scale_by_factored_rms_args": lambda o: o.scale_by_factored_rms(
         decay_rate=0.6, step_offset=2, min_dim_size_to_factor=4, epsilon=1e-20),
     "scale_by_factored_rms_unfactored": lambda o: o.scale_by_factored_rms(factored=False),
+    "adafactor": lambda o: o.adafactor(min_dim_size_to_factor=3),
+    "adafactor_full": lambda o: o.adafactor(
+        1e-2, min_dim_size_to_factor=3, decay_rate=0.7, decay_offset=1,
+        clipping_threshold=0.5, momentum=0.9, weight_decay_rate=1e-2,
+        weight_decay_mask=_TREE_MASK),
+    "adafactor_schedule": lambda o: o.adafactor(
+        _schedule, min_dim_size_to_factor=3, multiply_by_parameter_scale=False,
+        clipping_threshold=None, momentum=0.8,
+        dtype_momentum=jjnp.bfloat16 if o is optax else pnp.bfloat16,
+        weight_decay_rate=_schedule, factored=False),
 }
 
 
@@ -157,7 +167,7 @@ def _loss(params, x, y):
 
 
 ALIASES = ["adabelief", "adabelief_schedule", "radam", "radam_schedule", "novograd",
-           "lamb_mask_tree", "lars_masks"]
+           "lamb_mask_tree", "lars_masks", "adafactor", "adafactor_full"]
 
 
 @pytest.mark.parametrize("name", ALIASES)

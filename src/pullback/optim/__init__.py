@@ -25,7 +25,7 @@ from ._adaptive import (ScaleByBeliefState, ScaleByNovogradState, adabelief,  # 
                         lamb, lars, novograd, radam, scale_by_belief, scale_by_novograd,
                         scale_by_param_block_norm, scale_by_param_block_rms, scale_by_radam,
                         scale_by_trust_ratio)
-from ._factorized import FactoredState, scale_by_factored_rms  # noqa: F401
+from ._factorized import FactoredState, adafactor, scale_by_factored_rms  # noqa: F401
 from ._clipping import (ZeroNansState, clip, clip_by_block_rms,  # noqa: F401
                         clip_by_global_norm, global_norm, zero_nans)
 from ._losses import (convex_kl_divergence, cosine_distance,  # noqa: F401

@@ -14,22 +14,16 @@ from .. import numpy as jnp
 from .. import tree_util
 from ._base import (NO_PARAMS_MSG, GradientTransformation, GradientTransformationExtraArgs,
                     ScalarOrSchedule, Updates, chain, init_empty_state)
-from ._numerics import abs_sq, safe_increment, safe_norm, safe_root_mean_squares
+from ._numerics import safe_increment, safe_norm, safe_root_mean_squares
 from ._scale_by import ScaleByAdamState, scale_by_adam
 from ._transform import MaskOrFn, add_decayed_weights, masked, scale_by_learning_rate, trace
-from .tree_utils import (canonicalize_dtype, tree_bias_correction, tree_cast,
+from .tree_utils import (canonicalize_dtype, tree_bias_correction, tree_cast, tree_norm,
                          tree_sub, tree_update_moment, tree_update_moment_per_elem_norm,
                          tree_zeros_like)
 
 
 def _is_none(x: Any) -> bool:
     return x is None
-
-
-def _norm(x: Any) -> Any:
-    """``jnp.linalg.norm(x)`` (ord=None, axis=None): the 2-norm of all entries, computed as
-    JAX does, ``sqrt(sum(|x|**2))``."""
-    return jnp.sqrt(jnp.sum(abs_sq(x)))
 
 
 def _nesterov_mu_hat(mu: Updates, updates: Updates, b1: Any, count_inc: Any) -> Updates:
@@ -223,7 +217,8 @@ def scale_by_novograd(b1: float = 0.9, b2: float = 0.25, eps: float = 1e-8,
             nu=tree_util.tree_map(lambda p: jnp.asarray(0.0, dtype=p.dtype), params))
 
     def nu_addition(g):
-        return _norm(g) ** 2
+        # jnp.linalg.norm(g) ** 2, as optax computes it (the root, then the square)
+        return tree_norm(g) ** 2
 
     def mu_addition(g, p, n):
         return g / (jnp.sqrt(n + eps_root) + eps) + weight_decay * p

@@ -14,8 +14,12 @@ import numpy as np
 
 from .. import numpy as jnp
 from .. import tree_util
-from ._base import NO_PARAMS_MSG, GradientTransformation
+from ._adaptive import scale_by_param_block_rms
+from ._base import (NO_PARAMS_MSG, GradientTransformation, GradientTransformationExtraArgs,
+                    ScalarOrSchedule, chain)
+from ._clipping import clip_by_block_rms
 from ._numerics import abs_sq, safe_increment
+from ._transform import MaskOrFn, add_decayed_weights, ema, scale, scale_by_learning_rate
 
 
 def _decay_rate_pow(i: Any, exponent: float = 0.8) -> Any:
@@ -135,3 +139,49 @@ def scale_by_factored_rms(factored: bool = True, decay_rate: float = 0.8,
         new_updates = tree_util.tree_map(lambda o: o.update, slots)
         return new_updates, to_state(safe_increment(state.count), slots)
     return GradientTransformation(init_fn, update_fn)
+
+
+def adafactor(learning_rate: Optional[ScalarOrSchedule] = None,
+              min_dim_size_to_factor: int = 128, decay_rate: float = 0.8,
+              decay_offset: int = 0, multiply_by_parameter_scale: bool = True,
+              clipping_threshold: Optional[float] = 1.0, momentum: Optional[float] = None,
+              dtype_momentum: Any = jnp.float32,
+              weight_decay_rate: Optional[ScalarOrSchedule] = None, eps: float = 1e-30,
+              factored: bool = True, weight_decay_mask: MaskOrFn = None
+              ) -> GradientTransformationExtraArgs:
+    """The Adafactor optimizer: :func:`scale_by_factored_rms`, then optionally block-RMS
+    clipping, the learning rate, scaling by the parameters' RMS, momentum and weight decay,
+    and finally a sign flip (descent).
+
+    Args:
+      learning_rate: a float, a schedule ``step -> learning rate``, or None (no scaling:
+        typically with ``multiply_by_parameter_scale``).
+      min_dim_size_to_factor: factor only when the two largest dimensions are at least this.
+      decay_rate: the exponent of the second-moment decay schedule.
+      decay_offset: the step offset of that schedule (for fine-tuning).
+      multiply_by_parameter_scale: scale each leaf's update by its parameter's RMS.
+      clipping_threshold: clip each leaf's update to this RMS (None: no clipping).
+      momentum: the decay of an (undebiased) EMA of the updates (None: no momentum).
+      dtype_momentum: the dtype of that EMA.
+      weight_decay_rate: the weight-decay rate (None: no weight decay).
+      eps: added to the squared gradients.
+      factored: factor the second moments (False: a full second moment for every leaf).
+      weight_decay_mask: chooses the leaves that get weight decay.
+
+    Returns:
+      A :class:`GradientTransformationExtraArgs`; its ``update`` needs ``params``.
+    """
+    txs = [scale_by_factored_rms(factored, decay_rate, decay_offset, min_dim_size_to_factor,
+                                 eps)]
+    if clipping_threshold is not None:
+        txs.append(clip_by_block_rms(clipping_threshold))
+    if learning_rate is not None:
+        txs.append(scale_by_learning_rate(learning_rate, flip_sign=False))
+    if multiply_by_parameter_scale:
+        txs.append(scale_by_param_block_rms())
+    if momentum is not None:
+        txs.append(ema(momentum, debias=False, accumulator_dtype=dtype_momentum))
+    if weight_decay_rate is not None:
+        txs.append(add_decayed_weights(weight_decay_rate, mask=weight_decay_mask))
+    txs.append(scale(-1))  # descent: follow the negative of the rescaled gradient
+    return chain(*txs)

@@ -117,16 +117,16 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_optax(name):
+def _against_optax(name, params, steps, tol, resync):
+    """Runs case ``name`` in pullback and optax on the same params and gradients, comparing
+    the updates and every state leaf after each step; with ``resync`` optax restarts each
+    step from pullback's state (for low-precision states, so rounding cannot compound)."""
     tx_p, tx_o = CASES[name](optim), CASES[name](optax)
-    tol = dict(rtol=2e-2, atol=1e-3) if name in BF16_CASES else dict(rtol=RTOL, atol=ATOL)
-    params = _params_np()
     state_p, state_o = tx_p.init(_to(pnp, params)), tx_o.init(_to(jjnp, params))
     assert_tree_close(state_p, state_o, what=f"{name}: init state", **tol)
-    for step in range(STEPS):
-        grads = _grads_np(step, params)
-        if name in BF16_CASES:
+    for step in range(steps):
+        grads = _cast_like(_grads_np(step, params), params)
+        if resync:
             state_o = jax.tree.unflatten(jax.tree.structure(state_o), [
                 jjnp.asarray(np.asarray(x)) for x in pullback.tree_util.tree_leaves(state_p)])
         up, state_p = tx_p.update(_to(pnp, grads), state_p, _to(pnp, params))
@@ -135,6 +135,41 @@ def test_matches_optax(name):
         assert_tree_close(state_p, state_o, what=f"{name}: state at step {step}", **tol)
         # both sides continue from the same (optax's) parameters, so errors cannot compound
         params = _to(np, optax.apply_updates(_to(jjnp, params), uo))
+
+
+def _cast_like(tree, like):
+    if isinstance(tree, dict):
+        return {k: _cast_like(v, like[k]) for k, v in tree.items()}
+    return np.asarray(tree).astype(np.asarray(like).dtype)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_optax(name):
+    tol = dict(rtol=2e-2, atol=1e-3) if name in BF16_CASES else dict(rtol=RTOL, atol=ATOL)
+    _against_optax(name, _params_np(), STEPS, tol, resync=name in BF16_CASES)
+
+
+BF16_PARAM_CASES = [
+    "scale_by_belief_nesterov", "scale_by_radam_cross", "novograd", "scale_by_trust_ratio_args",
+    "scale_by_param_block_rms", "scale_by_factored_rms", "adafactor_full", "lamb_mask_tree",
+    "lars_masks",
+    # pullback's `python float * int32 array` is not weakly typed (JAX's is), so a schedule's
+    # value times a bf16 param promotes to float32: add_decayed_weights' `g + s * p`
+    pytest.param("lamb_mask_fn_schedule", marks=pytest.mark.xfail(
+        strict=True, reason="weak type lost in float * int32 (pullback.numpy promotion)")),
+]
+
+
+@pytest.mark.parametrize("name", BF16_PARAM_CASES)
+def test_bf16_params_match_optax(name):
+    """bf16 params and gradients: the updates and states keep optax's dtypes."""
+    _against_optax(name, _to_bf16(_params_np()), 3, dict(rtol=5e-2, atol=5e-3), resync=True)
+
+
+def _to_bf16(tree):
+    if isinstance(tree, dict):
+        return {k: _to_bf16(v) for k, v in tree.items()}
+    return np.asarray(tree).astype(pnp.bfloat16)
 
 
 @pytest.mark.parametrize("name", ["scale_by_trust_ratio", "scale_by_novograd",

@@ -55,8 +55,8 @@ CASES = [
 def _build(mod, name, args, kwargs):
     if name == "join_schedules":
         return mod.join_schedules(
-            [mod.linear_schedule(0.0, 1.0, 3), mod.constant_schedule(1.0),
-             mod.cosine_decay_schedule(1.0, 4)], [3, 7])
+            [mod.linear_schedule(0.0, 1.0, 3), mod.constant_schedule(5.0),
+             mod.cosine_decay_schedule(2.0, 4)], [3, 7])
     return getattr(mod, name)(*args, **kwargs)
 
 

@@ -264,6 +264,7 @@ def test_multi_steps(kwargs):
     params = make_params()
     s_ours, s_theirs = ours.init(to_ours(params)), theirs.init(to_theirs(params))
     assert_same_tree(s_ours, s_theirs, "init")
+    assert not bool(ours.has_updated(s_ours)) and not bool(theirs.has_updated(s_theirs))
     update_theirs = jax.jit(theirs.update)
     for i, g in enumerate(grads_seq(7)):
         if i == 5:

@@ -185,6 +185,28 @@ def test_multi_transform_is_partition():
              grads_seq(2))
 
 
+def add_extra(lib, tree_map):
+    """Adds the extra arg ``extra`` (a tree like the updates) to the updates."""
+    def update_fn(updates, state, params=None, *, extra=None, **unused):
+        return tree_map(lambda u, e: u + e, updates, extra), state
+    return lib.GradientTransformationExtraArgs(lambda p: lib.EmptyState(), update_fn)
+
+
+def test_partition_masks_compatible_extra_args():
+    labels = {"w": "x", "b": "y", "head": "x"}
+    params, (g,) = make_params(), grads_seq(1)
+    extra = grads_seq(1)[0]
+    ours = optim.partition({"x": add_extra(optim, tree_util.tree_map), "y": optim.clip(0.1)},
+                           labels, mask_compatible_extra_args=True)
+    theirs = optax.partition({"x": add_extra(optax, jax.tree_util.tree_map),
+                              "y": optax.clip(0.1)}, labels, mask_compatible_extra_args=True)
+    u_ours, s_ours = ours.update(to_ours(g), ours.init(to_ours(params)), extra=to_ours(extra))
+    u_theirs, s_theirs = theirs.update(to_theirs(g), theirs.init(to_theirs(params)),
+                                       extra=to_theirs(extra))
+    assert_same_tree(u_ours, u_theirs)
+    assert_same_tree(s_ours, s_theirs)
+
+
 def test_partition_label_without_transform_raises():
     tx = optim.partition({"a": optim.identity()}, {"w": "a", "b": "zzz", "head": "a"})
     with pytest.raises(ValueError, match="no corresponding transformation"):
@@ -246,6 +268,9 @@ def test_inject_hyperparams_static_args_and_dtype():
 
 def test_inject_hyperparams_exported_from_schedules():
     assert optim.schedules.inject_hyperparams is optim.inject_hyperparams
+    with pytest.warns(DeprecationWarning, match="inject_hyperparams"):
+        tx = optim.inject_stateful_hyperparams(OURS_MOMENTUM)(decay=0.5)
+    assert isinstance(tx.init(to_ours(make_params())), optim.InjectStatefulHyperparamsState)
 
 
 # --- MultiSteps ----------------------------------------------------------------------------------

@@ -25,6 +25,6 @@ from ._wrappers import (ApplyIfFiniteState, InjectHyperparamsState,  # noqa: F40
                         InjectStatefulHyperparamsState, MultiSteps, MultiStepsState,
                         MultiTransformState, PartitionState, ShouldSkipUpdateFunction,
                         StatefulSchedule, WrappedSchedule, apply_if_finite,
-                        inject_hyperparams, multi_transform, partition, skip_large_updates,
-                        skip_not_finite)
+                        inject_hyperparams, inject_stateful_hyperparams, multi_transform,
+                        partition, skip_large_updates, skip_not_finite)
 from . import losses, schedules  # noqa: F401,E402

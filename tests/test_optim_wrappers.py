@@ -249,8 +249,8 @@ def test_inject_hyperparams_edit_state():
 
 
 def test_inject_hyperparams_static_args_and_dtype():
-    def factory(lib, np_mod, tree_map, scale_fn, learning_rate, nesterov=False):
-        del nesterov
+    def factory(lib, np_mod, tree_map, scale_fn, learning_rate, steps=3, nesterov=False):
+        del nesterov, steps  # an int hyperparameter (kept int32) and a bool (static)
         return momentum(lib, np_mod, tree_map, decay=0.5,
                         learning_rate=learning_rate * scale_fn(2.0))
     double = lambda x: 2 * x  # noqa: E731  a callable that is not a schedule
@@ -261,7 +261,8 @@ def test_inject_hyperparams_static_args_and_dtype():
         functools.partial(factory, optax, jnp, jax.tree_util.tree_map),
         static_args="scale_fn", hyperparam_dtype=jnp.float32)(double, 0.1, nesterov=True)
     s_ours, _ = run_both(ours, theirs, grads_seq(2))
-    assert set(s_ours.hyperparams) == {"learning_rate"}
+    assert set(s_ours.hyperparams) == {"learning_rate", "steps"}
+    assert s_ours.hyperparams["steps"].dtype == np.int32
     with pytest.raises(ValueError, match="static_args"):
         optim.inject_hyperparams(OURS_MOMENTUM, static_args=("nope",))
 
@@ -342,3 +343,45 @@ def test_apply_if_finite():
     assert isinstance(ours, optim.ApplyIfFiniteState)
     assert int(ours.total_notfinite) == 4 and int(ours.notfinite_count) == 1
     assert not bool(ours.last_finite)
+
+
+# --- a whole training step, jitted, as users write it ----------------------------------------
+
+def test_jitted_training_step_equals_eager_and_optax():
+    """loss -> grad -> MultiSteps(apply_if_finite(chain(clip_by_global_norm, injected
+    momentum with a warmup-cosine learning rate))) -> apply_updates, in one jit program."""
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    y = RNG.integers(0, 2, size=6).astype(np.int32)
+
+    def build(lib, np_mod, tree_map):
+        inner = lib.inject_hyperparams(functools.partial(momentum, lib, np_mod, tree_map))(
+            decay=0.9, learning_rate=lib.warmup_cosine_decay_schedule(0.0, 0.5, 2, 6))
+        return lib.MultiSteps(lib.apply_if_finite(
+            lib.chain(lib.clip_by_global_norm(1.0), inner), 3), every_k_schedule=2)
+
+    def make_step(lib, np_mod, tx):
+        def loss_fn(params, x, y):
+            logits = x @ params["w"] + params["b"]
+            return np_mod.mean(lib.softmax_cross_entropy_with_integer_labels(logits, y))
+
+        def step(params, state, x, y):
+            loss, grads = grad_lib[lib](loss_fn)(params, x, y)
+            updates, state = tx.update(grads, state, params)
+            return lib.apply_updates(params, updates), state, loss
+        return step
+    grad_lib = {optim: pullback.value_and_grad, optax: jax.value_and_grad}
+
+    params = {"w": RNG.standard_normal((3, 2)).astype(np.float32) * 0.1,
+              "b": np.zeros(2, np.float32)}
+    tx_ours, tx_theirs = build(optim, pnp, tree_util.tree_map), build(optax, jnp,
+                                                                      jax.tree_util.tree_map)
+    step_ours, step_theirs = make_step(optim, pnp, tx_ours), make_step(optax, jnp, tx_theirs)
+    jit_ours, jit_theirs = pullback.jit(step_ours), jax.jit(step_theirs)
+    p_o, p_t = to_ours(params), to_theirs(params)
+    s_o, s_t = tx_ours.init(p_o), tx_theirs.init(p_t)
+    for i in range(5):
+        eager = step_ours(p_o, s_o, pnp.asarray(x), pnp.asarray(y))
+        p_o, s_o, loss_o = jit_ours(p_o, s_o, pnp.asarray(x), pnp.asarray(y))
+        p_t, s_t, loss_t = jit_theirs(p_t, s_t, jnp.asarray(x), jnp.asarray(y))
+        assert_same_tree((p_o, s_o, loss_o), eager, f"jit vs eager@{i}", rtol=1e-6, atol=1e-7)
+        assert_same_tree((p_o, s_o, loss_o), (p_t, s_t, loss_t), f"vs optax@{i}")

@@ -89,6 +89,7 @@ def test_sigmoid_binary_cross_entropy():
            argnums=(0, 1))
     # integer labels are cast to the logits' dtype
     _check("sigmoid_binary_cross_entropy", (_f32(6), np.array([0, 1, 1, 0, 1, 0], np.int32)))
+    _check("sigmoid_binary_cross_entropy", (_f32(4), np.array([False, True, True, False])))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"gamma": 0.5}, {"alpha": 0.25, "gamma": 3.0}])
@@ -122,11 +123,21 @@ def test_safe_softmax_cross_entropy_with_minus_inf_logits():
     _check("safe_softmax_cross_entropy", (logits, labels), argnums=(0, 1))
     loss = optim.safe_softmax_cross_entropy(pnp.asarray(logits), pnp.asarray(labels))
     assert np.all(np.isfinite(np.asarray(loss)))
+    # value_and_grad takes the value from the custom rule: finite too
+    v, g = pullback.value_and_grad(
+        lambda x: optim.safe_softmax_cross_entropy(x, pnp.asarray(labels)).sum())(
+            pnp.asarray(logits))
+    v_t, g_t = jax.value_and_grad(
+        lambda x: optax.safe_softmax_cross_entropy(x, jnp.asarray(labels)).sum())(
+            jnp.asarray(logits))
+    _close(v, v_t)
+    _close(g, g_t)
 
 
 @pytest.mark.parametrize("kwargs", [
     {"axis": 0}, {"axis": (0, 2)},
     {"where": np.array([[True, True, False, True]] * 2)},
+    {"where": np.array([True, False])},  # per row: expanded along the class axis
 ])
 def test_softmax_cross_entropy_axis_where(kwargs):
     if kwargs.get("axis") is not None:

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.x32
 # (name, args, kwargs, the steps to probe: every boundary and its neighbours)
 CASES = [
     ("constant_schedule", (0.5,), {}, [0, 7]),
-    ("polynomial_schedule", (1.0, 0.01, 2, 10), {"transition_begin": 3}, [0, 2, 3, 4, 12, 13, 14, 30]),
+    ("polynomial_schedule", (1.0, 0.01, 2, 10), {"transition_begin": 3},
+     [0, 2, 3, 4, 12, 13, 14, 30]),
     ("polynomial_schedule", (1.0, 0.01, 0.5, 4), {}, [0, 1, 3, 4, 5]),
     ("linear_schedule", (1.0, 0.01, 10), {"transition_begin": 2}, [0, 1, 2, 3, 11, 12, 13, 50]),
     ("linear_schedule", (0.1, 0.9, 5), {}, [0, 1, 4, 5, 6]),
@@ -55,8 +56,8 @@ CASES = [
 def _build(mod, name, args, kwargs):
     if name == "join_schedules":
         return mod.join_schedules(
-            [mod.linear_schedule(0.0, 1.0, 3), mod.constant_schedule(1.0),
-             mod.cosine_decay_schedule(1.0, 4)], [3, 7])
+            [mod.linear_schedule(0.0, 1.0, 3), mod.constant_schedule(5.0),
+             mod.cosine_decay_schedule(2.0, 4)], [3, 7])
     return getattr(mod, name)(*args, **kwargs)
 
 

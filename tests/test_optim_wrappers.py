@@ -185,6 +185,28 @@ def test_multi_transform_is_partition():
              grads_seq(2))
 
 
+def add_extra(lib, tree_map):
+    """Adds the extra arg ``extra`` (a tree like the updates) to the updates."""
+    def update_fn(updates, state, params=None, *, extra=None, **unused):
+        return tree_map(lambda u, e: u + e, updates, extra), state
+    return lib.GradientTransformationExtraArgs(lambda p: lib.EmptyState(), update_fn)
+
+
+def test_partition_masks_compatible_extra_args():
+    labels = {"w": "x", "b": "y", "head": "x"}
+    params, (g,) = make_params(), grads_seq(1)
+    extra = grads_seq(1)[0]
+    ours = optim.partition({"x": add_extra(optim, tree_util.tree_map), "y": optim.clip(0.1)},
+                           labels, mask_compatible_extra_args=True)
+    theirs = optax.partition({"x": add_extra(optax, jax.tree_util.tree_map),
+                              "y": optax.clip(0.1)}, labels, mask_compatible_extra_args=True)
+    u_ours, s_ours = ours.update(to_ours(g), ours.init(to_ours(params)), extra=to_ours(extra))
+    u_theirs, s_theirs = theirs.update(to_theirs(g), theirs.init(to_theirs(params)),
+                                       extra=to_theirs(extra))
+    assert_same_tree(u_ours, u_theirs)
+    assert_same_tree(s_ours, s_theirs)
+
+
 def test_partition_label_without_transform_raises():
     tx = optim.partition({"a": optim.identity()}, {"w": "a", "b": "zzz", "head": "a"})
     with pytest.raises(ValueError, match="no corresponding transformation"):
@@ -227,8 +249,8 @@ def test_inject_hyperparams_edit_state():
 
 
 def test_inject_hyperparams_static_args_and_dtype():
-    def factory(lib, np_mod, tree_map, scale_fn, learning_rate, nesterov=False):
-        del nesterov
+    def factory(lib, np_mod, tree_map, scale_fn, learning_rate, steps=3, nesterov=False):
+        del nesterov, steps  # an int hyperparameter (kept int32) and a bool (static)
         return momentum(lib, np_mod, tree_map, decay=0.5,
                         learning_rate=learning_rate * scale_fn(2.0))
     double = lambda x: 2 * x  # noqa: E731  a callable that is not a schedule
@@ -239,13 +261,17 @@ def test_inject_hyperparams_static_args_and_dtype():
         functools.partial(factory, optax, jnp, jax.tree_util.tree_map),
         static_args="scale_fn", hyperparam_dtype=jnp.float32)(double, 0.1, nesterov=True)
     s_ours, _ = run_both(ours, theirs, grads_seq(2))
-    assert set(s_ours.hyperparams) == {"learning_rate"}
+    assert set(s_ours.hyperparams) == {"learning_rate", "steps"}
+    assert s_ours.hyperparams["steps"].dtype == np.int32
     with pytest.raises(ValueError, match="static_args"):
         optim.inject_hyperparams(OURS_MOMENTUM, static_args=("nope",))
 
 
 def test_inject_hyperparams_exported_from_schedules():
     assert optim.schedules.inject_hyperparams is optim.inject_hyperparams
+    with pytest.warns(DeprecationWarning, match="inject_hyperparams"):
+        tx = optim.inject_stateful_hyperparams(OURS_MOMENTUM)(decay=0.5)
+    assert isinstance(tx.init(to_ours(make_params())), optim.InjectStatefulHyperparamsState)
 
 
 # --- MultiSteps ----------------------------------------------------------------------------------
@@ -264,6 +290,7 @@ def test_multi_steps(kwargs):
     params = make_params()
     s_ours, s_theirs = ours.init(to_ours(params)), theirs.init(to_theirs(params))
     assert_same_tree(s_ours, s_theirs, "init")
+    assert not bool(ours.has_updated(s_ours)) and not bool(theirs.has_updated(s_theirs))
     update_theirs = jax.jit(theirs.update)
     for i, g in enumerate(grads_seq(7)):
         if i == 5:
@@ -316,3 +343,45 @@ def test_apply_if_finite():
     assert isinstance(ours, optim.ApplyIfFiniteState)
     assert int(ours.total_notfinite) == 4 and int(ours.notfinite_count) == 1
     assert not bool(ours.last_finite)
+
+
+# --- a whole training step, jitted, as users write it ----------------------------------------
+
+def test_jitted_training_step_equals_eager_and_optax():
+    """loss -> grad -> MultiSteps(apply_if_finite(chain(clip_by_global_norm, injected
+    momentum with a warmup-cosine learning rate))) -> apply_updates, in one jit program."""
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    y = RNG.integers(0, 2, size=6).astype(np.int32)
+
+    def build(lib, np_mod, tree_map):
+        inner = lib.inject_hyperparams(functools.partial(momentum, lib, np_mod, tree_map))(
+            decay=0.9, learning_rate=lib.warmup_cosine_decay_schedule(0.0, 0.5, 2, 6))
+        return lib.MultiSteps(lib.apply_if_finite(
+            lib.chain(lib.clip_by_global_norm(1.0), inner), 3), every_k_schedule=2)
+
+    def make_step(lib, np_mod, tx):
+        def loss_fn(params, x, y):
+            logits = x @ params["w"] + params["b"]
+            return np_mod.mean(lib.softmax_cross_entropy_with_integer_labels(logits, y))
+
+        def step(params, state, x, y):
+            loss, grads = grad_lib[lib](loss_fn)(params, x, y)
+            updates, state = tx.update(grads, state, params)
+            return lib.apply_updates(params, updates), state, loss
+        return step
+    grad_lib = {optim: pullback.value_and_grad, optax: jax.value_and_grad}
+
+    params = {"w": RNG.standard_normal((3, 2)).astype(np.float32) * 0.1,
+              "b": np.zeros(2, np.float32)}
+    tx_ours, tx_theirs = build(optim, pnp, tree_util.tree_map), build(optax, jnp,
+                                                                      jax.tree_util.tree_map)
+    step_ours, step_theirs = make_step(optim, pnp, tx_ours), make_step(optax, jnp, tx_theirs)
+    jit_ours, jit_theirs = pullback.jit(step_ours), jax.jit(step_theirs)
+    p_o, p_t = to_ours(params), to_theirs(params)
+    s_o, s_t = tx_ours.init(p_o), tx_theirs.init(p_t)
+    for i in range(5):
+        eager = step_ours(p_o, s_o, pnp.asarray(x), pnp.asarray(y))
+        p_o, s_o, loss_o = jit_ours(p_o, s_o, pnp.asarray(x), pnp.asarray(y))
+        p_t, s_t, loss_t = jit_theirs(p_t, s_t, jnp.asarray(x), jnp.asarray(y))
+        assert_same_tree((p_o, s_o, loss_o), eager, f"jit vs eager@{i}", rtol=1e-6, atol=1e-7)
+        assert_same_tree((p_o, s_o, loss_o), (p_t, s_t, loss_t), f"vs optax@{i}")

@@ -43,7 +43,7 @@ from ._schedules import (constant_schedule, cosine_decay_schedule,  # noqa: F401
 from ._wrappers import (ApplyIfFiniteState, InjectHyperparamsState,  # noqa: F401
                         InjectStatefulHyperparamsState, MultiSteps, MultiStepsState,
                         MultiTransformState, PartitionState, ShouldSkipUpdateFunction,
-                        StatefulSchedule, WrappedSchedule, apply_if_finite,
-                        inject_hyperparams, multi_transform, partition, skip_large_updates,
-                        skip_not_finite)
+                        WrappedSchedule, apply_if_finite, inject_hyperparams,
+                        inject_stateful_hyperparams, multi_transform, partition,
+                        skip_large_updates, skip_not_finite)
 from . import losses, schedules  # noqa: F401,E402

@@ -167,8 +167,6 @@ def cosine_decay_schedule(init_value: Any, decay_steps: int, alpha: Any = 0.0,
     steps = float(decay_steps) if isinstance(decay_steps, int) else decay_steps
 
     def schedule(count):
-        if isinstance(count, int):
-            count = float(count)
         count = jnp.minimum(count, steps)
         cosine = 0.5 * (1 + jnp.cos(jnp.pi * count / steps))
         return init_value * ((1 - alpha) * cosine ** exponent + alpha)

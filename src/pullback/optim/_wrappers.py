@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import (Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Optional,
                     Protocol, Union, runtime_checkable)
 
@@ -58,7 +59,8 @@ class MaskedNode(NamedTuple):
     """A leafless node standing for a masked-out subtree (optax's ``MaskedNode``)."""
 
 
-def _masked(inner: GradientTransformation, mask: Any) -> GradientTransformationExtraArgs:
+def _masked(inner: GradientTransformation, mask: Any,
+            mask_compatible_extra_args: bool = False) -> GradientTransformationExtraArgs:
     # The transformation sees only the subtrees whose mask is True; the others are replaced
     # by leafless nodes and pass through unchanged (optax's ``masked`` on a mask pytree).
     inner = with_extra_args_support(inner)
@@ -70,6 +72,11 @@ def _masked(inner: GradientTransformation, mask: Any) -> GradientTransformationE
         return MaskedState(inner_state=inner.init(mask_tree(params)))
 
     def update_fn(updates, state, params=None, **extra_args):
+        if mask_compatible_extra_args:
+            # extra args shaped like the updates are masked like them
+            structure = tree_util.tree_structure(updates)
+            extra_args = {k: mask_tree(v) if tree_util.tree_structure(v) == structure else v
+                          for k, v in extra_args.items()}
         new_masked, new_inner = inner.update(
             mask_tree(updates), state.inner_state,
             None if params is None else mask_tree(params), **extra_args)
@@ -88,8 +95,8 @@ MultiTransformState = PartitionState
 
 
 def partition(transforms: Mapping[Hashable, GradientTransformation],
-              param_labels: Union[Any, Callable[[Any], Any]]
-              ) -> GradientTransformationExtraArgs:
+              param_labels: Union[Any, Callable[[Any], Any]], *,
+              mask_compatible_extra_args: bool = False) -> GradientTransformationExtraArgs:
     """Applies a different transformation to each labelled subset of the parameters.
 
     Args:
@@ -97,6 +104,8 @@ def partition(transforms: Mapping[Hashable, GradientTransformation],
       param_labels: a pytree of labels with the structure of the params (or a prefix of
         it), or a function of the params (or updates) returning one. Each label must be a
         key of ``transforms``.
+      mask_compatible_extra_args: also mask the extra args that have the structure of the
+        updates, so each transformation sees only its own leaves of them.
 
     Returns:
       A :class:`GradientTransformationExtraArgs` whose state is a :class:`PartitionState`
@@ -118,17 +127,19 @@ def partition(transforms: Mapping[Hashable, GradientTransformation],
         label_set = set(tree_util.tree_leaves(labels))
         if not label_set.issubset(transforms.keys()):
             raise ValueError(
-                "Some parameters have no corresponding transformation.\n"
+                "partition: some parameters have no corresponding transformation.\n"
                 f"Parameter labels: {sorted(label_set, key=repr)} \n"
                 f"Transforms keys: {sorted(transforms.keys(), key=repr)} \n")
-        return PartitionState({group: _masked(tx, mask_of(labels, group)).init(params)
-                               for group, tx in transforms.items()})
+        return PartitionState({
+            group: _masked(tx, mask_of(labels, group), mask_compatible_extra_args).init(params)
+            for group, tx in transforms.items()})
 
     def update_fn(updates, state, params=None, **extra_args):
         labels = labels_of(updates)
         new_inner = {}
         for group, tx in transforms.items():
-            updates, new_inner[group] = _masked(tx, mask_of(labels, group)).update(
+            masked_tx = _masked(tx, mask_of(labels, group), mask_compatible_extra_args)
+            updates, new_inner[group] = masked_tx.update(
                 updates, state.inner_states[group], params, **extra_args)
         return updates, PartitionState(new_inner)
     return GradientTransformationExtraArgs(init_fn, update_fn)
@@ -311,6 +322,26 @@ def inject_hyperparams(inner_factory: Callable[..., GradientTransformation],
                 hyperparams_states=sched_states, inner_state=inner_state)
         return GradientTransformationExtraArgs(init_fn, update_fn)
     return wrapped
+
+
+def inject_stateful_hyperparams(inner_factory: Callable[..., GradientTransformation],
+                                static_args: Union[str, Iterable[str]] = (),
+                                hyperparam_dtype: Optional[Any] = None
+                                ) -> Callable[..., GradientTransformationExtraArgs]:
+    """Deprecated in optax for :func:`inject_hyperparams`, which takes stateful schedules
+    too.
+
+    Args:
+      inner_factory: a function returning a gradient transformation.
+      static_args: names of callable arguments that are not schedules.
+      hyperparam_dtype: the dtype of float hyperparameters.
+
+    Returns:
+      What :func:`inject_hyperparams` returns.
+    """
+    warnings.warn("inject_stateful_hyperparams is deprecated, use inject_hyperparams instead",
+                  DeprecationWarning, stacklevel=2)
+    return inject_hyperparams(inner_factory, static_args, hyperparam_dtype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,4 +8,5 @@ from ._schedules import (constant_schedule, cosine_decay_schedule,  # noqa: F401
                          polynomial_schedule, sgdr_schedule, warmup_constant_schedule,
                          warmup_cosine_decay_schedule, warmup_exponential_decay_schedule)
 from ._wrappers import (InjectHyperparamsState, InjectStatefulHyperparamsState,  # noqa: F401
-                        StatefulSchedule, WrappedSchedule, inject_hyperparams)
+                        StatefulSchedule, WrappedSchedule, inject_hyperparams,
+                        inject_stateful_hyperparams)

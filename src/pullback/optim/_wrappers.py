@@ -22,20 +22,8 @@ from ..tracer import dtypes as _dtypes
 from ..tracer.array import Array
 from ._base import (GradientTransformation, GradientTransformationExtraArgs, OptState,
                     Params, Schedule, Updates, with_extra_args_support)
-
-
-def _safe_increment(count: Any) -> Any:
-    """``count + 1``, staying at the dtype's maximum instead of wrapping around."""
-    count = jnp.asarray(count)
-    if jnp.issubdtype(count.dtype, jnp.integer):
-        top = jnp.iinfo(count.dtype).max
-    elif jnp.issubdtype(count.dtype, jnp.floating):
-        top = jnp.finfo(count.dtype).max
-    else:
-        raise ValueError(f"Cannot safely increment count with dtype {count.dtype}, valid "
-                         "dtypes are subdtypes of integer or floating.")
-    top = jnp.array(top, count.dtype)
-    return jnp.where(count < top, count + jnp.array(1, count.dtype), top)
+from ._numerics import safe_increment
+from ._transform import masked
 
 
 def _is_array(x: Any) -> bool:
@@ -45,45 +33,6 @@ def _is_array(x: Any) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # partition / multi_transform
-
-
-# A private copy of optax's ``masked`` on a mask pytree, for ``partition``: the public
-# ``masked``/``MaskedState``/``MaskedNode`` live with the other transforms; once merged,
-# ``partition`` can use those (same classes, same state).
-class MaskedState(NamedTuple):
-    """The state of a masked inner transformation (optax's ``MaskedState``)."""
-    inner_state: Any
-
-
-class MaskedNode(NamedTuple):
-    """A leafless node standing for a masked-out subtree (optax's ``MaskedNode``)."""
-
-
-def _masked(inner: GradientTransformation, mask: Any,
-            mask_compatible_extra_args: bool = False) -> GradientTransformationExtraArgs:
-    # The transformation sees only the subtrees whose mask is True; the others are replaced
-    # by leafless nodes and pass through unchanged (optax's ``masked`` on a mask pytree).
-    inner = with_extra_args_support(inner)
-
-    def mask_tree(tree):
-        return tree_util.tree_map(lambda m, t: t if m else MaskedNode(), mask, tree)
-
-    def init_fn(params):
-        return MaskedState(inner_state=inner.init(mask_tree(params)))
-
-    def update_fn(updates, state, params=None, **extra_args):
-        if mask_compatible_extra_args:
-            # extra args shaped like the updates are masked like them
-            structure = tree_util.tree_structure(updates)
-            extra_args = {k: mask_tree(v) if tree_util.tree_structure(v) == structure else v
-                          for k, v in extra_args.items()}
-        new_masked, new_inner = inner.update(
-            mask_tree(updates), state.inner_state,
-            None if params is None else mask_tree(params), **extra_args)
-        new_updates = tree_util.tree_map(lambda m, new, old: new if m else old,
-                                         mask, new_masked, updates)
-        return new_updates, MaskedState(inner_state=new_inner)
-    return GradientTransformationExtraArgs(init_fn, update_fn)
 
 
 class PartitionState(NamedTuple):
@@ -131,14 +80,16 @@ def partition(transforms: Mapping[Hashable, GradientTransformation],
                 f"Parameter labels: {sorted(label_set, key=repr)} \n"
                 f"Transforms keys: {sorted(transforms.keys(), key=repr)} \n")
         return PartitionState({
-            group: _masked(tx, mask_of(labels, group), mask_compatible_extra_args).init(params)
+            group: masked(tx, mask_of(labels, group),
+                          mask_compatible_extra_args=mask_compatible_extra_args).init(params)
             for group, tx in transforms.items()})
 
     def update_fn(updates, state, params=None, **extra_args):
         labels = labels_of(updates)
         new_inner = {}
         for group, tx in transforms.items():
-            masked_tx = _masked(tx, mask_of(labels, group), mask_compatible_extra_args)
+            masked_tx = masked(tx, mask_of(labels, group),
+                               mask_compatible_extra_args=mask_compatible_extra_args)
             updates, new_inner[group] = masked_tx.update(
                 updates, state.inner_states[group], params, **extra_args)
         return updates, PartitionState(new_inner)
@@ -182,7 +133,7 @@ class WrappedSchedule:
     def update(self, state: WrappedScheduleState, **extra_args: Any) -> WrappedScheduleState:
         """The state one step later."""
         del extra_args
-        return WrappedScheduleState(count=_safe_increment(state.count))
+        return WrappedScheduleState(count=safe_increment(state.count))
 
     def __call__(self, state: WrappedScheduleState, **extra_args: Any) -> Any:
         """The schedule's value at the state's count."""
@@ -318,7 +269,7 @@ def inject_hyperparams(inner_factory: Callable[..., GradientTransformation],
                 inner_factory(**other_hps, **hparams)).update(
                     updates, state.inner_state, params, **extra_args)
             return updates, InjectStatefulHyperparamsState(
-                count=_safe_increment(state.count), hyperparams=hparams,
+                count=safe_increment(state.count), hyperparams=hparams,
                 hyperparams_states=sched_states, inner_state=inner_state)
         return GradientTransformationExtraArgs(init_fn, update_fn)
     return wrapped
@@ -490,8 +441,8 @@ class MultiSteps:
                 **extra_args)
             emit = state.mini_step == (k_steps - 1)
             new_state = MultiStepsState(
-                mini_step=_safe_increment(state.mini_step) % k_steps,
-                gradient_step=(emit * _safe_increment(state.gradient_step)
+                mini_step=safe_increment(state.mini_step) % k_steps,
+                gradient_step=(emit * safe_increment(state.gradient_step)
                                + (1 - emit) * state.gradient_step),
                 inner_opt_state=tree_util.tree_map(
                     lambda st, nst: jnp.where(emit, nst, st).astype(jnp.asarray(st).dtype),
@@ -566,7 +517,7 @@ def apply_if_finite(inner: GradientTransformation,
         isfinite = jnp.all(jnp.array(
             [jnp.all(jnp.isfinite(u)) for u in tree_util.tree_leaves(updates)]))
         notfinite_count = jnp.where(isfinite, jnp.zeros([], jnp.int32),
-                                    _safe_increment(state.notfinite_count))
+                                    safe_increment(state.notfinite_count))
 
         def do_update(_):
             return inner.update(updates, inner_state, params, **extra_args)
@@ -579,6 +530,6 @@ def apply_if_finite(inner: GradientTransformation,
         return updates, ApplyIfFiniteState(
             notfinite_count=notfinite_count, last_finite=isfinite,
             total_notfinite=jnp.where(isfinite, state.total_notfinite,
-                                      _safe_increment(state.total_notfinite)),
+                                      safe_increment(state.total_notfinite)),
             inner_state=new_inner)
     return GradientTransformationExtraArgs(init_fn, update_fn)

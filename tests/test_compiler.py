@@ -100,6 +100,27 @@ def test_reduction_prologues_never_reach_memory():
                                   np.zeros(3, np.float32))
 
 
+def test_a_step_joining_an_earlier_region_does_not_block_a_later_one():
+    """Optimizer-shaped programs: per-leaf chains interleaved leaf by leaf (tree_map after
+    tree_map), with a scalar computed in between. ``c2``'s ops join the scalar region, which
+    runs before the regions of ``m / c1``; so they do not stand between those regions and the
+    later ``v / c2``, which must join them (one region per leaf, no lone division)."""
+    def f(ma, mb, va, vb, s):
+        c1 = 1.0 - s * 0.9
+        ha, hb = ma / c1, mb / c1          # first tree_map
+        c2 = 1.0 - s * 0.99                # a scalar after it
+        na, nb = va / c2, vb / c2          # second tree_map
+        return ha / (jnp.sqrt(na) + 1e-8), hb / (jnp.sqrt(nb) + 1e-8)
+
+    ma, va = rand((6, 7)), np.abs(rand((6, 7))) + 0.1
+    mb, vb = rand((5,)), np.abs(rand((5,))) + 0.1
+    s = np.float32(0.5)
+    check_vs_eager(f, ma, mb, va, vb, s, rtol=1e-6)
+    text = compiled(f, ma, mb, va, vb, s).as_text()
+    assert text.count("fused: div ; div ; sqrt ; add ; div") == 2, text
+    assert "region[1 ops]" not in text, text
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16,
                                    np.int32, np.int8, np.uint16, np.complex64, np.bool_])
 def test_region_dtypes(dtype):

@@ -8,7 +8,8 @@ returned) are written to memory. So ``exp(x) * y + sin(z)`` makes one pass over 
 Grouping is greedy in schedule order. A region runs where its first member was; a step may join
 the open region of its shape when every operand it reads is either produced by a member (read
 with the producer's own layout) or already available before the region starts. A region has at
-most 12 memory operands (pb_iterate's limit).
+most 12 memory operands (pb_iterate's limit). The steps a region is moved past are those after
+its place that run after it: a step that joined a region placed earlier runs before it.
 
 Reduction prologues: a reduction of a value computed in a region joins that region as its last
 use of the value (``sum(x * x)``: the products never reach memory). Its accumulator is an output
@@ -142,8 +143,10 @@ def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
                 open_by_shape[g.shape] = g
                 order.append(g)
             into = g
-        for g in open_by_shape.values():  # s now lies between each other region and its place
-            if g is not into:
+        for g in open_by_shape.values():
+            # s now lies between each other region and its place, unless it joined a region
+            # that runs before that one (it moved there past everything in between)
+            if g is not into and (into is None or into.first > g.first):
                 g.passed.add(s)
     return [x if isinstance(x, Step) else _region(x, readers, kept) for x in order]
 

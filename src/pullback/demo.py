@@ -2,8 +2,8 @@
 inside scikit-learn (8x8 images, 10 classes; no download), then print the test accuracy and
 the wall time.
 
-The training step is the usual JAX program: a loss, ``value_and_grad``, an optimizer update,
-all inside one ``jit``.
+The training step is the usual JAX program: a loss, ``value_and_grad``, an optimizer update
+(``pullback.optim.adam``, optax's API), all inside one ``jit``.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 import pullback as pb
 import pullback.numpy as jnp
+import pullback.optim as optim
 from pullback import nn, random
 
 
@@ -65,14 +66,14 @@ def loss_fn(params: list[dict], x: Any, y: Any) -> Any:
     return -jnp.mean(jnp.sum(logp * nn.one_hot(y, 10), axis=-1))
 
 
-def make_step(lr: float, momentum: float = 0.9):
-    """One jitted SGD-with-momentum step: (params, velocity, x, y) -> (params, velocity, loss)."""
+def make_step(optimizer: optim.GradientTransformation):
+    """One jitted training step with ``optimizer``:
+    (params, opt_state, x, y) -> (params, opt_state, loss)."""
     @pb.jit
-    def step(params, velocity, x, y):
+    def step(params, opt_state, x, y):
         loss, grads = pb.value_and_grad(loss_fn)(params, x, y)
-        velocity = pb.tree_util.tree_map(lambda v, g: momentum * v + g, velocity, grads)
-        params = pb.tree_util.tree_map(lambda p, v: p - lr * v, params, velocity)
-        return params, velocity, loss
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optim.apply_updates(params, updates), opt_state, loss
     return step
 
 
@@ -80,7 +81,7 @@ def accuracy(params: list[dict], x: Any, y: Any) -> float:
     return float(jnp.mean(jnp.argmax(predict(params, x), axis=-1) == y))
 
 
-def train(epochs: int = 30, batch: int = 64, lr: float = 0.05, hidden: int = 128,
+def train(epochs: int = 30, batch: int = 64, lr: float = 3e-3, hidden: int = 128,
           seed: int = 0, verbose: bool = True) -> dict:
     """Train and evaluate; returns the accuracy, the loss curve and the time taken.
 
@@ -92,8 +93,9 @@ def train(epochs: int = 30, batch: int = 64, lr: float = 0.05, hidden: int = 128
         sys.exit("the demo needs tqdm for its progress bar: pip install 'pullback[demo]'")
     x_tr, y_tr, x_te, y_te = load_digits(seed)
     params = init_mlp(random.PRNGKey(seed), [64, hidden, hidden, 10])
-    velocity = pb.tree_util.tree_map(jnp.zeros_like, params)
-    step = make_step(lr)
+    optimizer = optim.adam(lr)
+    opt_state = optimizer.init(params)
+    step = make_step(optimizer)
     rng = np.random.default_rng(seed)
     xs, ys = jnp.asarray(x_tr), jnp.asarray(y_tr)
     n = len(y_tr) // batch * batch
@@ -104,7 +106,7 @@ def train(epochs: int = 30, batch: int = 64, lr: float = 0.05, hidden: int = 128
         perm = rng.permutation(len(y_tr))[:n].reshape(-1, batch)
         epoch_loss = 0.0
         for idx in perm:
-            params, velocity, loss = step(params, velocity, xs[idx], ys[idx])
+            params, opt_state, loss = step(params, opt_state, xs[idx], ys[idx])
             epoch_loss += float(loss)
         losses.append(epoch_loss / len(perm))
         accs.append(accuracy(params, x_te, y_te))
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pullback.demo", description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--lr", type=float, default=3e-3, help="Adam's learning rate")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)

@@ -178,7 +178,7 @@ def power(x: ArrayLike, y: ArrayLike, /) -> Any:
     if isinstance(y, int) and not isinstance(y, bool):
         (x,) = promote_dtypes("power", x)
         if _is_bool(x):
-            x = convert(x, dtypes.DEFAULT_INT)
+            x = convert(x, dtypes.to_numeric(dtypes.bool_))
         if y >= 0 or not _is_int(x):
             return lax.integer_pow(x, y)
     x, y = promote_args_numeric("power", x, y)

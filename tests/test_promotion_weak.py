@@ -140,3 +140,55 @@ def test_weak_only_joins_and_u64_i64():
     assert D.promote(((D.bool_, False), (D.int32, True))) == (D.DEFAULT_INT, True)
     assert D.promote(((D.int8, False), (D.int32, True))) == (D.int8, False)
     assert np.dtype(D.promote(((D.float32, False), (D.float32, True)))[0]) == D.float32
+
+
+# ---- *_like and full keep JAX's weak types ----
+
+LIKE = {"zeros_like": jnp.zeros_like, "ones_like": jnp.ones_like,
+        "empty_like": jnp.empty_like, "full_like": lambda a, **k: jnp.full_like(a, 2.5, **k)}
+
+
+@pytest.mark.parametrize("mode", [pytest.param("x32", marks=pytest.mark.x32),
+                                  pytest.param("x64", marks=pytest.mark.x64)])
+@pytest.mark.parametrize("name", list(LIKE))
+def test_like_functions_keep_the_weak_type_as_jax(mode, name):
+    """JAX 0.10: without dtype=, ``*_like(a)`` is weakly typed exactly when ``a`` is (a Python
+    int/float/complex, or a weak array); with dtype= it is strong."""
+    f = LIKE[name]
+    wide = mode == "x64"
+    fdt, idt, cdt = (("float64", "int64", "complex128") if wide
+                     else ("float32", "int32", "complex64"))
+    weak_vec = pb.lax.full((3,), 1.5)  # a weakly typed vector
+    cases = [(1.5, (fdt, True)), (2, (idt, True)), (1j, (cdt, True)), (True, ("bool", False)),
+             (jnp.asarray(1.5), (fdt, True)), (jnp.asarray(2), (idt, True)),
+             (weak_vec, (fdt, True)), (jnp.zeros([], jnp.float32), ("float32", False)),
+             (np.float32(1.5), ("float32", False))]
+    for a, want in cases:
+        assert _kind_of(f(a)) == want, (name, a)
+        assert _kind_of(f(a, shape=(2,))) == want, (name, a, "shape")
+        assert _kind_of(pb.jit(f)(a)) == want, (name, a, "jit")
+        assert _kind_of(f(a, dtype="float32")) == ("float32", False), (name, a, "dtype")
+        assert _kind_of(f(a, dtype=float)) == (fdt, False), (name, a, "dtype=float")
+    assert _kind_of(f(weak_vec)) == (fdt, True) and f(weak_vec).shape == (3,)
+    # a weak zeros_like(1.5) times bf16 stays bf16 (a strong float32 would promote it)
+    assert (f(1.5) * jnp.ones([2], jnp.bfloat16)).dtype == jnp.bfloat16
+
+
+@pytest.mark.x32
+def test_full_and_asarray_keep_the_fill_values_weak_type():
+    """JAX 0.10: ``full(shape, python_scalar)`` is weak without dtype=, strong with it;
+    ``asarray``/``array`` of a Python scalar are weak unless a dtype is given."""
+    assert _kind_of(jnp.full((2,), 0)) == ("int32", True)
+    assert _kind_of(jnp.full((2,), 2.5)) == ("float32", True)
+    assert _kind_of(jnp.full((2,), jnp.asarray(1.5))) == ("float32", True)
+    assert _kind_of(jnp.full((2,), 2.5, dtype="float32")) == ("float32", False)
+    assert _kind_of(jnp.zeros((2,))) == ("float32", False)
+    for f in (jnp.asarray, jnp.array):
+        assert _kind_of(f(1.5)) == ("float32", True)
+        assert _kind_of(f(2)) == ("int32", True)
+        assert _kind_of(f(1j)) == ("complex64", True)
+        assert _kind_of(f(True)) == ("bool", False)
+        assert _kind_of(f(1.5, dtype="float32")) == ("float32", False)
+        assert _kind_of(f(1.5, dtype=float)) == ("float32", False)
+        assert _kind_of(f(np.float32(1.5))) == ("float32", False)
+        assert _kind_of(f(jnp.asarray(1.5))) == ("float32", True)

@@ -91,7 +91,9 @@ def test_creation_dtypes_are_jax_defaults():
     assert jnp.arange(3).dtype == np.int32 and jnp.arange(3.0).dtype == np.float32
     assert jnp.zeros(2).dtype == np.float32 and jnp.eye(2).dtype == np.float32
     assert jnp.linspace(0, 1, 3).dtype == np.float32
-    assert not jnp.full((2,), 1.0).weak_type
+    # JAX 0.10: full of a Python scalar keeps its weak type unless dtype= is given
+    assert jnp.full((2,), 1.0).weak_type and not jnp.full((2,), 1.0, np.float32).weak_type
+    assert not jnp.zeros(2).weak_type
 
 
 @pytest.mark.parametrize("indexing", ["xy", "ij"])

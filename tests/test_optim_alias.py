@@ -150,23 +150,15 @@ def test_jitted_step_equals_eager(name):
     assert not np.allclose(np.asarray(pj["w"]), _P["w"])  # the step did move the params
 
 
-_WEAK_SCALAR_BUG = pytest.mark.xfail(strict=True, reason=(
-    "pullback promotion: python float * int32 array is not weakly typed as in JAX, so a "
-    "weight-decay schedule's value is a strong float64 under x64 and upcasts the updates"))
-
-
 @pytest.mark.x64
-@pytest.mark.parametrize("name", ["adam", pytest.param("adamw_wd_sched",
-                                                       marks=_WEAK_SCALAR_BUG),
-                                  "rmsprop_all", "adagrad", "lion", "sgd_nesterov", "amsgrad",
-                                  "adamax"])
+@pytest.mark.parametrize("name", ["adam", "adamw_wd_sched", "rmsprop_all", "adagrad", "lion",
+                                  "sgd_nesterov", "amsgrad", "adamax"])
 def test_x64_mode_matches_optax_x64(name):
     """With x64 on in both libraries, dtypes follow JAX's x64 rules the same way: float32
     params keep float32 updates and states (Python-float hyperparameters stay weak), counts
-    stay int32. (No Python-float param leaf here: pullback.numpy.zeros_like(1.5) is not
-    weakly typed as JAX's is, which the report lists.)"""
+    stay int32; a Python-float param leaf gives weakly typed states (zeros_like(1.5) is weak)."""
     jax.config.update("jax_enable_x64", True)
     try:
-        compare(lambda o: ALIASES[name](o, sched), po, optax, steps=3, pyfloat=False)
+        compare(lambda o: ALIASES[name](o, sched), po, optax, steps=3)
     finally:
         jax.config.update("jax_enable_x64", False)

@@ -65,16 +65,22 @@ def copy(a: ArrayLike, order: str | None = None) -> Any:
 def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (a zero-copy broadcast of one value).
 
-    ``fill_value`` may also be an array broadcastable to ``shape``.
+    ``fill_value`` may also be an array broadcastable to ``shape``. Without ``dtype`` the
+    result keeps ``fill_value``'s weak type (``full(3, 2.5)`` is weakly typed), as in JAX.
     """
-    shape = check_shape(shape, "full")
+    return _full(check_shape(shape, "full"), fill_value, dtype, None)
+
+
+def _full(shape: tuple, fill_value: Any, dtype: Any, weak: bool | None) -> Any:
+    """``full`` on a checked shape; ``weak`` (if not None) is the result's weak type, as
+    JAX's ``lax.full(..., weak_type=)`` (``full_like`` takes it from its model array)."""
     if dtype is not None and dtypes.is_python_scalar(fill_value):
         # a Python fill value converts as a weak scalar does (JAX: full(2, 300, int8) wraps)
-        v = Array(dtypes.weak_scalar(fill_value, dtypes.requested(dtype, "full")))
+        v = Array(dtypes.weak_scalar(fill_value, dtypes.requested(dtype, "full")), bool(weak))
     else:
         v = asarray(fill_value, dtype=dtype)
-    if isinstance(v, Array) and v.weak_type and dtype is None:
-        v = convert(v, v.dtype)  # the result of full is strongly typed, as in JAX
+        if weak is not None:
+            v = convert(v, core.get_aval(v).dtype, weak)
     av = core.get_aval(v)
     if av.ndim:
         return broadcast_to(v, shape)
@@ -96,30 +102,33 @@ def empty(shape: Any, dtype: Any = None) -> Any:
     return zeros(shape, dtype)
 
 
-def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype]:
+def _like(name: str, a: Any, dtype: Any, shape: Any) -> tuple[tuple, np.dtype, bool]:
     av = core.get_aval(asarray(a))
+    # without dtype the result keeps a's weak type (zeros_like(1.5) is weak), as in JAX
     return (av.shape if shape is None else check_shape(shape, name),
-            av.dtype if dtype is None else dtypes.requested(dtype, name))
+            av.dtype if dtype is None else dtypes.requested(dtype, name),
+            dtype is None and av.weak_type)
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
-    """An array like ``a`` (its shape and dtype unless given) filled with ``fill_value``."""
-    shape, dt = _like("full_like", a, dtype, shape)
-    return full(shape, fill_value, dt)
+    """An array like ``a`` (its shape and dtype unless given) filled with ``fill_value``;
+    weakly typed when ``a`` is and no ``dtype`` is given, as in JAX."""
+    shape, dt, weak = _like("full_like", a, dtype, shape)
+    return _full(shape, fill_value, dt, weak)
 
 
 def zeros_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
-    """Zeros with ``a``'s shape and dtype."""
+    """Zeros with ``a``'s shape, dtype and weak type (see :func:`full_like`)."""
     return full_like(a, 0, dtype, shape)
 
 
 def ones_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
-    """Ones with ``a``'s shape and dtype."""
+    """Ones with ``a``'s shape, dtype and weak type (see :func:`full_like`)."""
     return full_like(a, 1, dtype, shape)
 
 
 def empty_like(a: ArrayLike, dtype: Any = None, shape: Any = None) -> Any:
-    """Zeros with ``a``'s shape and dtype."""
+    """Zeros with ``a``'s shape, dtype and weak type (see :func:`full_like`)."""
     return zeros_like(a, dtype, shape)
 
 

@@ -164,30 +164,33 @@ def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
 
 
 def promote_dtypes(op: str, *args: Any) -> list[Any]:
-    """Operands converted to their common dtype (JAX's lattice); Python scalars become weakly
-    typed arrays of that dtype."""
+    """Operands converted to their common dtype and weakness (JAX's lattice): Python scalars
+    become arrays of that dtype, and every converted operand takes the result's weakness, so
+    ``int32_array * 0.5`` is weakly typed float as in JAX. (An operand already of that dtype
+    is kept: the primitive's result is weak only if all its operands are, the same answer.)"""
     avals = [aval_of(a) for a in args]
     dt, weak = promoted(tuple((a.dtype, a.weak_type) for a in avals))
-    return [a if av.dtype == dt and (av.weak_type == weak or not dtypes.is_python_scalar(a))
-            and not dtypes.is_python_scalar(a) and not isinstance(a, (np.ndarray, np.generic))
-            else convert(a, dt, weak and av.weak_type) for a, av in zip(args, avals)]
+    return [a if av.dtype == dt and not dtypes.is_python_scalar(a)
+            and not isinstance(a, (np.ndarray, np.generic))
+            else convert(a, dt, weak) for a, av in zip(args, avals)]
 
 
 def promote_dtypes_inexact(op: str, *args: Any) -> list[Any]:
-    """As promote_dtypes, then integers and bools become the default float (float32), as
-    jnp.sin or jnp.true_divide do."""
+    """As promote_dtypes, then integers and bools become floating (float32, float64 for
+    64-bit integers: ``dtypes.to_inexact``), as jnp.sin or jnp.true_divide do."""
     out = promote_dtypes(op, *args)
     av = aval_of(out[0]) if out else None
     if av is not None and not dtypes.is_inexact(av.dtype):
-        out = [convert(a, dtypes.DEFAULT_FLOAT, av.weak_type) for a in out]
+        out = [convert(a, dtypes.to_inexact(av.dtype), av.weak_type) for a in out]
     return out
 
 
 def promote_dtypes_numeric(op: str, *args: Any) -> list[Any]:
-    """As promote_dtypes, then bool becomes int32 (for arithmetic that bool lacks)."""
+    """As promote_dtypes, then bool becomes int32 (for arithmetic that bool lacks; int32
+    under x64 too, as JAX's ``to_numeric_dtype``)."""
     out = promote_dtypes(op, *args)
     if out and aval_of(out[0]).dtype == dtypes.bool_:
-        out = [convert(a, dtypes.DEFAULT_INT, False) for a in out]
+        out = [convert(a, dtypes.to_numeric(dtypes.bool_), False) for a in out]
     return out
 
 

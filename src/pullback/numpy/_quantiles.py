@@ -65,7 +65,7 @@ def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool
                          f"got {method!r}")
     a, av = _prep(name, a)
     if not dtypes.is_inexact(av.dtype):
-        a = convert(a, dtypes.DEFAULT_FLOAT)
+        a = convert(a, dtypes.to_inexact(av.dtype))
     dt = aval_of(a).dtype
     axes = canonicalize_axes(axis, av.ndim, name)
     keep = [i for i in range(av.ndim) if i not in axes]

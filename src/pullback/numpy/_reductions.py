@@ -244,7 +244,7 @@ def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
     _no_out(out, "mean")
     a, av = _prep("mean", a)
     result = dtypes.requested(dtype, "mean") if dtype else (
-        av.dtype if dtypes.is_inexact(av.dtype) else dtypes.DEFAULT_FLOAT)
+        dtypes.to_inexact(av.dtype))
     comp = _upcast_f16(result) if dtype is None else result
     axes = canonicalize_axes(axis, av.ndim, "mean")
     s = sum(a, axis=axes, dtype=comp, keepdims=keepdims, where=where)
@@ -278,7 +278,7 @@ def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.
                              "not supported (as in JAX)")
         return _upcast_f16(dt), dt
     if not dtypes.is_inexact(a_dtype):
-        return dtypes.DEFAULT_FLOAT, dtypes.DEFAULT_FLOAT
+        return dtypes.to_inexact(a_dtype), dtypes.to_inexact(a_dtype)
     return _upcast_f16(a_dtype), np.zeros((), a_dtype).real.dtype
 
 

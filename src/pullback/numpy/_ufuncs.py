@@ -176,9 +176,15 @@ def power(x: ArrayLike, y: ArrayLike, /) -> Any:
     """Element-wise ``x ** y``. A Python-int exponent uses repeated multiplication
     (``integer_pow``), as JAX does."""
     if isinstance(y, int) and not isinstance(y, bool):
+        if type(x) is Array and x._aval.dtype != dtypes.bool_ and (
+                y >= 0 or dtypes.is_inexact(x._aval.dtype)):
+            # eager Array ** int: the kernel by the short path, as x * x takes (same result)
+            out = eager.call1(ew.integer_pow_p, x, {"y": y})
+            if out is not None:
+                return out
         (x,) = promote_dtypes("power", x)
         if _is_bool(x):
-            x = convert(x, dtypes.DEFAULT_INT)
+            x = convert(x, dtypes.to_numeric(dtypes.bool_))
         if y >= 0 or not _is_int(x):
             return lax.integer_pow(x, y)
     x, y = promote_args_numeric("power", x, y)

@@ -163,7 +163,8 @@ def conj(x: np.ndarray) -> np.ndarray:
 
 
 def integer_pow(x: np.ndarray, *, y: int) -> np.ndarray:
-    """Repeated squaring in the operand's dtype (integers wrap), as the kernel."""
+    """Repeated squaring in the operand's dtype (integers wrap; float16/bfloat16 round after
+    every product, as their multiplications and JAX's chain do), as the kernel."""
     acc, base, n = np.ones_like(x), x.copy(), abs(y)
     with np.errstate(all="ignore"):
         while n:

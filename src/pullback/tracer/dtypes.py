@@ -153,17 +153,34 @@ def _join(nodes: tuple) -> Any:
 
 
 def promote(dtypes_and_weak: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
-    """The result dtype and weakness of combining values of these (dtype, weak) kinds."""
-    nodes = tuple(_node(d, w) for d, w in dtypes_and_weak)
-    j = _join(nodes)
-    if isinstance(j, str):  # every input was weak: keep the widest weak input's dtype
-        weak_dtypes = [d for d, w in dtypes_and_weak if w]
-        cat = {_I: "iu", _F: "f", _C: "c"}[j]
-        cands = [d for d in weak_dtypes if d.kind in cat or (cat == "f" and d in INEXACT_FLOATS)]
-        if cands:
-            return max(cands, key=lambda d: d.itemsize), True
+    """The result dtype and weakness of combining values of these (dtype, weak) kinds, as
+    JAX's ``_lattice_result_type``: a join that lands on a weak category (``i32 * 0.5``,
+    ``bool + 1``) is weak and takes that category's default dtype, whatever the inputs."""
+    if len(dtypes_and_weak) == 1:
+        d, w = dtypes_and_weak[0]
+        return d, w and d != bool_
+    if all(w for _, w in dtypes_and_weak):
+        # weak only: the join of their dtypes, weak (so weak i8 + weak u8 is weak i16)
+        j = _join(tuple(dict.fromkeys(d for d, _ in dtypes_and_weak)))
+    else:
+        j = _join(tuple(dict.fromkeys(_node(d, w) for d, w in dtypes_and_weak)))
+    if isinstance(j, str):  # (also u64 with i64, whose join is f*: weak, as in JAX)
         return {_I: DEFAULT_INT, _F: DEFAULT_FLOAT, _C: DEFAULT_COMPLEX}[j], True
-    return j, False
+    return j, j != bool_ and all(w for _, w in dtypes_and_weak)
+
+
+def to_inexact(dtype: np.dtype) -> np.dtype:
+    """The floating dtype an integer or bool ``dtype`` becomes where an op needs an inexact
+    one (``jnp.sin``, ``/``): float64 for 64-bit integers, float32 for narrower ones, as JAX's
+    ``to_inexact_dtype``; canonical under the 64-bit policy."""
+    if is_inexact(dtype):
+        return dtype
+    return canonical(float64 if dtype.itemsize == 8 else float32)
+
+
+def to_numeric(dtype: np.dtype) -> np.dtype:
+    """int32 for bool (arithmetic bool lacks), else ``dtype``, as JAX's ``to_numeric_dtype``."""
+    return int32 if dtype == bool_ else dtype
 
 
 class TypePromotionError(ValueError):

@@ -201,8 +201,52 @@ PB_FOR_SINTS(BIN, lcm, pb_lcm_u64(PB_SABS(a), PB_SABS(b)))
 PB_FOR_UINTS(BIN, lcm, pb_lcm_u64(a, b))
 PB_FOR_INTS(UN, population_count, PB_POPCOUNT(a))
 PB_FOR_INTS(UN, clz, PB_CLZ(a))
-#define IPOW PB_IPOW(a, PB_PARAM_I64)
-NUMERIC(UN, integer_pow, IPOW, IPOW, IPOW)
+/* x ** y (integer_pow, y static) as JAX computes it: binary exponentiation, each product
+ * rounded to the dtype (R: float16/bfloat16 compute in float32 and round after every product,
+ * as their own multiplications do), 1 / x^|y| for y < 0 (inexact x only). |y| <= 4 runs as its
+ * own vectorized loop, picked once per call, so x**2 costs what x*x does; other y, and
+ * strided operands, run the general chain (NAME##_one): the same products, the same bits.
+ * Integers wrap (-fwrapv) and truncate on store, as mul does. */
+#define PB_IPOW_EACH(C, TO, LD, ST, EXPR)                                                          \
+  for (npy_intp i = 0; i < n; ++i) { const C a = LD(x[i]); y[i] = ST(TO, EXPR); }                  \
+  return
+#define PB_IPOW_LOOPS(NAME, T, C, TO, LD, ST, NEG)                                                 \
+  static inline C NAME##_one(C a, int64_t e) {                                                     \
+    uint64_t k = e < 0 ? -(uint64_t)e : (uint64_t)e;                                               \
+    C acc = (C)1, base = a;                                                                        \
+    for (; k; k >>= 1) {                                                                           \
+      if (k & 1) acc = LD(ST(TO, acc * base));                                                     \
+      if (k > 1) base = LD(ST(TO, base * base));                                                   \
+    }                                                                                              \
+    return NEG && e < 0 ? (C)1 / acc : acc;                                                        \
+  }                                                                                                \
+  static PB_CLONES void NAME##_contig(const T *restrict x, TO *restrict y, npy_intp n,             \
+                                      const void *prm) {                                           \
+    switch (PB_PARAM_I64) {                                                                        \
+    case 0: PB_IPOW_EACH(C, TO, LD, ST, (C)1);                                                     \
+    case 1: PB_IPOW_EACH(C, TO, LD, ST, a);                                                        \
+    case 2: PB_IPOW_EACH(C, TO, LD, ST, a * a);                                                    \
+    case 3: PB_IPOW_EACH(C, TO, LD, ST, a * LD(ST(TO, a * a)));                                    \
+    case 4: PB_IPOW_EACH(C, TO, LD, ST, LD(ST(TO, a * a)) * LD(ST(TO, a * a)));                    \
+    default: break;                                                                                \
+    }                                                                                              \
+    if (NEG) {                                                                                     \
+      switch (PB_PARAM_I64) {                                                                      \
+      case -1: PB_IPOW_EACH(C, TO, LD, ST, (C)1 / a);                                              \
+      case -2: PB_IPOW_EACH(C, TO, LD, ST, (C)1 / LD(ST(TO, a * a)));                              \
+      case -3: PB_IPOW_EACH(C, TO, LD, ST, (C)1 / LD(ST(TO, a * LD(ST(TO, a * a)))));              \
+      case -4:                                                                                     \
+        PB_IPOW_EACH(C, TO, LD, ST, (C)1 / LD(ST(TO, LD(ST(TO, a * a)) * LD(ST(TO, a * a)))));     \
+      default: break;                                                                              \
+      }                                                                                            \
+    }                                                                                              \
+    PB_IPOW_EACH(C, TO, LD, ST, NAME##_one(a, PB_PARAM_I64));                                      \
+  }                                                                                                \
+  PB_UNARY_STRIDED(NAME, T, C, TO, LD, ST, NAME##_one(a, PB_PARAM_I64))
+#define PB_IPOW_INT(NAME, T, C, TO, LD, ST, EXPR) PB_IPOW_LOOPS(NAME, T, C, TO, LD, ST, 0)
+#define PB_IPOW_INEXACT(NAME, T, C, TO, LD, ST, EXPR) PB_IPOW_LOOPS(NAME, T, C, TO, LD, ST, 1)
+PB_FOR_INTS(PB_IPOW_INT, integer_pow, _)
+INEXACT(PB_IPOW_INEXACT, integer_pow, _, _)
 
 /* complex arithmetic through libm */
 PB_FOR_COMPLEXES(UN, sign, PB_CFN(pb_csign, a))
@@ -285,7 +329,8 @@ static const pb_ewise_op ops[] = {
   {"sqrt", 1, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(sqrt)}},
   {"rsqrt", 1, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(rsqrt)}},
   {"cbrt", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(cbrt)}},
-  {"integer_pow", 1, PB_OUT_SAME, COSTLY, 1, {NUMERIC_SLOTS(integer_pow)}},
+  /* (a few products: as cheap as mul for the small exponents it is written with) */
+  {"integer_pow", 1, PB_OUT_SAME, CHEAP, 1, {NUMERIC_SLOTS(integer_pow)}},
   {"exp", 1, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(exp)}},
   {"exp2", 1, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(exp2)}},
   {"expm1", 1, PB_OUT_SAME, COSTLY, 0, {INEXACT_SLOTS(expm1)}},

@@ -251,32 +251,6 @@ static inline float pb_cosf(float x) { return pb_sincosf(x, 1); }
   ((a) == 0 ? PB_BITS(a)                                                                          \
             : __builtin_clzll((unsigned long long)PB_AS_UNSIGNED(a)) - (64 - PB_BITS(a)))
 
-/* x ** y for a static integer y by repeated squaring (y < 0 only for inexact x: 1 / x^|y|).
- * Integers multiply as uint64 so overflow wraps; the store truncates to the width. */
-#define PB_IPOW_BODY(T, x, y)                                                                      \
-  uint64_t n = (y) < 0 ? -(uint64_t)(y) : (uint64_t)(y);                                           \
-  T acc = 1, base = (x);                                                                           \
-  for (; n; n >>= 1) {                                                                             \
-    if (n & 1) acc *= base;                                                                        \
-    base *= base;                                                                                  \
-  }
-#define PB_IPOW_FN(NAME, T, ONE)                                                                  \
-  static inline T NAME(T x, int64_t y) {                                                          \
-    PB_IPOW_BODY(T, x, y)                                                                         \
-    return y < 0 ? ONE / acc : acc;                                                               \
-  }
-PB_IPOW_FN(pb_ipow_f32, float, 1.0f)
-PB_IPOW_FN(pb_ipow_f64, double, 1.0)
-PB_IPOW_FN(pb_ipow_c64, pb_c64, 1.0f)
-PB_IPOW_FN(pb_ipow_c128, pb_c128, 1.0)
-static inline uint64_t pb_ipow_u64(uint64_t x, int64_t y) {
-  PB_IPOW_BODY(uint64_t, x, y)
-  return acc;
-}
-#define PB_IPOW(a, y)                                                                              \
-  _Generic((a), float: pb_ipow_f32, double: pb_ipow_f64, pb_c64: pb_ipow_c64,                      \
-           pb_c128: pb_ipow_c128, default: pb_ipow_u64)((a), (y))
-
 /* ---- NaN-propagating max/min; complex ones compare (real, imag) lexicographically ---- */
 #define PB_FMAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
 #define PB_FMIN(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))

@@ -15,6 +15,7 @@ import pytest
 import pullback as pb
 import pullback.numpy as jnp
 from pullback import backends, demo, lax
+from pullback import optim
 from pullback.backends.cpu.compiler import lower
 from pullback.backends.cpu.compiler.values import View
 from pullback.primitives.elementwise import sin_p
@@ -65,9 +66,10 @@ def test_demo_mlp_step_has_no_fallback_steps():
     x = rng.random((32, 64), dtype=np.float32)
     y = rng.integers(0, 10, 32).astype(np.int32)
     params = demo.init_mlp(pb.random.PRNGKey(0), [64, 32, 10])
-    vel = pb.tree_util.tree_map(jnp.zeros_like, params)
-    step = demo.make_step(0.05)
-    _run_without_fallbacks(lambda: step(params, vel, x, y))
+    optimizer = optim.adam(1e-3)
+    state = optimizer.init(params)
+    step = demo.make_step(optimizer)
+    _run_without_fallbacks(lambda: step(params, state, x, y))
     _run_without_fallbacks(lambda: demo.accuracy(params, x, y))
 
 

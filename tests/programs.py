@@ -377,7 +377,7 @@ def g_reduce(g: Gen) -> bool:
         if fits(x.dtype, power(x.bound, n)):
             cands["prod"] = power(x.bound, n)
         fn = g.choice([k for k, v in cands.items() if fits(x.dtype, v)])
-        dt = "float64" if fn == "mean" and x.dtype == "int32" else x.dtype  # (x64 mode)
+        dt = "float32" if fn == "mean" and x.dtype == "int32" else x.dtype  # (JAX: width kept)
         b = cands[fn]
     return g.emit("reduce", f"jnp.{fn}({x.name}, axis={axis}, keepdims={keep})", [x],
                   g.new(shape, dt, b))

@@ -360,6 +360,17 @@ def test_simplify_removes_identities_double_negations_and_movement_chains():
   in (d, e) }""".strip()
 
 
+def test_simplify_drops_integer_pow_by_one_only():
+    def f(x):
+        return lax.integer_pow(x, 1) + lax.integer_pow(x, 2) + lax.integer_pow(x, 0)
+
+    closed = trace(f, F32)
+    out = simplify_jaxpr(closed)
+    text = str(out)
+    assert "y=1" not in text and "integer_pow[y=2]" in text and "integer_pow[y=0]" in text
+    assert_same_values(out, closed, C)
+
+
 def test_simplify_keeps_what_is_not_exact():
     def f(x, z, i):
         return (lax.add(x, 0.0),  # -0.0 + 0.0 is +0.0

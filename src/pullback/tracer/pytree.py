@@ -289,7 +289,10 @@ class PyTreeDef:
         self._aux = aux
         self._children = children
         self._num_leaves = num_leaves
-        # _num_nodes and _hash are computed lazily (unset slots until then).
+        # computed lazily (a None check: a fresh treedef is hashed on every jit call, and a
+        # missing slot's AttributeError would cost more than the hash)
+        self._num_nodes = None
+        self._hash = None
 
     # -- basic properties ---------------------------------------------------
 
@@ -301,12 +304,10 @@ class PyTreeDef:
     @property
     def num_nodes(self) -> int:
         """Number of nodes of the structure, counting leaves and ``None``."""
-        try:
-            return self._num_nodes
-        except AttributeError:
-            n = 1 + sum(c.num_nodes for c in self._children)
-            self._num_nodes = n
-            return n
+        n = self._num_nodes
+        if n is None:
+            n = self._num_nodes = 1 + sum(c.num_nodes for c in self._children)
+        return n
 
     def children(self) -> list[PyTreeDef]:
         """Returns the treedefs of the root node's immediate children.
@@ -332,12 +333,11 @@ class PyTreeDef:
         return (PyTreeDef, (self._kind, self._type, self._aux, self._children, self._num_leaves))
 
     def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:
-            h = hash((self._kind, self._type, self._aux, self._num_leaves, self._children))
-            self._hash = h
-            return h
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self._kind, self._type, self._aux, self._num_leaves,
+                                   self._children))
+        return h
 
     def __eq__(self, other: object) -> bool:
         if self is other:

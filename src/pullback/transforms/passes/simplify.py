@@ -13,6 +13,7 @@ scalar literal or a ``broadcast_in_dim`` of one.
   the addition costs nothing once fused). Complex zeros need both parts ``-0.0``.
 - ``x - 0`` -> ``x`` when the zero is ``+0.0`` (``x - 0.0 = x + -0.0``, exact), or integer.
 - ``neg(neg(x))`` -> ``x`` (exact: a sign flip, wrapping for integers).
+- ``integer_pow(x, 1)`` -> ``x`` (exact; optax's moments write ``g ** order`` with order 1).
 - ``convert_element_type`` to the operand's own dtype and weak type -> the operand.
 - ``transpose(transpose(x))`` -> one transpose with the composed permutation, or ``x`` when
   that is the identity; an identity transpose alone -> ``x``.
@@ -126,6 +127,10 @@ def _neg(eqn: Eqn, walk: Walk) -> Result:
     return _same(eqn, p.invars[0]) if p is not None else None
 
 
+def _integer_pow(eqn: Eqn, walk: Walk) -> Result:
+    return _same(eqn, eqn.invars[0]) if eqn.params["y"] == 1 else None
+
+
 def _convert(eqn: Eqn, walk: Walk) -> Result:
     return _same(eqn, eqn.invars[0])
 
@@ -210,7 +215,7 @@ def _broadcast(eqn: Eqn, walk: Walk) -> Result:
 
 
 _RULES: dict[str, Callable[[Eqn, Walk], Result]] = {
-    "mul": _mul, "div": _div, "add": _add, "sub": _sub, "neg": _neg,
+    "mul": _mul, "div": _div, "add": _add, "sub": _sub, "neg": _neg, "integer_pow": _integer_pow,
     "convert_element_type": _convert, "transpose": _transpose,
     "reshape": _reshape_chain, "squeeze": _reshape_chain, "broadcast_in_dim": _broadcast,
 }

@@ -2,6 +2,7 @@
 # AddressSanitizer run of the whole test suite:
 #
 #     scripts/asan-tests.sh [pytest arguments...]      # e.g. scripts/asan-tests.sh -x -k dot
+#     scripts/asan-tests.sh tests/test_jit.py -x         # only these test files
 #
 # Builds pullback's C extension with -Db_sanitize=address into its own build directory and venv
 # under $PB_ASAN_DIR (default /tmp/pullback-asan), so the normal build and venv are untouched;
@@ -28,7 +29,7 @@ if [ ! -x "$venv/bin/python" ]; then
     pytest hypothesis scikit-learn matplotlib nbformat nbclient ipykernel
 fi
 
-"$venv/bin/python" -m pip install -q scikit-learn matplotlib nbformat nbclient ipykernel
+"$venv/bin/python" -m pip install -q scikit-learn matplotlib nbformat nbclient ipykernel safetensors tqdm
 echo "asan: building with -Db_sanitize=address into $work/build"
 "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
   -Cbuild-dir="$work/build" \
@@ -42,11 +43,19 @@ libasan=$(gcc -print-file-name=libasan.so)
 libstdcxx=$(gcc -print-file-name=libstdc++.so)
 rm -f "$work"/asan.log.*
 
+# Test paths given relative to the repository are resolved against it; without any, the whole
+# suite runs.
+args=() paths=()
+for a in "$@"; do
+  if [[ $a != -* && -e "$root/$a" ]]; then paths+=("$root/$a"); else args+=("$a"); fi
+done
+[ ${#paths[@]} -gt 0 ] || paths=("$root/tests")
+
 # Run from $work so the source tree is not importable: the tests must load the ASan build.
 set +e
 (cd "$work" && LD_PRELOAD="$libasan:$libstdcxx" \
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:allocator_may_return_null=1:log_path=$work/asan.log" \
-  "$venv/bin/python" -m pytest "$root/tests" -p no:cacheprovider -q "$@")
+  "$venv/bin/python" -m pytest "${paths[@]}" -p no:cacheprovider -q ${args[@]+"${args[@]}"})
 status=$?
 set -e
 

@@ -1,4 +1,6 @@
 """jit: tracing once per signature, the cache key, static arguments."""
+from typing import Any, NamedTuple
+
 import numpy as np
 import pytest
 
@@ -108,7 +110,7 @@ def test_non_array_argument_and_output_errors():
         pb.jit(lambda x: "hello")(jnp.ones(2))
 
 
-# ---- the C fast call path: Arrays in tuples and lists ----
+# ---- the C fast call path: Arrays in tuples, lists, dicts and namedtuples ----
 
 def full(shape, value=1.0):
     """A C-contiguous Array (jnp.ones broadcasts a scalar: another layout, another program)."""
@@ -151,6 +153,69 @@ def test_other_structures_and_leaves_leave_the_fast_path():
         assert type(got) is list and len(got) == len(want)
         for g, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g), w)
+
+
+class Moments(NamedTuple):
+    count: Any
+    mu: Any
+
+
+class Other(NamedTuple):
+    count: Any
+    mu: Any
+
+
+def test_dicts_and_namedtuples_take_the_fast_path_whatever_the_key_order():
+    traces = []
+
+    @pb.jit
+    def step(p, s):
+        traces.append(1)
+        return {"w": p["w"] * 2.0, "b": p["b"] + s.count}, Moments(s.count + 1.0, s.mu)
+
+    p1 = {"w": full(2, 3.0), "b": full(2, 1.0)}
+    p2 = {"b": full(2, 1.0), "w": full(2, 3.0)}  # another insertion order, same tree
+    s = Moments(full((), 1.0), (full(1, 5.0), None))
+    step(p1, s)
+    assert len(step._fast) == 1
+    for p in (p1, p2, p1):
+        out, st = step(p, s)
+        assert list(out) == ["b", "w"]  # sorted, as tree_unflatten builds dicts
+        np.testing.assert_allclose(np.asarray(out["w"]), [6.0, 6.0])
+        np.testing.assert_allclose(np.asarray(out["b"]), [2.0, 2.0])
+        assert type(st) is Moments and type(st.mu) is tuple and st.mu[1] is None
+        np.testing.assert_allclose(np.asarray(st.count), 2.0)
+        np.testing.assert_allclose(np.asarray(st.mu[0]), [5.0])
+    assert len(traces) == 1 and len(step._fast) == 1
+
+
+def test_other_dicts_and_namedtuples_leave_the_fast_path():
+    f = pb.jit(lambda p: p["a"] * 2.0 if isinstance(p, dict) else p[0] * 2.0)
+    f({"a": full(2), "b": full(3)})
+    for arg in [{"a": full(2), "c": full(3)},                 # other keys, same size
+                {"a": full(2)},                               # fewer keys
+                {"a": full(2), "b": full(3), "c": full(1)},   # more keys
+                Moments(full(2), full(3)), (full(2), full(3))]:
+        np.testing.assert_allclose(np.asarray(f(arg)), [2.0, 2.0])
+    g = pb.jit(lambda s: s.count * 2.0)
+    g(Moments(full(2), full(3)))
+    for arg in [Other(full(2), full(3)), Moments(full(2), full(2)), Moments(full(2), None)]:
+        np.testing.assert_allclose(np.asarray(g(arg)), [2.0, 2.0])
+
+
+def test_a_namedtuple_registered_as_a_custom_node_keeps_its_flatten():
+    class Swapped(NamedTuple):
+        a: Any
+        b: Any
+
+    pb.tree_util.register_pytree_node(Swapped, lambda s: ((s.b, s.a), None),
+                                      lambda _, kids: Swapped(kids[1], kids[0]))
+    f = pb.jit(lambda s: Swapped(s.a * 2.0, s.b))
+    for _ in range(3):
+        out = f(Swapped(full(2), full(3)))
+        assert type(out) is Swapped
+        np.testing.assert_allclose(np.asarray(out.a), [2.0, 2.0])
+        np.testing.assert_allclose(np.asarray(out.b), [1.0, 1.0, 1.0])
 
 
 def test_dict_outputs_are_unflattened_after_a_fast_call():

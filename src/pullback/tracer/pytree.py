@@ -848,6 +848,32 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
     return treedef._kind == _LEAF
 
 
+def builtin_template(treedef: PyTreeDef) -> Any:
+    """The tree built with ``...`` at each leaf when its nodes are only ``None``, tuples, lists,
+    dicts and namedtuples (the template the C jit call path walks arguments against), else
+    ``None``."""
+    kind = treedef._kind
+    if kind == _LEAF:
+        return ...
+    if kind == _NONE:
+        return None
+    if kind not in (_TUPLE, _LIST, _DICT, _NAMEDTUPLE):
+        return None
+    kids = []
+    for c in treedef._children:
+        k = builtin_template(c)
+        if k is None and c._kind != _NONE:
+            return None
+        kids.append(k)
+    if kind == _TUPLE:
+        return tuple(kids)
+    if kind == _LIST:
+        return kids
+    if kind == _DICT:
+        return dict(zip(treedef._aux, kids))
+    return tuple.__new__(treedef._type, kids)  # (no user __new__: a template, not a value)
+
+
 def _flatten_rest(
     treedef: PyTreeDef, rest: Sequence[Any], is_leaf: Callable[[Any], bool] | None, fname: str
 ) -> list[list[Any]]:

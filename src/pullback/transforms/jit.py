@@ -322,7 +322,7 @@ class _Entry:
         self.program = program  # as traced: what a staging trace records in a `jit` equation
         self.consts = consts
         self.out_tree = out_tree
-        self.in_spec = in_spec  # the positional arguments' tree as a FastCall spec, or _NOT_PLAIN
+        self.in_spec = in_spec  # the positional arguments' tree as a FastCall spec, or None
         self.compiled: dict = {}  # input layout (None: all C-contiguous) -> compiled program
         self._optimized: tuple[ClosedJaxpr, list] | None = None
 
@@ -388,8 +388,8 @@ class JitFunction(_JitBase):
         entry = self._cache.get(key)
         if entry is None:
             closed, out_tree = self._trace(treedef, avals, statics)
-            in_spec = (_NOT_PLAIN if statics or dyn_kwargs
-                       else _plain_spec(treedef.children()[0]))
+            in_spec = (None if statics or dyn_kwargs
+                       else pytree.builtin_template(treedef.children()[0]))
             entry = _Entry(closure_convert(closed), closed.consts, out_tree, in_spec)
             if not any(isinstance(c, core.Tracer) for c in closed.consts):
                 self._cache[key] = entry  # a closure over an outer tracer is traced anew
@@ -435,7 +435,7 @@ class JitFunction(_JitBase):
                 outs = run_program(compiled, leaves, vals, donated)
             if debug.checking:
                 self._check(outs, args, kwargs)
-            if layout is None and entry.in_spec is not _NOT_PLAIN and not kwargs and \
+            if layout is None and entry.in_spec is not None and not kwargs and \
                     not donated and len(self._fast) < _MAX_FAST and not _slow_only() and \
                     len(leaves) <= _FAST_MAX_LEAVES and all(type(x) is Array for x in leaves):
                 self._fast.append(_fast_runner(compiled, entry.out_tree, avals, entry.in_spec))
@@ -516,24 +516,6 @@ def _layout_key(vals: list) -> tuple | None:
 
 
 _MAX_FAST = 8  # signatures tried on the fast path, in order of first use
-_NOT_PLAIN = object()
-
-
-def _plain_spec(td: Any) -> Any:
-    """The tree as FastCall's spec: nested tuples and lists (None kept), ``...`` for each leaf;
-    ``_NOT_PLAIN`` when it has other nodes (dicts, namedtuples, custom nodes)."""
-    data = td.node_data()
-    if data is None:
-        return ...
-    node_type, _ = data
-    if node_type is type(None):
-        return None
-    if node_type is not tuple and node_type is not list:
-        return _NOT_PLAIN
-    kids = [_plain_spec(c) for c in td.children()]
-    if any(k is _NOT_PLAIN for k in kids):
-        return _NOT_PLAIN
-    return tuple(kids) if node_type is tuple else kids
 
 
 def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple, in_spec: tuple) -> tuple:
@@ -541,8 +523,8 @@ def _fast_runner(compiled: Any, out_tree: Any, in_avals: tuple, in_spec: tuple) 
     as ``in_spec`` (the positional arguments' tree) and returns its results in the output tree,
     and the tree to unflatten them into when the FastCall cannot build it (else None)."""
     fast_call = _EXECUTOR.fast_call
-    out_spec = _plain_spec(out_tree)
-    if out_spec is _NOT_PLAIN or out_spec is None:  # (None: the FastCall's "flat list" mark)
+    out_spec = pytree.builtin_template(out_tree)
+    if out_spec is None:  # (None also marks the FastCall's flat list)
         return fast_call(compiled.program, Array, ShapedArray, tuple(in_avals),
                          tuple(compiled.out_avals), in_spec, None), out_tree
     return fast_call(compiled.program, Array, ShapedArray, tuple(in_avals),

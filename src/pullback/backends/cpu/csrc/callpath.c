@@ -10,14 +10,17 @@
  * out as out_spec, or NotImplemented when the arguments are not laid out as in_spec with Arrays
  * of the compiled avals (or their layout differs): the caller then takes the general path.
  *
- * A spec is a pytree made only of tuples, lists and None, with Ellipsis for each Array leaf (a
- * training step's `(params, x, y)` with params a list of (w, b) tuples); in_spec is the tuple of
- * the positional arguments' specs. out_spec None returns the results as a flat list, for the
- * caller to unflatten into a tree with other node types. The Arrays' and avals' fields are read
+ * A spec is a pytree made only of tuples, lists, dicts, namedtuples and None, with Ellipsis for
+ * each Array leaf (a training step's `(params, opt_state, x, y)`); in_spec is the tuple of the
+ * positional arguments' specs. A dict spec holds its keys in the order the leaves are numbered
+ * (sorted), whatever the order of the argument's keys; a namedtuple spec is an instance of the
+ * type (tuple-built: the caller vouches the type is not a custom pytree node). out_spec None
+ * returns the results as a flat list, for the caller to unflatten into a tree with other node
+ * types. The Arrays' and avals' fields are read
  * through their __slots__ offsets, and result Arrays are built the way Array._new builds them
  * (no __init__). */
 
-#define FAST_MAX_LEAVES 64
+#define FAST_MAX_LEAVES 256
 #define FAST_MAX_DEPTH 32
 
 typedef struct {
@@ -61,8 +64,23 @@ static int gather(FastCall *f, PyObject *spec, PyObject *obj, PyObject **vals, P
     return 1;
   }
   if (spec == Py_None) return obj == Py_None;
-  /* a tuple or a list (the spec's nodes, checked when it was made): PySequence_Fast_* read both */
   if (Py_TYPE(obj) != Py_TYPE(spec) || depth >= FAST_MAX_DEPTH) return 0;
+  if (PyDict_CheckExact(spec)) {
+    if (PyDict_GET_SIZE(obj) != PyDict_GET_SIZE(spec)) return 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *sub;
+    while (PyDict_Next(spec, &pos, &key, &sub)) {
+      PyObject *item = PyDict_GetItemWithError(obj, key); /* borrowed */
+      if (!item) return PyErr_Occurred() ? -1 : 0;
+      Py_INCREF(item); /* comparing avals may run Python code that changes the dict */
+      const int r = gather(f, sub, item, vals, n, depth + 1);
+      Py_DECREF(item);
+      if (r <= 0) return r;
+    }
+    return 1;
+  }
+  /* a tuple, a list or a namedtuple (the spec's nodes, checked when it was made):
+   * PySequence_Fast_* read them all */
   const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   for (Py_ssize_t i = 0; i < m; ++i) {
     /* sizes re-read each time: comparing avals may run Python code */
@@ -92,7 +110,17 @@ static PyObject *wrap(FastCall *f, PyObject *outs, Py_ssize_t k) {
 static PyObject *build(FastCall *f, PyObject *spec, PyObject *outs, Py_ssize_t *k) {
   if (spec == Py_Ellipsis) return wrap(f, outs, (*k)++);
   if (spec == Py_None) Py_RETURN_NONE;
-  const bool tuple = PyTuple_CheckExact(spec);
+  if (PyDict_CheckExact(spec)) {
+    PyObject *r = PyDict_New(), *key, *sub;
+    Py_ssize_t pos = 0;
+    while (r && PyDict_Next(spec, &pos, &key, &sub)) {
+      PyObject *item = build(f, sub, outs, k);
+      if (!item || PyDict_SetItem(r, key, item) < 0) Py_CLEAR(r);
+      Py_XDECREF(item);
+    }
+    return r;
+  }
+  const bool tuple = PyTuple_Check(spec);
   const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   PyObject *r = tuple ? PyTuple_New(m) : PyList_New(m);
   for (Py_ssize_t i = 0; r && i < m; ++i) {
@@ -100,6 +128,11 @@ static PyObject *build(FastCall *f, PyObject *spec, PyObject *outs, Py_ssize_t *
     if (!item) Py_CLEAR(r);
     else if (tuple) PyTuple_SET_ITEM(r, i, item);
     else PyList_SET_ITEM(r, i, item);
+  }
+  if (r && tuple && !PyTuple_CheckExact(spec)) { /* a namedtuple, built as unflatten does */
+    PyObject *nt = PyObject_Call((PyObject *)Py_TYPE(spec), r, NULL);
+    Py_DECREF(r);
+    r = nt;
   }
   return r;
 }
@@ -140,13 +173,24 @@ static PyObject *fastcall_call(FastCall *f, PyObject *const *args, size_t nargsf
   return res;
 }
 
-/* the leaves of a spec (Ellipsis), -1 when it holds anything but tuples, lists, None and
- * Ellipsis or nests deeper than FAST_MAX_DEPTH */
+/* the leaves of a spec (Ellipsis), -1 when it holds anything but tuples (or their subclasses:
+ * namedtuples), lists, dicts, None and Ellipsis or nests deeper than FAST_MAX_DEPTH */
 static Py_ssize_t spec_leaves(PyObject *spec, int depth) {
   if (spec == Py_Ellipsis) return 1;
   if (spec == Py_None) return 0;
-  if (depth >= FAST_MAX_DEPTH || !(PyTuple_CheckExact(spec) || PyList_CheckExact(spec))) return -1;
+  if (depth >= FAST_MAX_DEPTH) return -1;
   Py_ssize_t total = 0;
+  if (PyDict_CheckExact(spec)) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *sub;
+    while (PyDict_Next(spec, &pos, &key, &sub)) {
+      const Py_ssize_t c = spec_leaves(sub, depth + 1);
+      if (c < 0) return -1;
+      total += c;
+    }
+    return total;
+  }
+  if (!(PyTuple_Check(spec) || PyList_CheckExact(spec))) return -1;
   const Py_ssize_t m = PySequence_Fast_GET_SIZE(spec);
   for (Py_ssize_t i = 0; i < m; ++i) {
     const Py_ssize_t c = spec_leaves(PySequence_Fast_GET_ITEM(spec, i), depth + 1);
@@ -226,8 +270,8 @@ static PyTypeObject FastCallType = {
   .tp_vectorcall_offset = offsetof(FastCall, vectorcall),
   .tp_call = PyVectorcall_Call,
   .tp_doc = "FastCall(program, Array, ShapedArray, in_avals, out_avals, in_spec, out_spec): the "
-            "common jit call (Arrays of the compiled avals in tuples and lists laid out as "
-            "in_spec) in one C call; NotImplemented otherwise.",
+            "common jit call (Arrays of the compiled avals in tuples, lists, dicts and namedtuples "
+            "laid out as in_spec) in one C call; NotImplemented otherwise.",
   .tp_new = fastcall_new,
 };
 

@@ -5,3 +5,5 @@ from ._functions import (celu, elu, gelu, glu, hard_sigmoid, hard_swish, hard_ta
                          selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus,
                          squareplus, standardize, swish)
 from ._rope import rope, rope_axial  # noqa: F401
+from ._cross_entropy import (softmax_cross_entropy,  # noqa: F401
+                             softmax_cross_entropy_with_integer_labels)

@@ -7,3 +7,5 @@ from ._functions import (celu, elu, gelu, glu, hard_sigmoid, hard_swish, hard_ta
 from ._rope import rope, rope_axial  # noqa: F401
 from ._cross_entropy import (softmax_cross_entropy,  # noqa: F401
                              softmax_cross_entropy_with_integer_labels)
+from ._functions import (hard_silu, identity, log1mexp, logmeanexp, mish,  # noqa: F401
+                         sparse_sigmoid, tanh)

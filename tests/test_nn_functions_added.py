@@ -144,3 +144,162 @@ def test_jax_as_oracle():
                                rtol=2e-6)
     np.testing.assert_allclose(np.asarray(nn.logmeanexp(x.reshape(5, 8), axis=1)),
                                np.asarray(jax.nn.logmeanexp(x.reshape(5, 8), axis=1)), rtol=2e-6)
+
+
+# ---- block-scaled matmul (JAX runs it only through cuDNN; the mathematics on CPU) ----
+
+import ml_dtypes  # noqa: E402
+
+DN = (((2,), (2,)), ((0,), (0,)))
+
+
+def test_scaled_matmul_values():
+    a = np.array([1, 2, 3]).reshape((1, 1, 3))
+    b = np.array([4, 5, 6]).reshape((1, 1, 3))
+    s = np.array([0.5]).reshape((1, 1, 1))
+    got = nn.scaled_matmul(a, b, s, s)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), [[[8.0]]])  # JAX's docstring value
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3, 64)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((2, 5, 64)).astype(ml_dtypes.float8_e4m3fn)
+    sa = (2.0 ** rng.integers(-3, 3, (2, 3, 2))).astype(ml_dtypes.float8_e8m0fnu)
+    sb = (2.0 ** rng.integers(-3, 3, (2, 5, 2))).astype(ml_dtypes.float8_e8m0fnu)
+    want = np.einsum("bmk,bnk->bmn", a.astype(np.float32) * np.repeat(sa.astype(np.float32), 32,
+                                                                      -1),
+                     b.astype(np.float32) * np.repeat(sb.astype(np.float32), 32, -1))
+    np.testing.assert_allclose(np.asarray(nn.scaled_matmul(a, b, sa, sb)), want, rtol=1e-6)
+    got = nn.scaled_matmul(a, b, sa, sb, preferred_element_type=dtypes.bfloat16)
+    assert got.dtype == dtypes.bfloat16
+    np.testing.assert_allclose(np.asarray(got).astype(np.float32), want, rtol=1e-2)
+    # (jit's arguments must be pullback dtypes: E8M0 scales go in as their float32 values)
+    sa32, sb32 = sa.astype(np.float32), sb.astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(pb.jit(nn.scaled_matmul)(a, b, sa32, sb32)),
+                                  np.asarray(nn.scaled_matmul(a, b, sa, sb)))
+
+
+def test_scaled_matmul_errors_are_jax_s():
+    x = np.ones((1, 2, 4))
+    s = np.ones((1, 2, 2))
+    with pytest.raises(ValueError, match="scaled_matmul requires all inputs to be "
+                                         "3-dimensional arrays"):
+        nn.scaled_matmul(x[0], x, s, s)
+    with pytest.raises(ValueError, match=r"matching batch \(B\) and contract \(K\) dimensions, "
+                                         r"but got shapes \(1, 2, 4\) and \(2, 2, 4\)"):
+        nn.scaled_matmul(x, np.ones((2, 2, 4)), s, s)
+    with pytest.raises(ValueError, match="requires scales to have matching batch"):
+        nn.scaled_matmul(x, x, s, np.ones((1, 2, 1)))
+    with pytest.raises(ValueError, match="requires scales to match non-contract dimensions"):
+        nn.scaled_matmul(x, x, np.ones((1, 3, 2)), s)
+    with pytest.raises(ValueError, match="to be a multiple of the scales' K_s = 3"):
+        nn.scaled_matmul(x, x, np.ones((1, 2, 3)), np.ones((1, 2, 3)))
+
+
+def test_scaled_dot_general_configs():
+    c = nn.get_scaled_dot_general_config("mxfp8")
+    assert (c.mode, c.block_size, c.data_type, c.scale_type, c.global_scale, c.infer_only) == (
+        "mxfp8", 32, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e8m0fnu, None, False)
+    c = nn.get_scaled_dot_general_config("nvfp4")
+    assert (c.mode, c.block_size, c.data_type, c.scale_type) == (
+        "nvfp4", 16, ml_dtypes.float4_e2m1fn, ml_dtypes.float8_e4m3fn)
+    np.testing.assert_array_equal(np.asarray(c.global_scale), [1.0])
+    assert c.global_scale.dtype == np.float32
+    with pytest.raises(ValueError, match="Unsupported mode: fp8"):
+        nn.get_scaled_dot_general_config("fp8")
+
+
+def test_scaled_dot_general_quantizes():
+    # 1.0625 lies halfway between float8_e4m3fn's 1.0 and 1.125 once scaled by its block's
+    # power of two (2^-8, the E8M0 scale rounded up from 1.0625 / 448): it rounds to even, 1.0
+    lhs = np.full((1, 1, 32), 1.0625, np.float32)
+    rhs = np.ones((1, 1, 32), np.float32)
+    mx = [nn.get_scaled_dot_general_config("mxfp8")] * 3
+    np.testing.assert_array_equal(np.asarray(nn.scaled_dot_general(lhs, rhs, DN, configs=mx)),
+                                  [[[32.0]]])
+    np.testing.assert_array_equal(np.asarray(nn.scaled_dot_general(lhs, rhs, DN)), [[[34.0]]])
+    # NVFP4: block maxima / 6 (E2M1's largest) give float8_e4m3fn scales 0.171875 for both
+    # (1.0625 / 6 and 1 / 6 round there); 1.0625 / 0.171875 = 6.18 clips to 6, and
+    # 1 / 0.171875 = 5.82 rounds to 6 on E2M1's grid (4, 6): 16 * (6 * 0.171875)^2
+    fp4 = [nn.get_scaled_dot_general_config("nvfp4")] * 3
+    np.testing.assert_allclose(np.asarray(nn.scaled_dot_general(lhs[..., :16], rhs[..., :16],
+                                                                DN, configs=fp4)),
+                               [[[16 * (6 * 0.171875) ** 2]]], rtol=1e-7)
+    with pytest.raises(TypeError, match=r"Only support preferred_element_type in \(f32, bf16, "
+                                        r"f16\), but got float64"):
+        nn.scaled_dot_general(lhs, rhs, DN, preferred_element_type=np.float64, configs=mx)
+    with pytest.raises(ValueError, match="must be a positive multiple of the block size 32"):
+        nn.scaled_dot_general(lhs[..., :16], rhs[..., :16], DN, configs=mx)
+    with pytest.warns(DeprecationWarning):
+        nn.scaled_dot_general(lhs, rhs, DN, implementation="cudnn")
+
+
+def _jax_scaled_dot_general_on_cpu(jax, monkeypatch):
+    """JAX's own scaled_dot_general with its cuDNN matmul replaced by the same dequantising
+    einsum: JAX's quantisation, shapes and custom VJP, runnable on CPU."""
+    from jax._src.cudnn import scaled_matmul_stablehlo as S
+    import jax.numpy as jjnp
+
+    def matmul(a, b, sa, sb, preferred_element_type=np.float32):
+        ka, kb = a.shape[-1] // sa.shape[-1], b.shape[-1] // sb.shape[-1]
+        da = a.astype(np.float32) * jjnp.repeat(sa.astype(np.float32), ka, axis=-1)
+        db = b.astype(np.float32) * jjnp.repeat(sb.astype(np.float32), kb, axis=-1)
+        return jjnp.einsum("bmk,bnk->bmn", da, db).astype(preferred_element_type)
+    monkeypatch.setattr(S, "scaled_matmul_wrapper", matmul)
+    return jax.nn.scaled_dot_general
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+@pytest.mark.parametrize("dn,shapes", [
+    (DN, ((2, 32, 64), (2, 64, 64))),
+    ((((1,), (0,)), ((), ())), ((32, 64), (64, 32))),
+    ((((0, 2), (0, 2)), ((1,), (1,))), ((4, 2, 16, 32), (4, 2, 16, 32))),
+])
+def test_scaled_dot_general_against_jax(mode, dn, shapes, monkeypatch):
+    jax = pytest.importorskip("jax")
+    jsdg = _jax_scaled_dot_general_on_cpu(jax, monkeypatch)
+    import jax.numpy as jjnp
+    rng = np.random.default_rng(5)
+    lhs = (rng.standard_normal(shapes[0]) * 3).astype(np.float32)
+    rhs = rng.standard_normal(shapes[1]).astype(np.float32)
+    gs = np.array([0.5], np.float32)
+    jc = [jax.nn.get_scaled_dot_general_config(mode, jjnp.asarray(gs) if mode == "nvfp4"
+                                               else None)] * 3
+    pc = [nn.get_scaled_dot_general_config(mode, gs if mode == "nvfp4" else None)] * 3
+    want = jsdg(jjnp.asarray(lhs), jjnp.asarray(rhs), dn, configs=jc)
+    got = nn.scaled_dot_general(lhs, rhs, dn, configs=pc)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-4)
+    ct = rng.standard_normal(want.shape).astype(np.float32)
+    jg = jax.grad(lambda a, b: jjnp.sum(jsdg(a, b, dn, configs=jc) * ct), argnums=(0, 1))(
+        jjnp.asarray(lhs), jjnp.asarray(rhs))
+    pg = pb.grad(lambda a, b: jnp.sum(nn.scaled_dot_general(a, b, dn, configs=pc) * ct),
+                 argnums=(0, 1))(lhs, rhs)
+    for g, w in zip(pg, jg):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-4)
+    jit_out = pb.jit(lambda a, b: nn.scaled_dot_general(a, b, dn, configs=pc))(lhs, rhs)
+    np.testing.assert_allclose(np.asarray(jit_out), np.asarray(got), rtol=1e-6, atol=1e-5)
+
+
+def test_scaled_dot_general_pairs_dimensions_in_the_given_order():
+    rng = np.random.default_rng(7)
+    lhs = rng.standard_normal((4, 2, 16, 32)).astype(np.float32)
+    rhs = rng.standard_normal((16, 32, 4, 2)).astype(np.float32)
+    dn = (((0, 2), (2, 0)), ((1,), (3,)))
+    exact = np.asarray(pb.lax.dot_general(lhs, rhs, dn))
+    mx = [nn.get_scaled_dot_general_config("mxfp8")] * 3
+    got = np.asarray(nn.scaled_dot_general(lhs, rhs, dn, configs=mx))
+    assert got.shape == exact.shape == (2, 32, 32)
+    # float8_e4m3fn keeps 3 mantissa bits: a few percent of the products' scale
+    assert np.abs(got - exact).max() < 0.1 * np.abs(exact).max()
+    g = pb.grad(lambda a: jnp.sum(nn.scaled_dot_general(a, rhs, dn, configs=mx)))(lhs)
+    ge = pb.grad(lambda a: jnp.sum(pb.lax.dot_general(a, rhs, dn)))(lhs)
+    assert np.abs(np.asarray(g) - np.asarray(ge)).max() < 0.1 * np.abs(np.asarray(ge)).max()
+
+
+def test_scaled_dot_general_without_configs_is_dot_general():
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
+    dn = (((2,), (1,)), ((0,), (0,)))
+    got = nn.scaled_dot_general(a.astype(np.float32), b.astype(np.float32), dn)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), np.einsum("bij,bjk->bik", a, b), rtol=1e-5)

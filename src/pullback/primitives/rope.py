@@ -53,6 +53,12 @@ def _angles(x: np.ndarray, positions: np.ndarray | None, theta: float, rotary_di
 def rope_reference(x: np.ndarray, positions: np.ndarray | None = None, *, theta: float,
                    rotary_dim: int, interleaved: bool, end_x: int, end_y: int, order: int,
                    sign: int) -> np.ndarray:
+    with np.errstate(all="ignore"):  # inf positions or x: IEEE results, as the kernel's
+        return _rope_reference(x, positions, theta, rotary_dim, interleaved, end_x, end_y,
+                               order, sign)
+
+
+def _rope_reference(x, positions, theta, rotary_dim, interleaved, end_x, end_y, order, sign):
     ct = np.float64 if x.dtype == np.float64 else np.float32
     ang, freq = _angles(x, positions, theta, rotary_dim, end_x, end_y)
     ang = ang[..., None, :]  # over heads

@@ -109,26 +109,65 @@ LOAD_ROW(load_row_f64, double)
 STORE_ROW(store_row_f32, float)
 STORE_ROW(store_row_f64, double)
 
-/* ---- the row kernels, per compute type ----
- * log sum exp of buf (-inf where masked): JAX's logsumexp, whose shift is the max when it is
- * finite and 0 otherwise; a NaN propagates through the exp-sum. */
-static float lse_f32(const float *restrict buf, int64_t n) {
-  float mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = buf[i] > mx ? buf[i] : mx;
-  const float sh = isfinite(mx) ? mx : 0.0f;
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; ++i) s += pb_expf(buf[i] - sh);
-  return logf(s) + sh;
-}
+/* ---- the vector loops, per compute type ----
+ * Reductions keep LANES independent partial results (a strict-IEEE build never reorders a
+ * single sum, so one accumulator would run the exp polynomial one element at a time); the
+ * target clones give them AVX2/AVX-512. */
+#define XENT_VEC(CT, SUF, EXP, LANES)                                                             \
+  static PB_CLONES CT max_##SUF(const CT *restrict b, int64_t n) {                                \
+    CT m[LANES];                                                                                  \
+    for (int j = 0; j < LANES; ++j) m[j] = -(CT)INFINITY;                                         \
+    int64_t i = 0;                                                                                \
+    for (; i + LANES <= n; i += LANES)                                                            \
+      for (int j = 0; j < LANES; ++j) m[j] = b[i + j] > m[j] ? b[i + j] : m[j];                   \
+    for (; i < n; ++i) m[0] = b[i] > m[0] ? b[i] : m[0];                                          \
+    CT r = m[0];                                                                                  \
+    for (int j = 1; j < LANES; ++j) r = m[j] > r ? m[j] : r;                                      \
+    return r;                                                                                     \
+  }                                                                                               \
+  /* sum_i exp(b_i - sh) * (t ? t_i : 1) */                                                       \
+  static PB_CLONES CT sumexp_##SUF(const CT *restrict b, const CT *restrict t, int64_t n, CT sh) { \
+    CT s[LANES] = {0};                                                                            \
+    int64_t i = 0;                                                                                \
+    if (t) {                                                                                      \
+      for (; i + LANES <= n; i += LANES)                                                          \
+        for (int j = 0; j < LANES; ++j) s[j] += EXP(b[i + j] - sh) * t[i + j];                    \
+      for (; i < n; ++i) s[0] += EXP(b[i] - sh) * t[i];                                           \
+    } else {                                                                                      \
+      for (; i + LANES <= n; i += LANES)                                                          \
+        for (int j = 0; j < LANES; ++j) s[j] += EXP(b[i + j] - sh);                               \
+      for (; i < n; ++i) s[0] += EXP(b[i] - sh);                                                  \
+    }                                                                                             \
+    CT r = 0;                                                                                     \
+    for (int j = 0; j < LANES; ++j) r += s[j];                                                    \
+    return r;                                                                                     \
+  }                                                                                               \
+  /* sum_i a_i * (c - b_i) */                                                                     \
+  static PB_CLONES CT dotdiff_##SUF(const CT *restrict a, const CT *restrict b, int64_t n, CT c) { \
+    CT s[LANES] = {0};                                                                            \
+    int64_t i = 0;                                                                                \
+    for (; i + LANES <= n; i += LANES)                                                            \
+      for (int j = 0; j < LANES; ++j) s[j] += a[i + j] * (c - b[i + j]);                          \
+    for (; i < n; ++i) s[0] += a[i] * (c - b[i]);                                                 \
+    CT r = 0;                                                                                     \
+    for (int j = 0; j < LANES; ++j) r += s[j];                                                    \
+    return r;                                                                                     \
+  }                                                                                               \
+  /* out_i = g * exp(b_i - lse) */                                                                \
+  static PB_CLONES void scaledexp_##SUF(const CT *restrict b, CT *restrict out, int64_t n, CT lse, \
+                                        CT g) {                                                   \
+    for (int64_t i = 0; i < n; ++i) out[i] = g * EXP(b[i] - lse);                                 \
+  }                                                                                               \
+  /* log sum exp: JAX's logsumexp, whose shift is the max when it is finite and 0 otherwise; a    \
+   * NaN propagates through the exp-sum */                                                        \
+  static CT lse_##SUF(const CT *restrict b, int64_t n) {                                          \
+    const CT mx = max_##SUF(b, n);                                                                \
+    const CT sh = isfinite(mx) ? mx : (CT)0;                                                      \
+    return (CT)log((double)sumexp_##SUF(b, NULL, n, sh)) + sh;                                    \
+  }
 
-static double lse_f64(const double *restrict buf, int64_t n) {
-  double mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = buf[i] > mx ? buf[i] : mx;
-  const double sh = isfinite(mx) ? mx : 0.0;
-  double s = 0.0;
-  for (int64_t i = 0; i < n; ++i) s += pb_exp(buf[i] - sh);
-  return log(s) + sh;
-}
+XENT_VEC(float, f32, pb_expf, 16)
+XENT_VEC(double, f64, pb_exp, 8)
 
 typedef struct {
   const pb_operand *logits, *labels, *where, *extra; /* extra: t or g */
@@ -148,8 +187,9 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
 }
 
 /* One row in compute type CT: buf the logits (-inf where masked), yb the probability labels
- * (0 where masked), tb the tangent row, mk the mask (1: kept). */
-#define XENT_ROW(NAME, CT, EXP, LOG_SUM_EXP, LOADROW, STOREROW)                                   \
+ * (0 where masked), tb the tangent row or the output row, mk the mask (1: kept). A row with
+ * some class kept has a finite or +inf lse, so exp(buf - lse) is 0 at masked classes. */
+#define XENT_ROW(NAME, SUF, CT, LOADROW, STOREROW)                                                \
   static void NAME(const xent_job *J, int64_t r, CT *restrict buf, CT *restrict yb,               \
                    CT *restrict tb, uint8_t *restrict mk) {                                       \
     const int64_t C = J->C;                                                                       \
@@ -157,7 +197,13 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
     const pb_operand *L = J->logits, *W = J->where, *Y = J->labels, *E = J->extra, *O = J->out;   \
     const int64_t cs = L->strides[nl];                                                            \
     const char *lrow = (const char *)L->data + lead_offset(L, nl, r);                             \
-    LOADROW(lrow, cs, C, L->dtype, buf);                                                          \
+    /* contiguous logits of the compute type are read in place (buf is written only to mask) */   \
+    const CT *lg = (const CT *)lrow;                                                              \
+    if (W || cs != (int64_t)sizeof(CT) || L->itemsize != (int)sizeof(CT) ||                       \
+        (sizeof(CT) == 4 && L->dtype != PB_F32)) {                                                \
+      LOADROW(lrow, cs, C, L->dtype, buf);                                                        \
+      lg = buf;                                                                                   \
+    }                                                                                             \
     int64_t kept = C;                                                                             \
     if (W) {                                                                                      \
       const char *wrow = (const char *)W->data + lead_offset(W, nl, r);                           \
@@ -171,13 +217,15 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
     }                                                                                             \
     const int row_out = mode == XENT_GRAD || mode == XENT_LGRAD || mode == XENT_PROBS;            \
     char *orow = (char *)O->data + (row_out ? r * C : r) * O->itemsize;                           \
-    if (W && kept == 0 && (J->integer || mode == XENT_PROBS)) {                                   \
+    /* an output row of the compute type is written in place */                                   \
+    const int direct_out = O->itemsize == (int)sizeof(CT) && (sizeof(CT) == 8 || O->dtype == PB_F32); \
+    if (W && kept == 0) {                                                                         \
       /* optax: a fully masked row's loss is 0, and so are its derivatives */                     \
       if (row_out) { for (int64_t c = 0; c < C; ++c) tb[c] = 0; STOREROW(orow, C, O->dtype, tb); } \
       else st_f(orow, O->dtype, 0.0);                                                             \
       return;                                                                                     \
     }                                                                                             \
-    const CT lse = LOG_SUM_EXP(buf, C);                                                           \
+    const CT lse = lse_##SUF(lg, C);                                                             \
     int64_t label = -1;                                                                           \
     CT ysum = 1;                                                                                  \
     if (Y && J->integer) { /* JAX's take_along_axis: negative labels count from the end */       \
@@ -191,26 +239,25 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       if (W) for (int64_t c = 0; c < C; ++c) yb[c] = mk[c] ? yb[c] : 0;                           \
       for (int64_t c = 0; c < C; ++c) ysum += yb[c];                                              \
     }                                                                                             \
-    /* probabilities (0 where masked) into tb's place for the row-output modes */                 \
     switch (mode) {                                                                               \
       case XENT_LOSS: {                                                                           \
-        CT loss = 0;                                                                              \
+        CT loss;                                                                                  \
         if (J->integer) {                                                                         \
           /* JAX's gather from an empty class axis reads 0: the loss is lse = -inf */           \
           loss = C == 0 ? lse : label < 0 ? (CT)NAN : lse - (CT)ld_f(lrow + label * cs, L->dtype); \
-        } else if (W) {                                                                           \
-          for (int64_t c = 0; c < C; ++c) loss += mk[c] ? yb[c] * (lse - buf[c]) : 0;             \
+        } else if (W) { /* masked classes add nothing (not 0 * inf) */                           \
+          for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? lg[c] : lse;                           \
+          loss = dotdiff_##SUF(yb, tb, C, lse);                                                   \
         } else {                                                                                  \
-          for (int64_t c = 0; c < C; ++c) loss += yb[c] * (lse - buf[c]);                         \
+          loss = dotdiff_##SUF(yb, lg, C, lse);                                                  \
         }                                                                                         \
         st_f(orow, O->dtype, (double)loss);                                                       \
         break;                                                                                    \
       }                                                                                           \
       case XENT_TAN: {                                                                            \
         LOADROW((const char *)E->data + lead_offset(E, nl, r), E->strides[nl], C, E->dtype, tb);  \
-        CT pt = 0, yt = 0;                                                                        \
-        if (W) for (int64_t c = 0; c < C; ++c) pt += mk[c] ? EXP(buf[c] - lse) * tb[c] : 0;       \
-        else for (int64_t c = 0; c < C; ++c) pt += EXP(buf[c] - lse) * tb[c];                     \
+        const CT pt = sumexp_##SUF(lg, tb, C, lse);                                              \
+        CT yt = 0;                                                                                \
         if (J->integer) yt = label < 0 ? 0 : tb[label];                                           \
         else for (int64_t c = 0; c < C; ++c) yt += yb[c] * tb[c];                                 \
         st_f(orow, O->dtype, (double)(ysum * pt - yt));                                           \
@@ -218,31 +265,29 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       }                                                                                           \
       case XENT_GRAD: {                                                                           \
         const CT g = (CT)ld_f((const char *)E->data + lead_offset(E, nl, r), E->dtype);           \
-        const CT gy = g * ysum;                                                                   \
-        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? gy * EXP(buf[c] - lse) : 0;        \
-        else for (int64_t c = 0; c < C; ++c) tb[c] = gy * EXP(buf[c] - lse);                      \
-        if (J->integer) { if (label >= 0) tb[label] -= g; }                                       \
-        else for (int64_t c = 0; c < C; ++c) tb[c] -= g * yb[c];                                  \
-        STOREROW(orow, C, O->dtype, tb);                                                          \
+        CT *dst = direct_out ? (CT *)orow : tb;                                                   \
+        scaledexp_##SUF(lg, dst, C, lse, g * ysum);                                               \
+        if (J->integer) { if (label >= 0) dst[label] -= g; }                                      \
+        else for (int64_t c = 0; c < C; ++c) dst[c] -= g * yb[c];                                 \
+        if (!direct_out) STOREROW(orow, C, O->dtype, tb);                                         \
         break;                                                                                    \
       }                                                                                           \
       case XENT_LGRAD: {                                                                          \
         const CT g = (CT)ld_f((const char *)E->data + lead_offset(E, nl, r), E->dtype);           \
-        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? g * (lse - buf[c]) : 0;            \
-        else for (int64_t c = 0; c < C; ++c) tb[c] = g * (lse - buf[c]);                          \
+        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? g * (lse - lg[c]) : 0;            \
+        else for (int64_t c = 0; c < C; ++c) tb[c] = g * (lse - lg[c]);                          \
         STOREROW(orow, C, O->dtype, tb);                                                          \
         break;                                                                                    \
       }                                                                                           \
       default: /* XENT_PROBS */                                                                   \
-        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? EXP(buf[c] - lse) : 0;             \
-        else for (int64_t c = 0; c < C; ++c) tb[c] = EXP(buf[c] - lse);                           \
-        STOREROW(orow, C, O->dtype, tb);                                                          \
+        if (direct_out) scaledexp_##SUF(lg, (CT *)orow, C, lse, 1);                               \
+        else { scaledexp_##SUF(lg, tb, C, lse, 1); STOREROW(orow, C, O->dtype, tb); }             \
         break;                                                                                    \
     }                                                                                             \
   }
 
-XENT_ROW(row_f32, float, pb_expf, lse_f32, load_row_f32, store_row_f32)
-XENT_ROW(row_f64, double, pb_exp, lse_f64, load_row_f64, store_row_f64)
+XENT_ROW(row_f32, f32, float, load_row_f32, store_row_f32)
+XENT_ROW(row_f64, f64, double, load_row_f64, store_row_f64)
 
 static int is_float(int dt) { return dt == PB_F16 || dt == PB_BF16 || dt == PB_F32 || dt == PB_F64; }
 

@@ -125,19 +125,13 @@ STORE_ROW(store_row_f64, double)
     for (int j = 1; j < LANES; ++j) r = m[j] > r ? m[j] : r;                                      \
     return r;                                                                                     \
   }                                                                                               \
-  /* sum_i exp(b_i - sh) * (t ? t_i : 1) */                                                       \
-  static PB_CLONES CT sumexp_##SUF(const CT *restrict b, const CT *restrict t, int64_t n, CT sh) { \
+  /* sum_i exp(b_i - sh) */                                                                      \
+  static PB_CLONES CT sumexp_##SUF(const CT *restrict b, int64_t n, CT sh) {                      \
     CT s[LANES] = {0};                                                                            \
     int64_t i = 0;                                                                                \
-    if (t) {                                                                                      \
-      for (; i + LANES <= n; i += LANES)                                                          \
-        for (int j = 0; j < LANES; ++j) s[j] += EXP(b[i + j] - sh) * t[i + j];                    \
-      for (; i < n; ++i) s[0] += EXP(b[i] - sh) * t[i];                                           \
-    } else {                                                                                      \
-      for (; i + LANES <= n; i += LANES)                                                          \
-        for (int j = 0; j < LANES; ++j) s[j] += EXP(b[i + j] - sh);                               \
-      for (; i < n; ++i) s[0] += EXP(b[i] - sh);                                                  \
-    }                                                                                             \
+    for (; i + LANES <= n; i += LANES)                                                            \
+      for (int j = 0; j < LANES; ++j) s[j] += EXP(b[i + j] - sh);                                 \
+    for (; i < n; ++i) s[0] += EXP(b[i] - sh);                                                    \
     CT r = 0;                                                                                     \
     for (int j = 0; j < LANES; ++j) r += s[j];                                                    \
     return r;                                                                                     \
@@ -153,17 +147,41 @@ STORE_ROW(store_row_f64, double)
     for (int j = 0; j < LANES; ++j) r += s[j];                                                    \
     return r;                                                                                     \
   }                                                                                               \
-  /* out_i = g * exp(b_i - lse) */                                                                \
-  static PB_CLONES void scaledexp_##SUF(const CT *restrict b, CT *restrict out, int64_t n, CT lse, \
-                                        CT g) {                                                   \
-    for (int64_t i = 0; i < n; ++i) out[i] = g * EXP(b[i] - lse);                                 \
+  /* out_i = exp(b_i - sh); returns their sum */                                                 \
+  static PB_CLONES CT expstore_##SUF(const CT *restrict b, CT *restrict out, int64_t n, CT sh) {  \
+    CT s[LANES] = {0};                                                                            \
+    int64_t i = 0;                                                                                \
+    for (; i + LANES <= n; i += LANES)                                                            \
+      for (int j = 0; j < LANES; ++j) { out[i + j] = EXP(b[i + j] - sh); s[j] += out[i + j]; }    \
+    for (; i < n; ++i) { out[i] = EXP(b[i] - sh); s[0] += out[i]; }                               \
+    CT r = 0;                                                                                     \
+    for (int j = 0; j < LANES; ++j) r += s[j];                                                    \
+    return r;                                                                                     \
   }                                                                                               \
-  /* log sum exp: JAX's logsumexp, whose shift is the max when it is finite and 0 otherwise; a    \
-   * NaN propagates through the exp-sum */                                                        \
-  static CT lse_##SUF(const CT *restrict b, int64_t n) {                                          \
+  /* sum_i exp(b_i - sh) (returned) and sum_i exp(b_i - sh) t_i (*dot), in one pass */            \
+  static PB_CLONES CT expdot_##SUF(const CT *restrict b, const CT *restrict t, int64_t n, CT sh,  \
+                                   CT *dot) {                                                     \
+    CT s[LANES] = {0}, d[LANES] = {0};                                                            \
+    int64_t i = 0;                                                                                \
+    for (; i + LANES <= n; i += LANES)                                                            \
+      for (int j = 0; j < LANES; ++j) {                                                           \
+        const CT e = EXP(b[i + j] - sh);                                                          \
+        s[j] += e;                                                                                \
+        d[j] += e * t[i + j];                                                                     \
+      }                                                                                           \
+    for (; i < n; ++i) { const CT e = EXP(b[i] - sh); s[0] += e; d[0] += e * t[i]; }              \
+    CT rs = 0, rd = 0;                                                                            \
+    for (int j = 0; j < LANES; ++j) { rs += s[j]; rd += d[j]; }                                   \
+    *dot = rd;                                                                                    \
+    return rs;                                                                                    \
+  }                                                                                               \
+  static PB_CLONES void scale_##SUF(CT *restrict x, int64_t n, CT k) {                            \
+    for (int64_t i = 0; i < n; ++i) x[i] *= k;                                                    \
+  }                                                                                               \
+  /* JAX's logsumexp shift: the max when it is finite, else 0 */                                  \
+  static CT shift_##SUF(const CT *restrict b, int64_t n) {                                        \
     const CT mx = max_##SUF(b, n);                                                                \
-    const CT sh = isfinite(mx) ? mx : (CT)0;                                                      \
-    return (CT)log((double)sumexp_##SUF(b, NULL, n, sh)) + sh;                                    \
+    return isfinite(mx) ? mx : (CT)0;                                                             \
   }
 
 XENT_VEC(float, f32, pb_expf, 16)
@@ -225,7 +243,13 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       else st_f(orow, O->dtype, 0.0);                                                             \
       return;                                                                                     \
     }                                                                                             \
-    const CT lse = lse_##SUF(lg, C);                                                             \
+    /* the softmax's one exp pass: e = exp(l - sh) and its sum se; p = e / se */                \
+    const CT sh = shift_##SUF(lg, C);                                                             \
+    CT se = 0, et = 0;                                                                            \
+    CT *dst = direct_out ? (CT *)orow : tb;                                                       \
+    if (mode == XENT_GRAD || mode == XENT_PROBS) se = expstore_##SUF(lg, dst, C, sh);             \
+    else if (mode != XENT_TAN) se = sumexp_##SUF(lg, C, sh);                                      \
+    const CT lse = (CT)log((double)se) + sh; /* (unused by TAN) */                               \
     int64_t label = -1;                                                                           \
     CT ysum = 1;                                                                                  \
     if (Y && J->integer) { /* JAX's take_along_axis: negative labels count from the end */       \
@@ -256,7 +280,8 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       }                                                                                           \
       case XENT_TAN: {                                                                            \
         LOADROW((const char *)E->data + lead_offset(E, nl, r), E->strides[nl], C, E->dtype, tb);  \
-        const CT pt = sumexp_##SUF(lg, tb, C, lse);                                              \
+        se = expdot_##SUF(lg, tb, C, sh, &et);                                                    \
+        const CT pt = et / se;                                                                    \
         CT yt = 0;                                                                                \
         if (J->integer) yt = label < 0 ? 0 : tb[label];                                           \
         else for (int64_t c = 0; c < C; ++c) yt += yb[c] * tb[c];                                 \
@@ -265,8 +290,7 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       }                                                                                           \
       case XENT_GRAD: {                                                                           \
         const CT g = (CT)ld_f((const char *)E->data + lead_offset(E, nl, r), E->dtype);           \
-        CT *dst = direct_out ? (CT *)orow : tb;                                                   \
-        scaledexp_##SUF(lg, dst, C, lse, g * ysum);                                               \
+        scale_##SUF(dst, C, g * ysum / se);                                                       \
         if (J->integer) { if (label >= 0) dst[label] -= g; }                                      \
         else for (int64_t c = 0; c < C; ++c) dst[c] -= g * yb[c];                                 \
         if (!direct_out) STOREROW(orow, C, O->dtype, tb);                                         \
@@ -280,8 +304,8 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
         break;                                                                                    \
       }                                                                                           \
       default: /* XENT_PROBS */                                                                   \
-        if (direct_out) scaledexp_##SUF(lg, (CT *)orow, C, lse, 1);                               \
-        else { scaledexp_##SUF(lg, tb, C, lse, 1); STOREROW(orow, C, O->dtype, tb); }             \
+        scale_##SUF(dst, C, 1 / se);                                                              \
+        if (!direct_out) STOREROW(orow, C, O->dtype, tb);                                         \
         break;                                                                                    \
     }                                                                                             \
   }

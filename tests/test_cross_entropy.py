@@ -38,7 +38,6 @@ def int_xent_np(logits, labels, axis=-1, where=None):
     C = logits.shape[axis]
     x = np.moveaxis(logits.astype(np.float64), axis, -1)
     w = None if where is None else np.moveaxis(where, axis, -1)
-    lse = -log_softmax_np(np.zeros_like(x[..., :1]), -1)  # placeholder shape
     xm = x if w is None else np.where(w, x, -np.inf)
     m = np.max(xm, -1, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0)

@@ -24,13 +24,11 @@ from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
 from . import conversion as _cv
 from .building_blocks import broadcast_in_dim_p, mul_p
-from .reductions import FLOATING, check_dtype
+from .reductions import FLOATING, _INTS, check_dtype
 from .rules import (Kernel, Zero, add_tangents, batch_size, is_undefined, move_bdim,
                     tangent_aval)
 
-POSITIONS = (tuple(d for d in FLOATING[0]) + (dtypes.int8, dtypes.int16, dtypes.int32,
-             dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64),
-             "an integer or floating")
+POSITIONS = (FLOATING[0] + _INTS, "an integer or floating")
 
 
 # ---- the NumPy oracle ----

@@ -9,5 +9,5 @@ from ._cross_entropy import (softmax_cross_entropy,  # noqa: F401
                              softmax_cross_entropy_with_integer_labels)
 from ._functions import (hard_silu, identity, log1mexp, logmeanexp, mish,  # noqa: F401
                          sparse_sigmoid, tanh)
-from ._scaled_matmul import (BlockScaleConfig, get_scaled_dot_general_config,  # noqa: F401
-                             scaled_dot_general, scaled_matmul)
+from ._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: F401
+                             scaled_matmul)

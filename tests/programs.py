@@ -758,6 +758,52 @@ def g_control(g: Gen) -> bool:
                   g.new(x.shape, x.dtype, x.bound + y.bound), defs=defs)
 
 
+def g_transformer_ops(g: Gen) -> bool:
+    """Issue 26's RoPE and cross-entropy ops: nn.rope (rotate-half or interleaved, integer or
+    float positions, rotary_dim), nn.rope_axial, and the two softmax cross-entropies."""
+    form = g.choice(["rope", "rope_axial", "xent_int", "xent_prob"])
+    if form in ("rope", "rope_axial"):
+        mult = 4 if form == "rope_axial" else 2
+        x = g.pick(lambda v: v.is_float and v.ndim >= 3 and v.shape[-1] % mult == 0
+                   and v.shape[-1] > 0)
+        if x is None:
+            return False
+        T, D = x.shape[-3], x.shape[-1]
+        out = g.new(x.shape, x.dtype, x.bound * math.sqrt(2))  # a rotation of each pair
+        if form == "rope_axial":
+            end_x = g.choice([d for d in range(1, T + 1) if T % d == 0] or [1])
+            end_y = T // end_x if T else 0
+            return g.emit("rope_axial", f"jax.nn.rope_axial({x.name}, {end_x}, {end_y}, "
+                          f"theta=100.0)", [x], out)
+        rot = g.choice(range(0, D + 1, 2))
+        inter = g.flag()
+        p = g.pick(lambda v: v.is_float and v.shape == (T,))
+        if p is not None and g.flag():  # float positions: differentiable
+            return g.emit("rope", f"jax.nn.rope({x.name}, {p.name}, theta=50.0, rotary_dim={rot}, "
+                          f"interleaved={inter})", [x, p], out)
+        return g.emit("rope", f"jax.nn.rope({x.name}, jnp.arange({T}), rotary_dim={rot}, "
+                      f"interleaved={inter})", [x], out)
+    x = g.pick(lambda v: v.is_float and v.ndim >= 1 and 0 not in v.shape)
+    if x is None:
+        return False
+    i = g.int_(0, x.ndim - 1)
+    C, rest = x.shape[i], x.shape[:i] + x.shape[i + 1:]
+    lse = 2 * x.bound + math.log(C)
+    if form == "xent_int":
+        lab = g.pick(lambda v: v.dtype == "int32" and v.shape == rest)
+        labels = f"{lab.name} % {C}" if lab is not None else f"jnp.zeros({rest}, jnp.int32)"
+        if not fits(x.dtype, lse):
+            return False
+        return g.emit("xent_int", f"jax.nn.softmax_cross_entropy_with_integer_labels({x.name}, "
+                      f"{labels}, axis={i})", [x] + ([lab] if lab is not None else []),
+                      g.new(rest, x.dtype, lse))
+    y = g.pick(lambda v: v.is_float and v.dtype == x.dtype and v.shape == x.shape)
+    if y is None or not fits(x.dtype, C * y.bound * lse):
+        return False
+    return g.emit("xent_prob", f"jax.nn.softmax_cross_entropy({x.name}, {y.name}, axis={i})",
+                  [x, y], g.new(rest, x.dtype, C * y.bound * lse))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -768,6 +814,7 @@ CATALOGUE = {
     "arg": g_arg, "cumulative": g_cumulative, "sort": g_sort, "dot_general": g_dot_general,
     "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
     "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
+    "transformer_ops": g_transformer_ops,
 }
 
 

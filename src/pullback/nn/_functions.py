@@ -61,6 +61,23 @@ def softplus(x: ArrayLike) -> Any:
     return jnp.logaddexp(x, 0)
 
 
+def identity(x: ArrayLike) -> Any:
+    """Identity activation: returns ``x`` unmodified (as an array)."""
+    return jnp.asarray(x)
+
+
+tanh = jnp.tanh
+
+
+def sparse_sigmoid(x: ArrayLike) -> Any:
+    """Sparse sigmoid: 0 below -1, ``(x + 1) / 2`` in [-1, 1], 1 above 1.
+
+    As JAX's ``0.5 * clip(x + 1, 0, 2)``, its derivative at -1 and 1 is 0.25 (the clip's
+    minimum/maximum split the tie).
+    """
+    return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
 def sparse_plus(x: ArrayLike) -> Any:
     """0 below -1, ``(x+1)**2/4`` in [-1, 1], x above 1."""
     x = jnp.asarray(x)
@@ -76,6 +93,12 @@ def squareplus(x: ArrayLike, b: ArrayLike = 4) -> Any:
 def soft_sign(x: ArrayLike) -> Any:
     """``x / (|x| + 1)``."""
     return x / (jnp.abs(x) + 1)
+
+
+def mish(x: ArrayLike) -> Any:
+    """Mish: ``x * tanh(softplus(x))``."""
+    x = jnp.asarray(x)
+    return x * jnp.tanh(softplus(x))
 
 
 def silu(x: ArrayLike) -> Any:
@@ -94,6 +117,9 @@ def hard_sigmoid(x: ArrayLike) -> Any:
 def hard_swish(x: ArrayLike) -> Any:
     """``x * hard_sigmoid(x)``."""
     return x * hard_sigmoid(x)
+
+
+hard_silu = hard_swish
 
 
 def hard_tanh(x: ArrayLike) -> Any:
@@ -193,6 +219,42 @@ def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None,
     if b is not None and not dtypes.is_complex(out.dtype):
         out = jnp.where(sign < 0, np.nan, out)
     return out
+
+
+def logmeanexp(x: ArrayLike, axis: Axis = None, where: ArrayLike | None = None,
+               keepdims: bool = False) -> Any:
+    """``logsumexp(x) - log(n)`` over ``axis``: the log of the mean of ``exp(x)``.
+
+    Args:
+      x: the input.
+      axis: an axis or tuple of axes; None reduces everything.
+      where: elements to include (n counts them).
+      keepdims: keep reduced axes as size 1.
+
+    Returns:
+      The log-mean-exp (NaN for an empty or fully masked reduction, as JAX's -inf - log 0).
+    """
+    lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+    x = jnp.asarray(x)
+    if where is None:
+        count = math.prod(x.shape[a] for a in _axes(x.ndim, axis))
+        count = jnp.asarray(count, dtype=lse.dtype)
+    else:
+        count = jnp.sum(jnp.broadcast_to(where, x.shape), axis=axis, dtype=lse.dtype,
+                        keepdims=keepdims)
+    return lse - jnp.log(count)
+
+
+@custom_jvp
+def log1mexp(x: ArrayLike) -> Any:
+    """``log(1 - exp(-x))``, computed stably (Mächler's switch at ``log 2``); undefined (NaN)
+    for ``x < 0``. Its derivative is ``1 / expm1(x)`` (JAX's custom rule)."""
+    x = jnp.asarray(x)
+    c = jnp.log(2.0)
+    return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
 
 
 def _masked_max(x: Any, axis: Axis, where: Any) -> Any:

@@ -1,0 +1,614 @@
+/* Normalisation kernels (primitives/norms.py): layer, RMS, group and batch norms are one
+ * `normalize` over a set of reduced axes (a "row" is one index of the kept axes; its elements,
+ * the "columns", run over the reduced axes), with scale and bias varying along any set of
+ * axes. Three kernels share one layout:
+ *
+ *   normalize           x, [scale], [bias]              -> y = xhat * scale + bias
+ *   normalize_tangent   dx, [dscale], [dbias], x, [s]   -> dy (the jvp, linear in dx, ds, db)
+ *   normalize_backward  g, x, [s]                       -> dx, [dscale], [dbias] (its transpose)
+ *
+ * with xhat = (x - mean) * rstd (rms: x * rstd), rstd = 1 / sqrt(var + eps) (rms: of mean(x^2)).
+ * Statistics per row are computed in blocks of NB columns loaded into cache: each block's mean
+ * and centred sum of squares in two in-cache passes, blocks combined with Chan's formula in
+ * double, so a row is read from memory once and long rows lose no precision. The backward
+ * recomputes them (a row of a layer norm is in cache by then; saving them would make every
+ * derivative rule carry two more operands) and makes one pass for its two row reductions
+ * (mean(s g), mean(xhat s g)) and one for dx, as PyTorch's layer_norm_kernel.cpp does;
+ * dscale/dbias go to per-chunk partial sums (the chunks a function of the shape only, so the
+ * result does not depend on the thread count) reduced in a second pass parallel over the
+ * parameters. Rows run in parallel. float16/bfloat16 compute in float32, float64 in double.
+ *
+ * The file includes itself twice (NORM_TEMPLATE) to instantiate the row code for both compute
+ * types. */
+#ifndef NORM_TEMPLATE
+#include "kernel_abi.h"
+#include "cast.h"
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define NB 2048         /* columns per block: a block of every operand stays in L2 */
+#define NMAXOP 8        /* operands of the layout (the partial-sum pseudo operand included) */
+#define NORM_GRAIN 32768 /* elements per thread */
+#define NMAXCHUNK 16    /* row chunks of the backward's partial sums */
+
+typedef struct {
+  int64_t rmask;   /* bit d: axis d of x is reduced */
+  int64_t pmask;   /* bit d: scale and bias vary along axis d of x */
+  double epsilon;
+  int32_t rms, has_scale, has_bias, pad;
+} norm_params;
+
+/* An operand seen in the (rows, columns) space, strides in bytes. */
+typedef struct {
+  char *base;
+  int isz;
+  int contig;    /* one column dim of stride isz */
+  int64_t rstr[PB_MAXDIMS], cstr[PB_MAXDIMS];
+} norm_op;
+
+typedef struct {
+  int dt;
+  int nrd, ncd;
+  int64_t rshape[PB_MAXDIMS], cshape[PB_MAXDIMS];
+  int64_t nrows, ncols;
+  int nops;
+  norm_op op[NMAXOP];
+} norm_layout;
+
+/* x-space strides of every operand (xstr[o][d], bytes) -> the layout: kept axes become row
+ * dims, reduced ones column dims, size-1 dims dropped and neighbours merged where every
+ * operand allows. */
+static void layout_build(norm_layout *L, int ndim, const int64_t *shape, int64_t rmask, int nops,
+                         char *const *base, const int *isz, int64_t xstr[][PB_MAXDIMS]) {
+  L->nops = nops;
+  for (int pass = 0; pass < 2; ++pass) {
+    int n = 0;
+    int64_t *sh = pass ? L->cshape : L->rshape;
+    int64_t st[NMAXOP][PB_MAXDIMS];
+    for (int d = 0; d < ndim; ++d) {
+      if (((rmask >> d) & 1) != pass || shape[d] == 1) continue;
+      bool merge = n > 0;
+      for (int o = 0; o < nops && merge; ++o)
+        merge = st[o][n - 1] == xstr[o][d] * shape[d];
+      if (merge) {
+        sh[n - 1] *= shape[d];
+        for (int o = 0; o < nops; ++o) st[o][n - 1] = xstr[o][d];
+      } else {
+        sh[n] = shape[d];
+        for (int o = 0; o < nops; ++o) st[o][n] = xstr[o][d];
+        ++n;
+      }
+    }
+    if (n == 0) { /* one dummy dim keeps the walks simple */
+      sh[0] = 1;
+      for (int o = 0; o < nops; ++o) st[o][0] = 0;
+      n = 1;
+    }
+    int64_t total = 1;
+    for (int i = 0; i < n; ++i) total *= sh[i];
+    for (int o = 0; o < nops; ++o)
+      memcpy(pass ? L->op[o].cstr : L->op[o].rstr, st[o], sizeof(int64_t) * (size_t)n);
+    if (pass) { L->ncd = n; L->ncols = total; }
+    else { L->nrd = n; L->nrows = total; }
+  }
+  for (int o = 0; o < nops; ++o) {
+    L->op[o].base = base[o];
+    L->op[o].isz = isz[o];
+    L->op[o].contig = L->ncd == 1 && (L->op[o].cstr[0] == isz[o] || L->ncols == 1);
+  }
+}
+
+/* Row odometer: the byte offset of every operand for consecutive rows. */
+typedef struct { int64_t idx[PB_MAXDIMS]; int64_t off[NMAXOP]; } row_iter;
+
+static void row_start(const norm_layout *L, row_iter *it, int64_t r) {
+  for (int o = 0; o < L->nops; ++o) it->off[o] = 0;
+  for (int d = L->nrd - 1; d >= 0; --d) {
+    it->idx[d] = r % L->rshape[d];
+    r /= L->rshape[d];
+    for (int o = 0; o < L->nops; ++o) it->off[o] += it->idx[d] * L->op[o].rstr[d];
+  }
+}
+
+static void row_next(const norm_layout *L, row_iter *it) {
+  for (int d = L->nrd - 1; d >= 0; --d) {
+    for (int o = 0; o < L->nops; ++o) it->off[o] += L->op[o].rstr[d];
+    if (++it->idx[d] < L->rshape[d]) return;
+    for (int o = 0; o < L->nops; ++o) it->off[o] -= it->idx[d] * L->op[o].rstr[d];
+    it->idx[d] = 0;
+  }
+}
+
+/* Walks columns [c0, c0 + n) of operand o from byte offset `off`, calling RUN(byte offset,
+ * stride, count, done) on each run along the innermost column dim. */
+#define COL_WALK(L, o, off, c0, n, RUN)                                                          \
+  do {                                                                                           \
+    const int ncd_ = (L)->ncd, last_ = ncd_ - 1;                                                 \
+    const int64_t *cs_ = (L)->op[o].cstr;                                                        \
+    int64_t idx_[PB_MAXDIMS], c_ = (c0), p_ = (off);                                             \
+    for (int d_ = last_; d_ >= 0; --d_) {                                                        \
+      idx_[d_] = c_ % (L)->cshape[d_];                                                           \
+      c_ /= (L)->cshape[d_];                                                                     \
+      p_ += idx_[d_] * cs_[d_];                                                                  \
+    }                                                                                            \
+    int64_t done_ = 0;                                                                           \
+    while (done_ < (n)) {                                                                        \
+      int64_t run_ = (L)->cshape[last_] - idx_[last_];                                           \
+      if (run_ > (n) - done_) run_ = (n) - done_;                                                \
+      RUN(p_, cs_[last_], run_, done_);                                        \
+      done_ += run_;                                                                             \
+      p_ += run_ * cs_[last_];                                                                   \
+      idx_[last_] += run_;                                                                       \
+      for (int d_ = last_; d_ > 0 && idx_[d_] == (L)->cshape[d_]; --d_) {                        \
+        p_ -= idx_[d_] * cs_[d_];                                                                \
+        idx_[d_] = 0;                                                                            \
+        ++idx_[d_ - 1];                                                                          \
+        p_ += cs_[d_ - 1];                                                                       \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+/* The kernels' operand roles */
+enum { K_FWD, K_TAN, K_BWD };
+
+/* Thread scratch: the blocks of one row (x, the other x-shaped input, two parameter blocks,
+ * the output, two temporaries). */
+enum { B_X, B_G, B_S, B_B, B_S2, B_OUT, B_T1, B_T2, B_N };
+
+#define NORM_TEMPLATE
+#define CT float
+#define SUF f
+#include "norms.c"
+#undef CT
+#undef SUF
+#define CT double
+#define SUF d
+#include "norms.c"
+#undef CT
+#undef SUF
+#undef NORM_TEMPLATE
+
+/* x-space strides of a parameter-shaped operand (shape x.shape[P], the axes of pmask) */
+static void param_strides(int ndim, int64_t pmask, const int64_t *pstr, int64_t *xstr) {
+  int k = 0;
+  for (int d = 0; d < ndim; ++d) xstr[d] = ((pmask >> d) & 1) ? pstr[k++] : 0;
+}
+
+static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                       const void *params, pb_kernel_ctx *ctx) {
+  const norm_params *p = params;
+  const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
+  const int want_in = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
+  const int want_out = kind == K_BWD ? 1 + np : 1;
+  if (nin != want_in || nout != want_out)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "expected %d inputs and %d outputs, got %d and %d",
+                          want_in, want_out, nin, nout);
+  /* x: the operand whose statistics are taken */
+  const pb_operand *x = kind == K_FWD ? &ins[0] : kind == K_TAN ? &ins[1 + np] : &ins[1];
+  const int ndim = x->ndim, dt = x->dtype;
+  if (dt != PB_F16 && dt != PB_BF16 && dt != PB_F32 && dt != PB_F64)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "x must be floating, got dtype code %d", dt);
+  int psz_nd = 0;
+  int64_t pshape[PB_MAXDIMS], psize = 1;
+  for (int d = 0; d < ndim; ++d)
+    if ((p->pmask >> d) & 1) { pshape[psz_nd++] = x->shape[d]; psize *= x->shape[d]; }
+  /* every operand: x-shaped or parameter-shaped, checked before any memory is touched */
+  const pb_operand *all[NMAXOP];
+  int isparam[NMAXOP], n = 0;
+  for (int i = 0; i < nin; ++i) {
+    all[n] = &ins[i];
+    isparam[n++] = kind == K_FWD ? i > 0 : kind == K_TAN ? (i >= 1 && i <= np) || i > 1 + np
+                                                         : i > 1;
+  }
+  for (int i = 0; i < nout; ++i) { all[n] = &outs[i]; isparam[n++] = i > 0; }
+  for (int i = 0; i < n; ++i) {
+    const pb_operand *o = all[i];
+    bool ok = o->dtype == dt && o->ndim == (isparam[i] ? psz_nd : ndim);
+    for (int d = 0; ok && d < o->ndim; ++d)
+      ok = o->shape[d] == (isparam[i] ? pshape[d] : x->shape[d]);
+    if (!ok) return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operand %d does not fit x", i);
+  }
+  const int64_t size = pb_operand_size(x);
+  const bool dbl = dt == PB_F64;
+  if (size == 0) { /* nothing to normalise; parameter gradients are empty sums */
+    for (int i = 1; i < nout; ++i) memset(outs[i].data, 0, (size_t)(psize * outs[i].itemsize));
+    return 0;
+  }
+  /* the layout: every operand but the backward's parameter gradients, which are written by
+   * the reduction of the partial sums; those appear as one pseudo operand (the partial sums,
+   * contiguous in the compute type) */
+  norm_layout L;
+  L.dt = dt;
+  char *base[NMAXOP];
+  int isz[NMAXOP];
+  int64_t xstr[NMAXOP][PB_MAXDIMS];
+  int nl = 0;
+  for (int i = 0; i < n; ++i) {
+    if (kind == K_BWD && i >= nin + 1) break;
+    base[nl] = all[i]->data;
+    isz[nl] = all[i]->itemsize;
+    if (isparam[i]) param_strides(ndim, p->pmask, all[i]->strides, xstr[nl]);
+    else memcpy(xstr[nl], all[i]->strides, sizeof(int64_t) * (size_t)ndim);
+    ++nl;
+  }
+  if (kind == K_BWD) {
+    int64_t pst[PB_MAXDIMS], s = dbl ? 8 : 4;
+    for (int k = psz_nd - 1; k >= 0; --k) { pst[k] = s; s *= pshape[k]; }
+    base[nl] = NULL;
+    isz[nl] = dbl ? 8 : 4;
+    param_strides(ndim, p->pmask, pst, xstr[nl]);
+    ++nl;
+  }
+  layout_build(&L, ndim, x->shape, p->rmask, nl, base, isz, xstr);
+  const int threads = pb_kernel_threads(ctx, size, NORM_GRAIN);
+  const int nt = (int64_t)threads > L.nrows ? (int)L.nrows : threads;
+  if (dbl) return norm_run_d(kind, &L, p, nt, nin, outs, nout, psize, ctx);
+  return norm_run_f(kind, &L, p, nt, nin, outs, nout, psize, ctx);
+}
+
+static int normalize_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                            const void *params, pb_kernel_ctx *ctx) {
+  return norm_kernel(K_FWD, ins, nin, outs, nout, params, ctx);
+}
+static int normalize_tangent_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                    const void *params, pb_kernel_ctx *ctx) {
+  return norm_kernel(K_TAN, ins, nin, outs, nout, params, ctx);
+}
+static int normalize_backward_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                     const void *params, pb_kernel_ctx *ctx) {
+  return norm_kernel(K_BWD, ins, nin, outs, nout, params, ctx);
+}
+
+static const pb_kernel_def kernels[] = {
+  {"normalize", normalize_kernel, -1, 1, sizeof(norm_params)},
+  {"normalize_tangent", normalize_tangent_kernel, -1, 1, sizeof(norm_params)},
+  {"normalize_backward", normalize_backward_kernel, -1, -1, sizeof(norm_params)},
+};
+PB_KERNELS(kernels)
+
+#else /* ---- NORM_TEMPLATE: the row code for compute type CT (suffix SUF) ---- */
+
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define F(name) CAT(name, SUF)
+
+/* Loads n strided elements of dtype dt as CT. */
+static void F(load_run)(int dt, const char *p, int64_t s, int64_t n, CT *out) {
+  switch (dt) {
+    case PB_F32: for (int64_t i = 0; i < n; ++i) out[i] = (CT)*(const float *)(p + i * s); break;
+    case PB_F64: for (int64_t i = 0; i < n; ++i) out[i] = (CT)*(const double *)(p + i * s); break;
+    case PB_F16:
+      for (int64_t i = 0; i < n; ++i) out[i] = (CT)pb_half_to_float(*(const uint16_t *)(p + i * s));
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = (CT)pb_bf16_to_f32(*(const uint16_t *)(p + i * s));
+  }
+}
+
+static void F(store_run)(int dt, char *p, int64_t s, int64_t n, const CT *v) {
+  switch (dt) {
+    case PB_F32: for (int64_t i = 0; i < n; ++i) *(float *)(p + i * s) = (float)v[i]; break;
+    case PB_F64: for (int64_t i = 0; i < n; ++i) *(double *)(p + i * s) = (double)v[i]; break;
+    case PB_F16:
+      for (int64_t i = 0; i < n; ++i) *(uint16_t *)(p + i * s) = pb_float_to_half((float)v[i]);
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) *(uint16_t *)(p + i * s) = pb_f32_to_bf16((float)v[i]);
+  }
+}
+
+static inline bool F(native)(int dt) { return sizeof(CT) == 8 ? dt == PB_F64 : dt == PB_F32; }
+
+/* Columns [c0, c0 + n) of operand o in the row at `off`: a pointer into it when it is
+ * contiguous in CT, else gathered (converted) into buf. */
+static const CT *F(get)(const norm_layout *L, int o, int64_t off, int64_t c0, int64_t n, CT *buf) {
+  if (L->op[o].contig && F(native)(L->dt)) return (const CT *)(L->op[o].base + off) + c0;
+  const int dt = L->dt;
+#define LOAD_RUN(at, st, cnt, done) F(load_run)(dt, L->op[o].base + (at), st, cnt, buf + (done))
+  COL_WALK(L, o, off, c0, n, LOAD_RUN);
+#undef LOAD_RUN
+  return buf;
+}
+
+/* Where to compute output columns: the output itself when contiguous in CT, else buf. */
+static CT *F(dst)(const norm_layout *L, int o, int64_t off, int64_t c0, CT *buf) {
+  if (L->op[o].contig && F(native)(L->dt)) return (CT *)(L->op[o].base + off) + c0;
+  return buf;
+}
+
+static void F(put)(const norm_layout *L, int o, int64_t off, int64_t c0, int64_t n, const CT *v) {
+  if (L->op[o].contig && F(native)(L->dt)) return;
+  const int dt = L->dt;
+#define STORE_RUN(at, st, cnt, done) F(store_run)(dt, L->op[o].base + (at), st, cnt, v + (done))
+  COL_WALK(L, o, off, c0, n, STORE_RUN);
+#undef STORE_RUN
+}
+
+/* partial[...] += v over columns [c0, c0 + n) (the pseudo operand o: byte offsets into the
+ * partial sums of CT at `part`) */
+static void F(accumulate)(const norm_layout *L, int o, CT *part, int64_t off, int64_t c0,
+                          int64_t n, const CT *v) {
+  const norm_op *op = &L->op[o];
+  char *pb = (char *)part + off;
+  if (op->contig) {
+    CT *d = (CT *)pb + c0;
+    for (int64_t i = 0; i < n; ++i) d[i] += v[i];
+    return;
+  }
+  bool constant = true;
+  for (int d = 0; d < L->ncd; ++d) constant = constant && op->cstr[d] == 0;
+  if (constant) {
+    CT s = 0;
+    for (int64_t i = 0; i < n; ++i) s += v[i];
+    *(CT *)pb += s;
+    return;
+  }
+#define ADD_RUN(at, st, cnt, done)                                                              \
+  for (int64_t i_ = 0; i_ < (cnt); ++i_) *(CT *)((char *)part + (at) + i_ * (st)) += v[(done) + i_]
+  COL_WALK(L, o, off, c0, n, ADD_RUN);
+#undef ADD_RUN
+}
+
+/* sum of v[i] and of (v[i] - m)^2 with 16 independent lanes (vectorised without
+ * reassociation) */
+static PB_CLONES CT F(lane_sum)(const CT *v, int64_t n) {
+  CT acc[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) acc[j] += v[i + j];
+  for (int j = 0; i < n; ++i, ++j) acc[j] += v[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+static PB_CLONES CT F(lane_sqdev)(const CT *v, int64_t n, CT m) {
+  CT acc[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) { CT d = v[i + j] - m; acc[j] += d * d; }
+  for (int j = 0; i < n; ++i, ++j) { CT d = v[i] - m; acc[j] += d * d; }
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+/* sum of a[i] and of a[i] * b[i] */
+static PB_CLONES void F(lane_dot2)(const CT *a, const CT *xh, int64_t n, CT *sa, CT *sab) {
+  CT s1[16] = {0}, s2[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) { s1[j] += a[i + j]; s2[j] += a[i + j] * xh[i + j]; }
+  for (int j = 0; i < n; ++i, ++j) { s1[j] += a[i]; s2[j] += a[i] * xh[i]; }
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) { s1[j] += s1[j + w]; s2[j] += s2[j + w]; }
+  *sa = s1[0];
+  *sab = s2[0];
+}
+
+
+/* The statistics of the row at byte offset `off` of operand xo: mean (0 for rms) and rstd. */
+static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, double eps, CT *buf,
+                         CT *mean, CT *rstd) {
+  double cnt = 0, mu = 0, m2 = 0;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off, c0, nb, buf);
+    if (rms) {
+      m2 += (double)F(lane_sqdev)(x, nb, 0);
+      continue;
+    }
+    const CT mb = F(lane_sum)(x, nb) / (CT)nb;
+    const double m2b = (double)F(lane_sqdev)(x, nb, mb);
+    const double delta = (double)mb - mu, tot = cnt + (double)nb;
+    mu += delta * (double)nb / tot;
+    m2 += m2b + delta * delta * cnt * (double)nb / tot;
+    cnt = tot;
+  }
+  *mean = (CT)mu;
+  *rstd = (CT)(1.0 / sqrt(m2 / (double)L->ncols + eps));
+}
+
+/* xh[i] = (x[i] - mean) * rstd */
+static PB_CLONES void F(xhat)(const CT *x, int64_t n, CT mean, CT rstd, CT *xh) {
+  for (int64_t i = 0; i < n; ++i) xh[i] = (x[i] - mean) * rstd;
+}
+
+static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_t n, CT mean,
+                                   CT rstd, CT *y) {
+  if (s && b)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * s[i] + b[i];
+  else if (s)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * s[i];
+  else if (b)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd + b[i];
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd;
+}
+
+/* out = rstd * (v - a - xh * b) [* s] (+ extra terms by the caller) */
+static PB_CLONES void F(proj_block)(const CT *v, const CT *xh, int64_t n, CT rstd, CT a, CT b,
+                                    CT *out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = rstd * (v[i] - a - xh[i] * b);
+}
+
+/* One row of each kernel. o: operand numbers in the layout. */
+static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
+  const int hs = p->has_scale != 0, hb = p->has_bias != 0;
+  const int xo = 0, so = 1, bo = 1 + hs, yo = 1 + hs + hb;
+  CT mean, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
+    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    const CT *b = hb ? F(get)(L, bo, off[bo], c0, nb, buf[B_B]) : NULL;
+    CT *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
+    F(fwd_block)(x, s, b, nb, mean, rstd, y);
+    F(put)(L, yo, off[yo], c0, nb, y);
+  }
+}
+
+static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
+  const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
+  const int dxo = 0, dso = 1, dbo = 1 + hs, xo = 1 + np, so = 2 + np, yo = 2 + np + hs;
+  CT mean, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  /* a = mean(dx) (0 for rms), b = mean(xhat dx) */
+  CT sa = 0, sb = 0;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
+    const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
+    F(xhat)(x, nb, mean, rstd, buf[B_T1]);
+    CT s1, s2;
+    F(lane_dot2)(dx, buf[B_T1], nb, &s1, &s2);
+    sa += s1;
+    sb += s2;
+  }
+  const CT a = p->rms ? 0 : sa / (CT)L->ncols, b = sb / (CT)L->ncols;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
+    const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
+    CT *xh = buf[B_T1], *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
+    F(xhat)(x, nb, mean, rstd, xh);
+    F(proj_block)(dx, xh, nb, rstd, a, b, y);
+    if (hs) {
+      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
+      const CT *ds = F(get)(L, dso, off[dso], c0, nb, buf[B_S2]);
+      for (int64_t i = 0; i < nb; ++i) y[i] = y[i] * s[i] + xh[i] * ds[i];
+    }
+    if (hb) {
+      const CT *db = F(get)(L, dbo, off[dbo], c0, nb, buf[B_B]);
+      for (int64_t i = 0; i < nb; ++i) y[i] += db[i];
+    }
+    F(put)(L, yo, off[yo], c0, nb, y);
+  }
+}
+
+static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf,
+                       CT *pscale, CT *pbias) {
+  const int hs = p->has_scale != 0, hb = p->has_bias != 0;
+  const int go = 0, xo = 1, so = 2, dxo = 2 + hs, po = 3 + hs;
+  CT mean, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  /* c1 = mean(s g) (0 for rms), c2 = mean(xhat s g); the parameter sums on the way */
+  CT s1 = 0, s2 = 0;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
+    const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
+    CT *xh = buf[B_T1];
+    F(xhat)(x, nb, mean, rstd, xh);
+    if (hs) {
+      CT *gx = buf[B_T2];
+      for (int64_t i = 0; i < nb; ++i) gx[i] = g[i] * xh[i];
+      F(accumulate)(L, po, pscale, off[po], c0, nb, gx);
+    }
+    if (hb) F(accumulate)(L, po, pbias, off[po], c0, nb, g);
+    const CT *gs = g;
+    if (hs) {
+      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
+      CT *t = buf[B_T2];
+      for (int64_t i = 0; i < nb; ++i) t[i] = g[i] * s[i];
+      gs = t;
+    }
+    CT a, b;
+    F(lane_dot2)(gs, xh, nb, &a, &b);
+    s1 += a;
+    s2 += b;
+  }
+  const CT c1 = p->rms ? 0 : s1 / (CT)L->ncols, c2 = s2 / (CT)L->ncols;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
+    const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
+    CT *xh = buf[B_T1], *dx = F(dst)(L, dxo, off[dxo], c0, buf[B_OUT]);
+    F(xhat)(x, nb, mean, rstd, xh);
+    const CT *gs = g;
+    if (hs) {
+      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
+      CT *t = buf[B_T2];
+      for (int64_t i = 0; i < nb; ++i) t[i] = g[i] * s[i];
+      gs = t;
+    }
+    F(proj_block)(gs, xh, nb, rstd, c1, c2, dx);
+    F(put)(L, dxo, off[dxo], c0, nb, dx);
+  }
+}
+
+static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int nt, int nin,
+                       pb_operand *outs, int nout, int64_t psize, pb_kernel_ctx *ctx) {
+  const int64_t nrows = L->nrows;
+  const int64_t blk = L->ncols < NB ? L->ncols : NB;
+  /* row chunks: fixed by the shape (so is every sum's order), taken by the threads */
+  int nchunks = nt;
+  CT *parts = NULL;
+  const int hs = p->has_scale != 0, hb = p->has_bias != 0;
+  const int nparts = kind == K_BWD ? hs + hb : 0;
+  if (kind == K_BWD) {
+    nchunks = nrows < NMAXCHUNK ? (int)nrows : NMAXCHUNK;
+    /* partial sums cost chunks x psize: fewer chunks when the parameters are as large as x */
+    while (nchunks > 1 && (int64_t)nchunks * psize > 4 * nrows * L->ncols + 65536) nchunks /= 2;
+    if (nparts) {
+      parts = ctx->scratch(ctx, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)psize);
+      if (!parts) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for partial sums");
+      memset(parts, 0, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)psize);
+    }
+  }
+  if (nchunks < 1) nchunks = 1;
+  CT *scratch = ctx->scratch(ctx, sizeof(CT) * (size_t)(B_N * blk) * (size_t)(nt > 0 ? nt : 1));
+  if (!scratch) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for row blocks");
+  const int chunks = kind == K_BWD ? nchunks : nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+#endif
+  for (int c = 0; c < chunks; ++c) {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    CT *buf[B_N];
+    for (int b = 0; b < B_N; ++b) buf[b] = scratch + ((size_t)tid * B_N + (size_t)b) * (size_t)blk;
+    CT *pscale = parts ? parts + (size_t)c * (size_t)(nparts * psize) : NULL;
+    CT *pbias = parts ? pscale + (hs ? psize : 0) : NULL;
+    const int64_t r0 = nrows * c / chunks, r1 = nrows * (c + 1) / chunks;
+    row_iter it;
+    row_start(L, &it, r0);
+    for (int64_t r = r0; r < r1; ++r) {
+      if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
+      else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
+      else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
+      if (r + 1 < r1) row_next(L, &it);
+    }
+  }
+  if (!nparts) return 0;
+  /* dscale, dbias: the chunks' partial sums in chunk order, parallel over the parameters */
+  const int rt = pb_kernel_threads(ctx, psize * nchunks, NORM_GRAIN);
+  for (int k = 0; k < nparts; ++k) {
+    pb_operand *o = &outs[1 + k];
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(rt) if (rt > 1)
+#endif
+    for (int64_t j0 = 0; j0 < psize; j0 += 1024) {
+      const int64_t m = psize - j0 < 1024 ? psize - j0 : 1024;
+      CT acc[1024];
+      memcpy(acc, parts + (size_t)k * (size_t)psize + (size_t)j0, sizeof(CT) * (size_t)m);
+      for (int c = 1; c < nchunks; ++c) {
+        const CT *src = parts + ((size_t)c * (size_t)nparts + (size_t)k) * (size_t)psize + j0;
+        for (int64_t j = 0; j < m; ++j) acc[j] += src[j];
+      }
+      F(store_run)(L->dt, (char *)o->data + j0 * o->itemsize, o->itemsize, m, acc);
+    }
+  }
+  return 0;
+}
+
+#undef F
+#undef CAT
+#undef CAT_
+#endif

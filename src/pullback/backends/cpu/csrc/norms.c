@@ -365,6 +365,17 @@ static PB_CLONES CT F(lane_sum)(const CT *v, int64_t n) {
   return acc[0];
 }
 
+static PB_CLONES CT F(lane_sqdev_sum)(const CT *v, int64_t n, CT k) {
+  CT acc[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) acc[j] += v[i + j] - k;
+  for (int j = 0; i < n; ++i, ++j) acc[j] += v[i] - k;
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  return acc[0];
+}
+
 static PB_CLONES CT F(lane_sqdev)(const CT *v, int64_t n, CT m) {
   CT acc[16] = {0};
   int64_t i = 0;
@@ -390,9 +401,12 @@ static PB_CLONES void F(lane_dot2)(const CT *a, const CT *xh, int64_t n, CT *sa,
 }
 
 
-/* The statistics of the row at byte offset `off` of operand xo: mean (0 for rms) and rstd. */
+/* The statistics of the row at byte offset `off` of operand xo: the mean as a sum hi + lo of
+ * two CT (0 for rms; x - hi is exact for x near the mean, so a float32 row with a large mean
+ * keeps its digits) and rstd. Each block's sums are taken about its first element (shifted
+ * data: no cancellation), and blocks are combined in double with Chan's formula. */
 static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, double eps, CT *buf,
-                         CT *mean, CT *rstd) {
+                         CT *mean_hi, CT *mean_lo, CT *rstd) {
   double cnt = 0, mu = 0, m2 = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
@@ -401,32 +415,36 @@ static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, dou
       m2 += (double)F(lane_sqdev)(x, nb, 0);
       continue;
     }
-    const CT mb = F(lane_sum)(x, nb) / (CT)nb;
-    const double m2b = (double)F(lane_sqdev)(x, nb, mb);
-    const double delta = (double)mb - mu, tot = cnt + (double)nb;
+    const CT k = x[0];
+    const double mb = (double)k + (double)F(lane_sqdev_sum)(x, nb, k) / (double)nb;
+    const CT c = (CT)mb;
+    const double dc = mb - (double)c;
+    const double m2b = (double)F(lane_sqdev)(x, nb, c) - (double)nb * dc * dc;
+    const double delta = mb - mu, tot = cnt + (double)nb;
     mu += delta * (double)nb / tot;
-    m2 += m2b + delta * delta * cnt * (double)nb / tot;
+    m2 += (m2b > 0 ? m2b : 0) + delta * delta * cnt * (double)nb / tot;
     cnt = tot;
   }
-  *mean = (CT)mu;
+  *mean_hi = (CT)mu;
+  *mean_lo = (CT)(mu - (double)*mean_hi);
   *rstd = (CT)(1.0 / sqrt(m2 / (double)L->ncols + eps));
 }
 
 /* xh[i] = (x[i] - mean) * rstd */
-static PB_CLONES void F(xhat)(const CT *x, int64_t n, CT mean, CT rstd, CT *xh) {
-  for (int64_t i = 0; i < n; ++i) xh[i] = (x[i] - mean) * rstd;
+static PB_CLONES void F(xhat)(const CT *x, int64_t n, CT hi, CT lo, CT rstd, CT *xh) {
+  for (int64_t i = 0; i < n; ++i) xh[i] = ((x[i] - hi) - lo) * rstd;
 }
 
-static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_t n, CT mean,
-                                   CT rstd, CT *y) {
+static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_t n, CT hi,
+                                   CT lo, CT rstd, CT *y) {
   if (s && b)
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * s[i] + b[i];
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i] + b[i];
   else if (s)
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * s[i];
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i];
   else if (b)
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd + b[i];
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd + b[i];
   else
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd;
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd;
 }
 
 /* out = rstd * (v - a - xh * b) [* s] (+ extra terms by the caller) */
@@ -439,15 +457,15 @@ static PB_CLONES void F(proj_block)(const CT *v, const CT *xh, int64_t n, CT rst
 static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0;
   const int xo = 0, so = 1, bo = 1 + hs, yo = 1 + hs + hb;
-  CT mean, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  CT mhi, mlo, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
     const CT *b = hb ? F(get)(L, bo, off[bo], c0, nb, buf[B_B]) : NULL;
     CT *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
-    F(fwd_block)(x, s, b, nb, mean, rstd, y);
+    F(fwd_block)(x, s, b, nb, mhi, mlo, rstd, y);
     F(put)(L, yo, off[yo], c0, nb, y);
   }
 }
@@ -455,15 +473,15 @@ static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t
 static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
   const int dxo = 0, dso = 1, dbo = 1 + hs, xo = 1 + np, so = 2 + np, yo = 2 + np + hs;
-  CT mean, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  CT mhi, mlo, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
   /* a = mean(dx) (0 for rms), b = mean(xhat dx) */
   CT sa = 0, sb = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
-    F(xhat)(x, nb, mean, rstd, buf[B_T1]);
+    F(xhat)(x, nb, mhi, mlo, rstd, buf[B_T1]);
     CT s1, s2;
     F(lane_dot2)(dx, buf[B_T1], nb, &s1, &s2);
     sa += s1;
@@ -475,7 +493,7 @@ static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
     CT *xh = buf[B_T1], *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
-    F(xhat)(x, nb, mean, rstd, xh);
+    F(xhat)(x, nb, mhi, mlo, rstd, xh);
     F(proj_block)(dx, xh, nb, rstd, a, b, y);
     if (hs) {
       const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
@@ -494,8 +512,8 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
                        CT *pscale, CT *pbias) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0;
   const int go = 0, xo = 1, so = 2, dxo = 2 + hs, po = 3 + hs;
-  CT mean, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mean, &rstd);
+  CT mhi, mlo, rstd;
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
   /* c1 = mean(s g) (0 for rms), c2 = mean(xhat s g); the parameter sums on the way */
   CT s1 = 0, s2 = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
@@ -503,7 +521,7 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
     CT *xh = buf[B_T1];
-    F(xhat)(x, nb, mean, rstd, xh);
+    F(xhat)(x, nb, mhi, mlo, rstd, xh);
     if (hs) {
       CT *gx = buf[B_T2];
       for (int64_t i = 0; i < nb; ++i) gx[i] = g[i] * xh[i];
@@ -528,7 +546,7 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
     CT *xh = buf[B_T1], *dx = F(dst)(L, dxo, off[dxo], c0, buf[B_OUT]);
-    F(xhat)(x, nb, mean, rstd, xh);
+    F(xhat)(x, nb, mhi, mlo, rstd, xh);
     const CT *gs = g;
     if (hs) {
       const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);

@@ -21,6 +21,7 @@
  * The file includes itself twice (NORM_TEMPLATE) to instantiate the row code for both compute
  * types. */
 #ifndef NORM_TEMPLATE
+#pragma GCC diagnostic ignored "-Wpsabi" /* vector helpers are inlined: no ABI crosses them */
 #include "kernel_abi.h"
 #include "cast.h"
 #include <math.h>
@@ -352,54 +353,119 @@ static void F(accumulate)(const norm_layout *L, int o, CT *part, int64_t off, in
 #undef ADD_RUN
 }
 
-/* sum of v[i] and of (v[i] - m)^2 with 16 independent lanes (vectorised without
- * reassociation) */
-static PB_CLONES CT F(lane_sum)(const CT *v, int64_t n) {
-  CT acc[16] = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) acc[j] += v[i + j];
-  for (int j = 0; i < n; ++i, ++j) acc[j] += v[i];
-  for (int w = 8; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  return acc[0];
+/* ---- vector loops: GCC vectors of 64 bytes (one zmm on AVX-512, two ymm or four xmm on the
+ * other clones), unaligned loads through memcpy, a scalar tail ---- */
+typedef CT F(vec) __attribute__((vector_size(64)));
+#define VW ((int64_t)(64 / sizeof(CT)))
+static inline F(vec) F(ld)(const CT *p) { F(vec) v; memcpy(&v, p, sizeof v); return v; }
+static inline void F(st)(CT *p, F(vec) v) { memcpy(p, &v, sizeof v); }
+static inline F(vec) F(splat)(CT c) { return (F(vec)){0} + c; }
+static inline CT F(hsum)(F(vec) v) {
+  CT s = 0;
+  for (int i = 0; i < (int)VW; ++i) s += v[i];
+  return s;
 }
 
-static PB_CLONES CT F(lane_sqdev_sum)(const CT *v, int64_t n, CT k) {
-  CT acc[16] = {0};
+/* sum of (v[i] - k), shifted so a large mean costs no digits */
+static PB_CLONES CT F(sum_shift)(const CT *v, int64_t n, CT k) {
+  F(vec) a0 = F(splat)(0), a1 = a0, kk = F(splat)(k);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) acc[j] += v[i + j] - k;
-  for (int j = 0; i < n; ++i, ++j) acc[j] += v[i] - k;
-  for (int w = 8; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  return acc[0];
+  for (; i + 2 * VW <= n; i += 2 * VW) { a0 += F(ld)(v + i) - kk; a1 += F(ld)(v + i + VW) - kk; }
+  CT s = F(hsum)(a0 + a1);
+  for (; i < n; ++i) s += v[i] - k;
+  return s;
 }
 
-static PB_CLONES CT F(lane_sqdev)(const CT *v, int64_t n, CT m) {
-  CT acc[16] = {0};
+/* sum of (v[i] - m)^2 */
+static PB_CLONES CT F(sqdev)(const CT *v, int64_t n, CT m) {
+  F(vec) a0 = F(splat)(0), a1 = a0, mm = F(splat)(m);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) { CT d = v[i + j] - m; acc[j] += d * d; }
-  for (int j = 0; i < n; ++i, ++j) { CT d = v[i] - m; acc[j] += d * d; }
-  for (int w = 8; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  return acc[0];
+  for (; i + 2 * VW <= n; i += 2 * VW) {
+    F(vec) d0 = F(ld)(v + i) - mm, d1 = F(ld)(v + i + VW) - mm;
+    a0 += d0 * d0;
+    a1 += d1 * d1;
+  }
+  CT s = F(hsum)(a0 + a1);
+  for (; i < n; ++i) s += (v[i] - m) * (v[i] - m);
+  return s;
 }
 
-/* sum of a[i] and of a[i] * b[i] */
-static PB_CLONES void F(lane_dot2)(const CT *a, const CT *xh, int64_t n, CT *sa, CT *sab) {
-  CT s1[16] = {0}, s2[16] = {0};
+/* y = ((x - hi) - lo) * rstd [* s] [+ b] */
+static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_t n, CT hi,
+                                   CT lo, CT rstd, CT *y) {
+  const F(vec) h = F(splat)(hi), l = F(splat)(lo), r = F(splat)(rstd);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) { s1[j] += a[i + j]; s2[j] += a[i + j] * xh[i + j]; }
-  for (int j = 0; i < n; ++i, ++j) { s1[j] += a[i]; s2[j] += a[i] * xh[i]; }
-  for (int w = 8; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) { s1[j] += s1[j + w]; s2[j] += s2[j + w]; }
-  *sa = s1[0];
-  *sab = s2[0];
+  if (s && b) {
+    for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r * F(ld)(s + i) + F(ld)(b + i));
+    for (; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i] + b[i];
+  } else if (s) {
+    for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r * F(ld)(s + i));
+    for (; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i];
+  } else if (b) {
+    for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r + F(ld)(b + i));
+    for (; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd + b[i];
+  } else {
+    for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r);
+    for (; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd;
+  }
 }
 
+/* The row reductions of the tangent and backward: with xh = ((x - hi) - lo) * rstd and
+ * v = a [* s]: *sv = sum(v), *svx = sum(v * xh); and, where given (contiguous parameter
+ * partial sums), ps[i] += a * xh and pb[i] += a. xh_out (if given) receives xh. */
+static PB_CLONES void F(reduce2)(const CT *x, const CT *a, const CT *s, int64_t n, CT hi, CT lo,
+                                 CT rstd, CT *ps, CT *pb, CT *xh_out, CT *sv, CT *svx) {
+  const F(vec) h = F(splat)(hi), l = F(splat)(lo), r = F(splat)(rstd);
+  F(vec) s1 = F(splat)(0), s2 = s1;
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    const F(vec) xh = ((F(ld)(x + i) - h) - l) * r, av = F(ld)(a + i);
+    const F(vec) v = s ? av * F(ld)(s + i) : av;
+    s1 += v;
+    s2 += v * xh;
+    if (ps) F(st)(ps + i, F(ld)(ps + i) + av * xh);
+    if (pb) F(st)(pb + i, F(ld)(pb + i) + av);
+    if (xh_out) F(st)(xh_out + i, xh);
+  }
+  CT t1 = F(hsum)(s1), t2 = F(hsum)(s2);
+  for (; i < n; ++i) {
+    const CT xh = ((x[i] - hi) - lo) * rstd, v = s ? a[i] * s[i] : a[i];
+    t1 += v;
+    t2 += v * xh;
+    if (ps) ps[i] += a[i] * xh;
+    if (pb) pb[i] += a[i];
+    if (xh_out) xh_out[i] = xh;
+  }
+  *sv = t1;
+  *svx = t2;
+}
+
+/* out = rstd * (v - c1 - xh * c2) [* s2] [+ xh * ds] [+ db], v = a [* s], xh from x: the
+ * tangent's and the backward's output pass */
+static PB_CLONES void F(proj)(const CT *x, const CT *a, const CT *s, int64_t n, CT hi, CT lo,
+                              CT rstd, CT c1, CT c2, const CT *s2, const CT *ds, const CT *db,
+                              CT *out) {
+  const F(vec) h = F(splat)(hi), l = F(splat)(lo), r = F(splat)(rstd), k1 = F(splat)(c1),
+               k2 = F(splat)(c2);
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    const F(vec) xh = ((F(ld)(x + i) - h) - l) * r, av = F(ld)(a + i);
+    const F(vec) v = s ? av * F(ld)(s + i) : av;
+    F(vec) o = r * (v - k1 - xh * k2);
+    if (s2) o *= F(ld)(s2 + i);
+    if (ds) o += xh * F(ld)(ds + i);
+    if (db) o += F(ld)(db + i);
+    F(st)(out + i, o);
+  }
+  for (; i < n; ++i) {
+    const CT xh = ((x[i] - hi) - lo) * rstd, v = s ? a[i] * s[i] : a[i];
+    CT o = rstd * (v - c1 - xh * c2);
+    if (s2) o *= s2[i];
+    if (ds) o += xh * ds[i];
+    if (db) o += db[i];
+    out[i] = o;
+  }
+}
 
 /* The statistics of the row at byte offset `off` of operand xo: the mean as a sum hi + lo of
  * two CT (0 for rms; x - hi is exact for x near the mean, so a float32 row with a large mean
@@ -412,14 +478,14 @@ static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, dou
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off, c0, nb, buf);
     if (rms) {
-      m2 += (double)F(lane_sqdev)(x, nb, 0);
+      m2 += (double)F(sqdev)(x, nb, 0);
       continue;
     }
     const CT k = x[0];
-    const double mb = (double)k + (double)F(lane_sqdev_sum)(x, nb, k) / (double)nb;
+    const double mb = (double)k + (double)F(sum_shift)(x, nb, k) / (double)nb;
     const CT c = (CT)mb;
     const double dc = mb - (double)c;
-    const double m2b = (double)F(lane_sqdev)(x, nb, c) - (double)nb * dc * dc;
+    const double m2b = (double)F(sqdev)(x, nb, c) - (double)nb * dc * dc;
     const double delta = mb - mu, tot = cnt + (double)nb;
     mu += delta * (double)nb / tot;
     m2 += (m2b > 0 ? m2b : 0) + delta * delta * cnt * (double)nb / tot;
@@ -428,29 +494,6 @@ static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, dou
   *mean_hi = (CT)mu;
   *mean_lo = (CT)(mu - (double)*mean_hi);
   *rstd = (CT)(1.0 / sqrt(m2 / (double)L->ncols + eps));
-}
-
-/* xh[i] = (x[i] - mean) * rstd */
-static PB_CLONES void F(xhat)(const CT *x, int64_t n, CT hi, CT lo, CT rstd, CT *xh) {
-  for (int64_t i = 0; i < n; ++i) xh[i] = ((x[i] - hi) - lo) * rstd;
-}
-
-static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_t n, CT hi,
-                                   CT lo, CT rstd, CT *y) {
-  if (s && b)
-    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i] + b[i];
-  else if (s)
-    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i];
-  else if (b)
-    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd + b[i];
-  else
-    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd;
-}
-
-/* out = rstd * (v - a - xh * b) [* s] (+ extra terms by the caller) */
-static PB_CLONES void F(proj_block)(const CT *v, const CT *xh, int64_t n, CT rstd, CT a, CT b,
-                                    CT *out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = rstd * (v[i] - a - xh[i] * b);
 }
 
 /* One row of each kernel. o: operand numbers in the layout. */
@@ -481,9 +524,8 @@ static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
-    F(xhat)(x, nb, mhi, mlo, rstd, buf[B_T1]);
     CT s1, s2;
-    F(lane_dot2)(dx, buf[B_T1], nb, &s1, &s2);
+    F(reduce2)(x, dx, NULL, nb, mhi, mlo, rstd, NULL, NULL, NULL, &s1, &s2);
     sa += s1;
     sb += s2;
   }
@@ -492,18 +534,11 @@ static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
-    CT *xh = buf[B_T1], *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
-    F(xhat)(x, nb, mhi, mlo, rstd, xh);
-    F(proj_block)(dx, xh, nb, rstd, a, b, y);
-    if (hs) {
-      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
-      const CT *ds = F(get)(L, dso, off[dso], c0, nb, buf[B_S2]);
-      for (int64_t i = 0; i < nb; ++i) y[i] = y[i] * s[i] + xh[i] * ds[i];
-    }
-    if (hb) {
-      const CT *db = F(get)(L, dbo, off[dbo], c0, nb, buf[B_B]);
-      for (int64_t i = 0; i < nb; ++i) y[i] += db[i];
-    }
+    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    const CT *ds = hs ? F(get)(L, dso, off[dso], c0, nb, buf[B_S2]) : NULL;
+    const CT *db = hb ? F(get)(L, dbo, off[dbo], c0, nb, buf[B_B]) : NULL;
+    CT *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
+    F(proj)(x, dx, NULL, nb, mhi, mlo, rstd, a, b, s, ds, db, y);
     F(put)(L, yo, off[yo], c0, nb, y);
   }
 }
@@ -512,6 +547,7 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
                        CT *pscale, CT *pbias) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0;
   const int go = 0, xo = 1, so = 2, dxo = 2 + hs, po = 3 + hs;
+  const bool direct = L->op[po].contig; /* the partial sums run along the columns */
   CT mhi, mlo, rstd;
   F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
   /* c1 = mean(s g) (0 for rms), c2 = mean(xhat s g); the parameter sums on the way */
@@ -520,41 +556,31 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
-    CT *xh = buf[B_T1];
-    F(xhat)(x, nb, mhi, mlo, rstd, xh);
-    if (hs) {
-      CT *gx = buf[B_T2];
-      for (int64_t i = 0; i < nb; ++i) gx[i] = g[i] * xh[i];
-      F(accumulate)(L, po, pscale, off[po], c0, nb, gx);
-    }
-    if (hb) F(accumulate)(L, po, pbias, off[po], c0, nb, g);
-    const CT *gs = g;
-    if (hs) {
-      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
-      CT *t = buf[B_T2];
-      for (int64_t i = 0; i < nb; ++i) t[i] = g[i] * s[i];
-      gs = t;
-    }
+    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    CT *ps = hs && direct ? (CT *)((char *)pscale + off[po]) + c0 : NULL;
+    CT *pb = hb && direct ? (CT *)((char *)pbias + off[po]) + c0 : NULL;
+    CT *xh = hs && !direct ? buf[B_T1] : NULL;
     CT a, b;
-    F(lane_dot2)(gs, xh, nb, &a, &b);
+    F(reduce2)(x, g, s, nb, mhi, mlo, rstd, ps, pb, xh, &a, &b);
     s1 += a;
     s2 += b;
+    if (!direct) {
+      if (hs) {
+        CT *gx = buf[B_T2];
+        for (int64_t i = 0; i < nb; ++i) gx[i] = g[i] * xh[i];
+        F(accumulate)(L, po, pscale, off[po], c0, nb, gx);
+      }
+      if (hb) F(accumulate)(L, po, pbias, off[po], c0, nb, g);
+    }
   }
   const CT c1 = p->rms ? 0 : s1 / (CT)L->ncols, c2 = s2 / (CT)L->ncols;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
     const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
-    CT *xh = buf[B_T1], *dx = F(dst)(L, dxo, off[dxo], c0, buf[B_OUT]);
-    F(xhat)(x, nb, mhi, mlo, rstd, xh);
-    const CT *gs = g;
-    if (hs) {
-      const CT *s = F(get)(L, so, off[so], c0, nb, buf[B_S]);
-      CT *t = buf[B_T2];
-      for (int64_t i = 0; i < nb; ++i) t[i] = g[i] * s[i];
-      gs = t;
-    }
-    F(proj_block)(gs, xh, nb, rstd, c1, c2, dx);
+    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    CT *dx = F(dst)(L, dxo, off[dxo], c0, buf[B_OUT]);
+    F(proj)(x, g, s, nb, mhi, mlo, rstd, c1, c2, NULL, NULL, NULL, dx);
     F(put)(L, dxo, off[dxo], c0, nb, dx);
   }
 }
@@ -568,14 +594,17 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
   CT *parts = NULL;
   const int hs = p->has_scale != 0, hb = p->has_bias != 0;
   const int nparts = kind == K_BWD ? hs + hb : 0;
+  /* padded: partial sums 4 KiB apart would alias x's and g's rows in L1 (4K aliasing made
+   * their read-modify-write cost as much as the rest of the backward) */
+  const int64_t pstride = psize + 48;
   if (kind == K_BWD) {
     nchunks = nrows < NMAXCHUNK ? (int)nrows : NMAXCHUNK;
     /* partial sums cost chunks x psize: fewer chunks when the parameters are as large as x */
     while (nchunks > 1 && (int64_t)nchunks * psize > 4 * nrows * L->ncols + 65536) nchunks /= 2;
     if (nparts) {
-      parts = ctx->scratch(ctx, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)psize);
+      parts = ctx->scratch(ctx, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)pstride);
       if (!parts) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for partial sums");
-      memset(parts, 0, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)psize);
+      memset(parts, 0, sizeof(CT) * (size_t)(nchunks * nparts) * (size_t)pstride);
     }
   }
   if (nchunks < 1) nchunks = 1;
@@ -592,8 +621,8 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
 #endif
     CT *buf[B_N];
     for (int b = 0; b < B_N; ++b) buf[b] = scratch + ((size_t)tid * B_N + (size_t)b) * (size_t)blk;
-    CT *pscale = parts ? parts + (size_t)c * (size_t)(nparts * psize) : NULL;
-    CT *pbias = parts ? pscale + (hs ? psize : 0) : NULL;
+    CT *pscale = parts ? parts + (size_t)c * (size_t)(nparts * pstride) : NULL;
+    CT *pbias = parts ? pscale + (hs ? pstride : 0) : NULL;
     const int64_t r0 = nrows * c / chunks, r1 = nrows * (c + 1) / chunks;
     row_iter it;
     row_start(L, &it, r0);
@@ -615,9 +644,9 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     for (int64_t j0 = 0; j0 < psize; j0 += 1024) {
       const int64_t m = psize - j0 < 1024 ? psize - j0 : 1024;
       CT acc[1024];
-      memcpy(acc, parts + (size_t)k * (size_t)psize + (size_t)j0, sizeof(CT) * (size_t)m);
+      memcpy(acc, parts + (size_t)k * (size_t)pstride + (size_t)j0, sizeof(CT) * (size_t)m);
       for (int c = 1; c < nchunks; ++c) {
-        const CT *src = parts + ((size_t)c * (size_t)nparts + (size_t)k) * (size_t)psize + j0;
+        const CT *src = parts + ((size_t)c * (size_t)nparts + (size_t)k) * (size_t)pstride + j0;
         for (int64_t j = 0; j < m; ++j) acc[j] += src[j];
       }
       F(store_run)(L->dt, (char *)o->data + j0 * o->itemsize, o->itemsize, m, acc);
@@ -626,6 +655,7 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
   return 0;
 }
 
+#undef VW
 #undef F
 #undef CAT
 #undef CAT_

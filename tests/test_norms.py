@@ -133,6 +133,17 @@ def test_long_rows_one_pass_statistics(n, dtype):
                                atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_outlying_first_element_keeps_the_variance_exact(dtype):
+    # the one-pass sums are taken about each block's first element: an outlier there makes
+    # them cancel, and the kernel must fall back to a pass about the mean
+    x = normal((4, 1000), 22, dtype)
+    x[:, 0] = 1e4
+    close(nn.layer_norm(x), ref_layer_norm(x), dtype)
+    close(pb.grad(lambda x: jnp.sum(jnp.sin(nn.layer_norm(x))))(x),
+          pb.grad(lambda x: jnp.sum(jnp.sin(nn.layer_norm(x))))(x.astype(np.float64)), dtype)
+
+
 @pytest.mark.parametrize("kind", ["strided", "broadcast", "flipped", "transposed"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_non_contiguous_inputs(kind, dtype):

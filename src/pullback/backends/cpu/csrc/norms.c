@@ -376,6 +376,23 @@ static PB_CLONES CT F(sum_shift)(const CT *v, int64_t n, CT k) {
   return s;
 }
 
+/* sum of (v[i] - k) and of (v[i] - k)^2 in one pass */
+static PB_CLONES void F(sums_shift)(const CT *v, int64_t n, CT k, CT *s1, CT *s2) {
+  F(vec) a0 = F(splat)(0), a1 = a0, q0 = a0, q1 = a0, kk = F(splat)(k);
+  int64_t i = 0;
+  for (; i + 2 * VW <= n; i += 2 * VW) {
+    const F(vec) d0 = F(ld)(v + i) - kk, d1 = F(ld)(v + i + VW) - kk;
+    a0 += d0;
+    a1 += d1;
+    q0 += d0 * d0;
+    q1 += d1 * d1;
+  }
+  CT t1 = F(hsum)(a0 + a1), t2 = F(hsum)(q0 + q1);
+  for (; i < n; ++i) { const CT d = v[i] - k; t1 += d; t2 += d * d; }
+  *s1 = t1;
+  *s2 = t2;
+}
+
 /* sum of (v[i] - m)^2 */
 static PB_CLONES CT F(sqdev)(const CT *v, int64_t n, CT m) {
   F(vec) a0 = F(splat)(0), a1 = a0, mm = F(splat)(m);
@@ -481,11 +498,19 @@ static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, dou
       m2 += (double)F(sqdev)(x, nb, 0);
       continue;
     }
+    /* one pass of sums about the block's first element; when that element is far from the
+     * mean (the sum of squares about it is mostly the offset: digits would cancel), a second
+     * in-cache pass about the mean */
     const CT k = x[0];
-    const double mb = (double)k + (double)F(sum_shift)(x, nb, k) / (double)nb;
-    const CT c = (CT)mb;
-    const double dc = mb - (double)c;
-    const double m2b = (double)F(sqdev)(x, nb, c) - (double)nb * dc * dc;
+    CT t1, t2;
+    F(sums_shift)(x, nb, k, &t1, &t2);
+    const double mb = (double)k + (double)t1 / (double)nb;
+    double m2b = (double)t2 - (double)t1 * (double)t1 / (double)nb;
+    if (!(16 * m2b >= (double)t2)) {
+      const CT c = (CT)mb;
+      const double dc = mb - (double)c;
+      m2b = (double)F(sqdev)(x, nb, c) - (double)nb * dc * dc;
+    }
     const double delta = mb - mu, tot = cnt + (double)nb;
     mu += delta * (double)nb / tot;
     m2 += (m2b > 0 ? m2b : 0) + delta * delta * cnt * (double)nb / tot;

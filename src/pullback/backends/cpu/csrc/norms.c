@@ -98,7 +98,12 @@ static void layout_build(norm_layout *L, int ndim, const int64_t *shape, int64_t
   for (int o = 0; o < nops; ++o) {
     L->op[o].base = base[o];
     L->op[o].isz = isz[o];
-    L->op[o].contig = L->ncd == 1 && (L->op[o].cstr[0] == isz[o] || L->ncols == 1);
+    /* contiguous along the whole row, whatever dims the other operands kept apart (a group
+     * norm's x is, while its scale is constant along the spatial dims) */
+    bool c = L->ncols == 1 || L->op[o].cstr[L->ncd - 1] == isz[o];
+    for (int d = L->ncd - 2; d >= 0 && c; --d)
+      c = L->op[o].cstr[d] == L->op[o].cstr[d + 1] * L->cshape[d + 1];
+    L->op[o].contig = c;
   }
 }
 
@@ -278,6 +283,15 @@ PB_KERNELS(kernels)
 
 /* Loads n strided elements of dtype dt as CT. */
 static void F(load_run)(int dt, const char *p, int64_t s, int64_t n, CT *out) {
+  if (s == 0 && n > 1) { /* a parameter constant along these columns */
+    F(load_run)(dt, p, 0, 1, out);
+    for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+    return;
+  }
+  if (s == (int64_t)sizeof(CT) && dt == (sizeof(CT) == 8 ? PB_F64 : PB_F32)) {
+    memcpy(out, p, sizeof(CT) * (size_t)n);
+    return;
+  }
   switch (dt) {
     case PB_F32: for (int64_t i = 0; i < n; ++i) out[i] = (CT)*(const float *)(p + i * s); break;
     case PB_F64: for (int64_t i = 0; i < n; ++i) out[i] = (CT)*(const double *)(p + i * s); break;
@@ -312,6 +326,18 @@ static const CT *F(get)(const norm_layout *L, int o, int64_t off, int64_t c0, in
   COL_WALK(L, o, off, c0, n, LOAD_RUN);
 #undef LOAD_RUN
   return buf;
+}
+
+/* A row's blocks, remembered when the row is one block: its passes then gather (or convert) a
+ * strided row once, not once per pass. */
+typedef struct { const CT *p[B_N]; } F(memo);
+
+static const CT *F(get1)(const norm_layout *L, int o, int64_t off, int64_t c0, int64_t n,
+                         CT **buf, int bi, F(memo) *m) {
+  if (m->p[bi]) return m->p[bi];
+  const CT *r = F(get)(L, o, off, c0, n, buf[bi]);
+  if (L->ncols <= NB) m->p[bi] = r;
+  return r;
 }
 
 /* Where to compute output columns: the output itself when contiguous in CT, else buf. */
@@ -488,12 +514,12 @@ static PB_CLONES void F(proj)(const CT *x, const CT *a, const CT *s, int64_t n, 
  * two CT (0 for rms; x - hi is exact for x near the mean, so a float32 row with a large mean
  * keeps its digits) and rstd. Each block's sums are taken about its first element (shifted
  * data: no cancellation), and blocks are combined in double with Chan's formula. */
-static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, double eps, CT *buf,
-                         CT *mean_hi, CT *mean_lo, CT *rstd) {
+static void F(row_stats)(const norm_layout *L, int xo, int64_t off, int rms, double eps, CT **buf,
+                         F(memo) *m, CT *mean_hi, CT *mean_lo, CT *rstd) {
   double cnt = 0, mu = 0, m2 = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off, c0, nb, buf);
+    const CT *x = F(get1)(L, xo, off, c0, nb, buf, B_X, m);
     if (rms) {
       m2 += (double)F(sqdev)(x, nb, 0);
       continue;
@@ -526,12 +552,13 @@ static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t
   const int hs = p->has_scale != 0, hb = p->has_bias != 0;
   const int xo = 0, so = 1, bo = 1 + hs, yo = 1 + hs + hb;
   CT mhi, mlo, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
+  F(memo) m = {{0}};
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf, &m, &mhi, &mlo, &rstd);
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
-    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
-    const CT *b = hb ? F(get)(L, bo, off[bo], c0, nb, buf[B_B]) : NULL;
+    const CT *x = F(get1)(L, xo, off[xo], c0, nb, buf, B_X, &m);
+    const CT *s = hs ? F(get1)(L, so, off[so], c0, nb, buf, B_S, &m) : NULL;
+    const CT *b = hb ? F(get1)(L, bo, off[bo], c0, nb, buf, B_B, &m) : NULL;
     CT *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
     F(fwd_block)(x, s, b, nb, mhi, mlo, rstd, y);
     F(put)(L, yo, off[yo], c0, nb, y);
@@ -542,13 +569,14 @@ static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
   const int dxo = 0, dso = 1, dbo = 1 + hs, xo = 1 + np, so = 2 + np, yo = 2 + np + hs;
   CT mhi, mlo, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
+  F(memo) m = {{0}};
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf, &m, &mhi, &mlo, &rstd);
   /* a = mean(dx) (0 for rms), b = mean(xhat dx) */
   CT sa = 0, sb = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
-    const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
+    const CT *x = F(get1)(L, xo, off[xo], c0, nb, buf, B_X, &m);
+    const CT *dx = F(get1)(L, dxo, off[dxo], c0, nb, buf, B_G, &m);
     CT s1, s2;
     F(reduce2)(x, dx, NULL, nb, mhi, mlo, rstd, NULL, NULL, NULL, &s1, &s2);
     sa += s1;
@@ -557,11 +585,11 @@ static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t
   const CT a = p->rms ? 0 : sa / (CT)L->ncols, b = sb / (CT)L->ncols;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
-    const CT *dx = F(get)(L, dxo, off[dxo], c0, nb, buf[B_G]);
-    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
-    const CT *ds = hs ? F(get)(L, dso, off[dso], c0, nb, buf[B_S2]) : NULL;
-    const CT *db = hb ? F(get)(L, dbo, off[dbo], c0, nb, buf[B_B]) : NULL;
+    const CT *x = F(get1)(L, xo, off[xo], c0, nb, buf, B_X, &m);
+    const CT *dx = F(get1)(L, dxo, off[dxo], c0, nb, buf, B_G, &m);
+    const CT *s = hs ? F(get1)(L, so, off[so], c0, nb, buf, B_S, &m) : NULL;
+    const CT *ds = hs ? F(get1)(L, dso, off[dso], c0, nb, buf, B_S2, &m) : NULL;
+    const CT *db = hb ? F(get1)(L, dbo, off[dbo], c0, nb, buf, B_B, &m) : NULL;
     CT *y = F(dst)(L, yo, off[yo], c0, buf[B_OUT]);
     F(proj)(x, dx, NULL, nb, mhi, mlo, rstd, a, b, s, ds, db, y);
     F(put)(L, yo, off[yo], c0, nb, y);
@@ -574,14 +602,15 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
   const int go = 0, xo = 1, so = 2, dxo = 2 + hs, po = 3 + hs;
   const bool direct = L->op[po].contig; /* the partial sums run along the columns */
   CT mhi, mlo, rstd;
-  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf[B_X], &mhi, &mlo, &rstd);
+  F(memo) m = {{0}};
+  F(row_stats)(L, xo, off[xo], p->rms, p->epsilon, buf, &m, &mhi, &mlo, &rstd);
   /* c1 = mean(s g) (0 for rms), c2 = mean(xhat s g); the parameter sums on the way */
   CT s1 = 0, s2 = 0;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
-    const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
-    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    const CT *x = F(get1)(L, xo, off[xo], c0, nb, buf, B_X, &m);
+    const CT *g = F(get1)(L, go, off[go], c0, nb, buf, B_G, &m);
+    const CT *s = hs ? F(get1)(L, so, off[so], c0, nb, buf, B_S, &m) : NULL;
     CT *ps = hs && direct ? (CT *)((char *)pscale + off[po]) + c0 : NULL;
     CT *pb = hb && direct ? (CT *)((char *)pbias + off[po]) + c0 : NULL;
     CT *xh = hs && !direct ? buf[B_T1] : NULL;
@@ -601,9 +630,9 @@ static void F(row_bwd)(const norm_layout *L, const norm_params *p, const int64_t
   const CT c1 = p->rms ? 0 : s1 / (CT)L->ncols, c2 = s2 / (CT)L->ncols;
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
-    const CT *x = F(get)(L, xo, off[xo], c0, nb, buf[B_X]);
-    const CT *g = F(get)(L, go, off[go], c0, nb, buf[B_G]);
-    const CT *s = hs ? F(get)(L, so, off[so], c0, nb, buf[B_S]) : NULL;
+    const CT *x = F(get1)(L, xo, off[xo], c0, nb, buf, B_X, &m);
+    const CT *g = F(get1)(L, go, off[go], c0, nb, buf, B_G, &m);
+    const CT *s = hs ? F(get1)(L, so, off[so], c0, nb, buf, B_S, &m) : NULL;
     CT *dx = F(dst)(L, dxo, off[dxo], c0, buf[B_OUT]);
     F(proj)(x, g, s, nb, mhi, mlo, rstd, c1, c2, NULL, NULL, NULL, dx);
     F(put)(L, dxo, off[dxo], c0, nb, dx);

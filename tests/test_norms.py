@@ -159,7 +159,8 @@ def test_non_contiguous_inputs(kind, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_layer_norm_2d_nchw(dtype):
-    x = normal((2, 5, 3, 4), 10, dtype)
+    # 42 positions per image: channels-first rows go through tiles of 16 (and a partial one)
+    x = normal((2, 5, 7, 6), 10, dtype)
     s, b = normal(5, 11, dtype), normal(5, 12, dtype)
     close(nn.layer_norm(x, s, b, axis=1), ref_layer_norm(x, s, b, 1), dtype)
     # the same as a channels-last layer norm of the transposed input
@@ -198,6 +199,17 @@ def test_batch_norm_both_forms_and_batch_stats(shape, dtype, c):
         axes = tuple(d for d in range(x.ndim) if d != c % x.ndim)
         close(mean, f64(x).mean(axis=axes), dtype)
         close(var, f64(x).var(axis=axes), dtype)
+
+
+def test_layer_norm_2d_gradients_equal_the_channels_last_ones():
+    x, s, b = normal((3, 4, 9, 5), 23), normal(4, 24), normal(4, 25)
+    w = normal(x.shape, 26)
+    first = pb.grad(lambda x, s, b: jnp.sum(jnp.sin(nn.layer_norm(x, s, b, axis=1)) * w),
+                    argnums=(0, 1, 2))(x, s, b)
+    last = pb.grad(lambda x, s, b: jnp.sum(jnp.sin(jnp.moveaxis(nn.layer_norm(
+        jnp.moveaxis(x, 1, -1), s, b), -1, 1)) * w), argnums=(0, 1, 2))(x, s, b)
+    for a, c in zip(first, last):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(c), rtol=1e-12, atol=1e-12)
 
 
 def test_16bit_statistics_are_float32():

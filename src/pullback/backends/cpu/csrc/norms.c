@@ -34,6 +34,7 @@
 #define NMAXOP 8        /* operands of the layout (the partial-sum pseudo operand included) */
 #define NORM_GRAIN 32768 /* elements per thread */
 #define NMAXCHUNK 16    /* row chunks of the backward's partial sums */
+#define NTILE 16        /* rows of a tile (channels-first layouts) */
 
 typedef struct {
   int64_t rmask;   /* bit d: axis d of x is reduced */
@@ -665,6 +666,42 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
   CT *scratch = ctx->scratch(ctx, sizeof(CT) * (size_t)(B_N * blk) * (size_t)(nt > 0 ? nt : 1));
   if (!scratch) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for row blocks");
   const int chunks = kind == K_BWD ? nchunks : nt;
+  /* The x-shaped operands: inputs xin[0..nxin) and the output xo. Rows strided along their
+   * columns but contiguous along the innermost row dim (a channels-first layer norm,
+   * LayerNorm2d: each element of a row on its own cache line) go TILE rows at a time through
+   * row-major tiles: gathered and scattered column by column, TILE contiguous elements each,
+   * so every line read serves TILE rows instead of one. */
+  const int np = hs + hb;
+  const int nxin = kind == K_FWD ? 1 : 2;
+  const int xin[2] = {0, kind == K_TAN ? 1 + np : 1};
+  const int xo = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
+  const int last = L->nrd - 1;
+  bool tiled = F(native)(L->dt) && L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
+  for (int k = 0; k <= nxin && tiled; ++k) {
+    const norm_op *op = &L->op[k < nxin ? xin[k] : xo];
+    tiled = op->rstr[last] == (int64_t)sizeof(CT) && !op->contig;
+  }
+  int64_t *coff = NULL; /* byte offset of every column, per tiled operand */
+  CT *tiles = NULL;
+  if (tiled) {
+    coff = ctx->scratch(ctx, sizeof(int64_t) * (size_t)(nxin + 1) * (size_t)L->ncols);
+    tiles = ctx->scratch(ctx, sizeof(CT) * (size_t)((nxin + 1) * NTILE) * (size_t)L->ncols *
+                                  (size_t)(nt > 0 ? nt : 1));
+    if (!coff || !tiles) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for tiles");
+    for (int k = 0; k <= nxin; ++k) {
+      const norm_op *op = &L->op[k < nxin ? xin[k] : xo];
+      int64_t idx[PB_MAXDIMS] = {0}, off = 0, *co = coff + (size_t)k * (size_t)L->ncols;
+      for (int64_t c = 0; c < L->ncols; ++c) {
+        co[c] = off;
+        for (int d = L->ncd - 1; d >= 0; --d) {
+          off += op->cstr[d];
+          if (++idx[d] < L->cshape[d]) break;
+          off -= idx[d] * op->cstr[d];
+          idx[d] = 0;
+        }
+      }
+    }
+  }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
 #endif
@@ -680,11 +717,55 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     const int64_t r0 = nrows * c / chunks, r1 = nrows * (c + 1) / chunks;
     row_iter it;
     row_start(L, &it, r0);
-    for (int64_t r = r0; r < r1; ++r) {
-      if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
-      else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
-      else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
-      if (r + 1 < r1) row_next(L, &it);
+    if (!tiled) {
+      for (int64_t r = r0; r < r1; ++r) {
+        if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
+        else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
+        else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
+        if (r + 1 < r1) row_next(L, &it);
+      }
+      continue;
+    }
+    /* the tiled walk: the same row functions on a layout whose x-shaped operands are the
+     * thread's tiles (contiguous rows of ncols) */
+    norm_layout T = *L;
+    const int64_t nc = L->ncols, rowb = nc * (int64_t)sizeof(CT);
+    CT *tile[3];
+    for (int k = 0; k <= nxin; ++k) {
+      tile[k] = tiles + ((size_t)tid * (size_t)(nxin + 1) + (size_t)k) * NTILE * (size_t)nc;
+      norm_op *op = &T.op[k < nxin ? xin[k] : xo];
+      op->base = (char *)tile[k];
+      op->contig = 1;
+    }
+    for (int64_t r = r0; r < r1;) {
+      int64_t n = L->rshape[last] - it.idx[last];
+      if (n > r1 - r) n = r1 - r;
+      if (n > NTILE) n = NTILE;
+      for (int k = 0; k < nxin; ++k) { /* gather: column c of the tile's rows is contiguous */
+        const char *src = L->op[xin[k]].base + it.off[xin[k]];
+        const int64_t *co = coff + (size_t)k * (size_t)nc;
+        for (int64_t cc = 0; cc < nc; ++cc) {
+          const CT *q = (const CT *)(src + co[cc]);
+          for (int64_t j = 0; j < n; ++j) tile[k][j * nc + cc] = q[j];
+        }
+      }
+      char *dst = L->op[xo].base + it.off[xo];
+      int64_t off[NMAXOP];
+      for (int64_t j = 0; j < n; ++j) {
+        for (int o = 0; o < L->nops; ++o) off[o] = it.off[o];
+        for (int k = 0; k < nxin; ++k) off[xin[k]] = j * rowb;
+        off[xo] = j * rowb;
+        if (kind == K_FWD) F(row_fwd)(&T, p, off, buf);
+        else if (kind == K_TAN) F(row_tan)(&T, p, off, buf);
+        else F(row_bwd)(&T, p, off, buf, pscale, pbias);
+        if (r + j + 1 < r1) row_next(L, &it);
+      }
+      const int64_t *co = coff + (size_t)nxin * (size_t)nc;
+      for (int64_t cc = 0; cc < nc; ++cc) { /* scatter the output tile back */
+        CT *q = (CT *)(dst + co[cc]);
+        for (int64_t j = 0; j < n; ++j) q[j] = tile[nxin][j * nc + cc];
+      }
+      r += n;
     }
   }
   if (!nparts) return 0;

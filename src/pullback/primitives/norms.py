@@ -37,13 +37,12 @@ from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval
-from . import conversion as _cv, elementwise as _ew, movement as _mv
+from . import elementwise as _ew, movement as _mv
 from .reductions import reduce_sum_p
 from .rules import (NONLINEAR, Kernel, Zero, add_tangents, batch_size, check_examples,
                     instantiate, is_undefined, move_bdim)
 
 FLOATING = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
-_HALVES = (dtypes.float16, dtypes.bfloat16)
 
 
 # ---- checking ----
@@ -278,7 +277,7 @@ def _tangent_jvp(primals, tangents, **params):
 
 
 def _backward_jvp(primals, tangents, **params):
-    hs, hb = params["has_scale"], params["has_bias"]
+    hs = params["has_scale"]
     outs = normalize_backward_p.bind(*primals, **params)
     g, x, s = primals[0], primals[1], (primals[2] if hs else None)
     tg, tx, ts = tangents[0], tangents[1], (tangents[2] if hs else Zero.from_primal(x))

@@ -440,7 +440,8 @@ static PB_CLONES void F(fwd_block)(const CT *x, const CT *s, const CT *b, int64_
   const F(vec) h = F(splat)(hi), l = F(splat)(lo), r = F(splat)(rstd);
   int64_t i = 0;
   if (s && b) {
-    for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r * F(ld)(s + i) + F(ld)(b + i));
+    for (; i + VW <= n; i += VW)
+      F(st)(y + i, ((F(ld)(x + i) - h) - l) * r * F(ld)(s + i) + F(ld)(b + i));
     for (; i < n; ++i) y[i] = ((x[i] - hi) - lo) * rstd * s[i] + b[i];
   } else if (s) {
     for (; i + VW <= n; i += VW) F(st)(y + i, ((F(ld)(x + i) - h) - l) * r * F(ld)(s + i));

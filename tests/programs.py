@@ -645,6 +645,49 @@ def g_added(g: Gen) -> bool:
                         a.bound * b.bound if lcm else max(a.bound, b.bound)))
 
 
+def g_norms(g: Gen) -> bool:
+    """The fused norms of issue 26: jax.nn.layer_norm (last axis, a tuple of axes, or axis 1
+    as LayerNorm2d), rms_norm, group_norm and batch_norm's training form, each with a scale
+    (and bias) drawn from values of the right shape when there are some. |xhat| <= sqrt(n)
+    over the n reduced elements."""
+    x = g.pick(lambda v: v.is_float and v.ndim >= 1 and v.bound <= 100)
+    if x is None:
+        return False
+    form = g.choice(["layer_norm", "rms_norm", "group_norm", "batch_norm"])
+    nd = x.ndim
+    if form in ("layer_norm", "rms_norm"):
+        axes = g.choice([(nd - 1,), tuple(range(nd)), (min(1, nd - 1),)])
+        pshape = tuple(x.shape[a] for a in axes)
+        axis = axes[0] if len(axes) == 1 else axes
+    elif form == "group_norm":
+        if nd < 2 or x.shape[-1] < 1:
+            return False
+        groups = g.choice([d for d in (1, 2, 3) if x.shape[-1] % d == 0])
+        axes, pshape = tuple(range(1, nd)), (x.shape[-1],)
+    else:
+        if nd < 2:
+            return False
+        axes, pshape = tuple(range(nd - 1)), (x.shape[-1],)
+    n = math.prod(x.shape[a] for a in axes)
+    s = g.pick(lambda v: v.dtype == x.dtype and v.shape == pshape and v.bound <= 100)
+    b = g.pick(lambda v: v.dtype == x.dtype and v.shape == pshape and v.bound <= 100)
+    s = s if s is not None and g.flag() else None
+    b = b if b is not None and form != "rms_norm" and g.flag() else None
+    params = [v for v in (s, b) if v is not None]
+    bound = math.sqrt(max(n, 1)) * (s.bound if s else 1) + (b.bound if b else 0)
+    sb = f"{s.name if s else None}, {b.name if b else None}"
+    eps = "epsilon=1e-2"  # keeps near-constant rows' amplification inside the tolerances
+    if form == "layer_norm":
+        code = f"jax.nn.layer_norm({x.name}, {sb}, axis={axis}, {eps})"
+    elif form == "rms_norm":
+        code = f"jax.nn.rms_norm({x.name}, {s.name if s else None}, axis={axis}, {eps})"
+    elif form == "group_norm":
+        code = f"jax.nn.group_norm({x.name}, {groups}, {sb}, {eps})"
+    else:
+        code = f"jax.nn.batch_norm({x.name}, {sb}, {eps})"
+    return g.emit("norms", code, [x] + params, g.new(x.shape, x.dtype, bound))
+
+
 def g_numpy(g: Gen) -> bool:
     """Other jax.numpy functions composed from the primitives above."""
     x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
@@ -815,6 +858,7 @@ CATALOGUE = {
     "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
     "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
     "transformer_ops": g_transformer_ops,
+    "norms": g_norms,
 }
 
 

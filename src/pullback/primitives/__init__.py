@@ -2,6 +2,7 @@
 from . import (collectives, conversion, dot, elementwise, ffi, gradient_control,  # noqa: F401
                indexing, movement, random_bits, reductions, sort, windows)
 from . import cross_entropy, rope  # noqa: F401
+from . import norms  # noqa: F401
 from ..tracer.core import Primitive
 
 registry = Primitive.registry

@@ -4,3 +4,4 @@ from ._functions import (celu, elu, gelu, glu, hard_sigmoid, hard_swish, hard_ta
                          leaky_relu, log_sigmoid, log_softmax, logsumexp, one_hot, relu, relu6,
                          selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus,
                          squareplus, standardize, swish)
+from ._attention import dot_product_attention  # noqa: F401

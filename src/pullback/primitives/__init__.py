@@ -1,6 +1,7 @@
 """Every primitive, one module per op family; importing this package fills the registry."""
 from . import (collectives, conversion, dot, elementwise, ffi, gradient_control,  # noqa: F401
                indexing, movement, random_bits, reductions, sort, windows)
+from . import attention  # noqa: F401  (after the families its rules bind)
 from ..tracer.core import Primitive
 
 registry = Primitive.registry

@@ -1,7 +1,6 @@
 """``dot_product_attention``: ``jax.nn.dot_product_attention`` on one fused kernel."""
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import numpy as np
@@ -90,12 +89,9 @@ def dot_product_attention(
     if mask is not None:
         mask = _ensure_4d(mask)
         ops.append(mask)
-    lens = []
-    for name, x in (("query_seq_lengths", query_seq_lengths),
-                    ("key_value_seq_lengths", key_value_seq_lengths)):
+    for x in (query_seq_lengths, key_value_seq_lengths):
         if x is not None:
-            x = jnp.asarray(x)
-            ops.append(x)
+            ops.append(jnp.asarray(x))
     if isinstance(local_window_size, (int, np.integer)) and not isinstance(local_window_size,
                                                                            bool):
         local_window_size = (int(local_window_size), int(local_window_size))
@@ -105,7 +101,8 @@ def dot_product_attention(
         local_window_size = tuple(int(x) if isinstance(x, np.integer) else x
                                   for x in local_window_size)
     H = k.shape[-1]
-    scale_val = (1.0 / math.sqrt(H)) if scale is None else scale
+    with np.errstate(divide="ignore"):  # H = 0: inf, as JAX's 1 / np.sqrt(H)
+        scale_val = float(1.0 / np.sqrt(np.float64(H))) if scale is None else scale
     if isinstance(scale_val, np.generic):
         scale_val = float(scale_val)
     if isinstance(logit_softcap, np.generic):
@@ -114,7 +111,6 @@ def dot_product_attention(
         *ops, scale=scale_val, is_causal=bool(is_causal), local_window_size=local_window_size,
         logit_softcap=logit_softcap, has_bias=bias is not None, has_mask=mask is not None,
         has_qlen=query_seq_lengths is not None, has_kvlen=key_value_seq_lengths is not None)
-    del lens
     if len(out_shape) != 4:
         out = lax.reshape(out, tuple(out_shape))
     if not return_residual:

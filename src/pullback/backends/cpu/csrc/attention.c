@@ -148,6 +148,112 @@ static inline double ld_any(const char *p, int dt) {
   }
 }
 
+/* ---- float32 tile products on AVX-512 (register-blocked; the generic loops below are the
+ * float64 and non-AVX-512 path) ---- */
+#if PB_HAVE_AVX512
+#include <immintrin.h>
+static inline PB_AVX512 __mmask16 lanes(int64_t w) { /* the first w of 16 lanes */
+  return w >= 16 ? (__mmask16)0xffff : w <= 0 ? (__mmask16)0 : (__mmask16)((1u << w) - 1);
+}
+
+/* c (m x n, ldc) = a (m x H) @ bt (H x n, ldb): 8 rows x 32 columns of c in registers */
+static PB_AVX512 void nt_avx512(int64_t m, int64_t n, int64_t H, const float *a,
+                                const float *bt, int64_t ldb, float *c, int64_t ldc) {
+  for (int64_t j = 0; j < n; j += 32) {
+    const __mmask16 k0 = lanes(n - j), k1 = lanes(n - j - 16);
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+      __m512 x[8], y[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) x[r] = y[r] = _mm512_setzero_ps();
+      const float *ar = a + i * H;
+      for (int64_t h = 0; h < H; ++h) {
+        const __m512 b0 = _mm512_maskz_loadu_ps(k0, bt + h * ldb + j);
+        const __m512 b1 = _mm512_maskz_loadu_ps(k1, bt + h * ldb + j + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; ++r) {
+          const __m512 s = _mm512_set1_ps(ar[r * H + h]);
+          x[r] = _mm512_fmadd_ps(s, b0, x[r]);
+          y[r] = _mm512_fmadd_ps(s, b1, y[r]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) {
+        _mm512_mask_storeu_ps(c + (i + r) * ldc + j, k0, x[r]);
+        _mm512_mask_storeu_ps(c + (i + r) * ldc + j + 16, k1, y[r]);
+      }
+    }
+    for (; i < m; ++i) {
+      __m512 x = _mm512_setzero_ps(), y = _mm512_setzero_ps();
+      for (int64_t h = 0; h < H; ++h) {
+        const __m512 s = _mm512_set1_ps(a[i * H + h]);
+        x = _mm512_fmadd_ps(s, _mm512_maskz_loadu_ps(k0, bt + h * ldb + j), x);
+        y = _mm512_fmadd_ps(s, _mm512_maskz_loadu_ps(k1, bt + h * ldb + j + 16), y);
+      }
+      _mm512_mask_storeu_ps(c + i * ldc + j, k0, x);
+      _mm512_mask_storeu_ps(c + i * ldc + j + 16, k1, y);
+    }
+  }
+}
+
+/* c (m x H) += sum_j a[r * ars + j * acs] b (n x H) row j: 4 rows x 64 columns of c in
+ * registers (p @ v with a = p; p^T @ x with ars = 1, acs = lda) */
+static PB_AVX512 void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a, int64_t ars,
+                                 int64_t acs, const float *b, float *c) {
+  for (int64_t h0 = 0; h0 < H; h0 += 64) {
+    __mmask16 k[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) k[u] = lanes(H - h0 - 16 * u);
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+      __m512 acc[4][4];
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u)
+          acc[r][u] = _mm512_maskz_loadu_ps(k[u], c + (i + r) * H + h0 + 16 * u);
+      for (int64_t j = 0; j < n; ++j) {
+        __m512 bv[4];
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) bv[u] = _mm512_maskz_loadu_ps(k[u], b + j * H + h0 + 16 * u);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const __m512 s = _mm512_set1_ps(a[(i + r) * ars + j * acs]);
+#pragma GCC unroll 4
+          for (int u = 0; u < 4; ++u) acc[r][u] = _mm512_fmadd_ps(s, bv[u], acc[r][u]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u)
+          _mm512_mask_storeu_ps(c + (i + r) * H + h0 + 16 * u, k[u], acc[r][u]);
+    }
+    for (; i < m; ++i) {
+      __m512 acc[4];
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) acc[u] = _mm512_maskz_loadu_ps(k[u], c + i * H + h0 + 16 * u);
+      for (int64_t j = 0; j < n; ++j) {
+        const __m512 s = _mm512_set1_ps(a[i * ars + j * acs]);
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u)
+          acc[u] = _mm512_fmadd_ps(s, _mm512_maskz_loadu_ps(k[u], b + j * H + h0 + 16 * u), acc[u]);
+      }
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) _mm512_mask_storeu_ps(c + i * H + h0 + 16 * u, k[u], acc[u]);
+    }
+  }
+}
+#define HAVE_F32_AVX512 (pb_avx512_usable())
+#else
+#define HAVE_F32_AVX512 0
+static void nt_avx512(int64_t m, int64_t n, int64_t H, const float *a, const float *bt,
+                      int64_t ldb, float *c, int64_t ldc) {}
+static void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a, int64_t ars,
+                       int64_t acs, const float *b, float *c) {}
+#endif
+
+#define R_IS_FLOAT 1
 #define ATTN_BODY 1
 #define R float
 #define SUF(x) x##_f32
@@ -158,6 +264,8 @@ static inline double ld_any(const char *p, int dt) {
 #undef SUF
 #undef EXP
 #undef TANH
+#undef R_IS_FLOAT
+#define R_IS_FLOAT 0
 #define R double
 #define SUF(x) x##_f64
 #define EXP pb_exp
@@ -292,6 +400,9 @@ static void SUF(store_row)(char *dst, const R *src, int64_t H, int dt) {
 static PB_CLONES void SUF(gemm_nt)(int64_t m, int64_t n, int64_t H, const R *restrict a,
                                    const R *restrict bt, int64_t ldb, R *restrict c,
                                    int64_t ldc) {
+#if R_IS_FLOAT
+  if (HAVE_F32_AVX512) { nt_avx512(m, n, H, a, bt, ldb, c, ldc); return; }
+#endif
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
     R *c0 = c + i * ldc, *c1 = c0 + ldc, *c2 = c1 + ldc, *c3 = c2 + ldc;
@@ -320,6 +431,9 @@ static PB_CLONES void SUF(gemm_nt)(int64_t m, int64_t n, int64_t H, const R *res
 /* c (m x H) += a (m x n, lda) @ b (n x H) */
 static PB_CLONES void SUF(gemm_nn)(int64_t m, int64_t n, int64_t H, const R *restrict a,
                                    int64_t lda, const R *restrict b, R *restrict c) {
+#if R_IS_FLOAT
+  if (HAVE_F32_AVX512) { acc_avx512(m, n, H, a, lda, 1, b, c); return; }
+#endif
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
     R *c0 = c + i * H, *c1 = c0 + H, *c2 = c1 + H, *c3 = c2 + H;
@@ -346,6 +460,9 @@ static PB_CLONES void SUF(gemm_nn)(int64_t m, int64_t n, int64_t H, const R *res
 /* c (n x H) += a^T @ b: a (m x n, lda), b (m x H) */
 static PB_CLONES void SUF(gemm_tn)(int64_t m, int64_t n, int64_t H, const R *restrict a,
                                    int64_t lda, const R *restrict b, R *restrict c) {
+#if R_IS_FLOAT
+  if (HAVE_F32_AVX512) { acc_avx512(n, m, H, a, 1, lda, b, c); return; }
+#endif
   for (int64_t i = 0; i < m; ++i) {
     const R *ai = a + i * lda, *restrict bi = b + i * H;
     int64_t j = 0;

@@ -645,6 +645,26 @@ def g_added(g: Gen) -> bool:
                         a.bound * b.bound if lcm else max(a.bound, b.bound)))
 
 
+def g_attention(g: Gen) -> bool:
+    """jax.nn.dot_product_attention (issue 26's fused kernel) over a 3-D or 4-D float value as
+    query (key and value: it or another value of its shape), with a causal mask, a window or a
+    soft cap. The output is a convex combination of value rows: bounded by value's bound."""
+    q = g.pick(lambda v: v.is_float and v.ndim in (3, 4))
+    if q is None:
+        return False
+    kv = g.pick(lambda v: v.dtype == q.dtype and v.shape == q.shape) or q
+    opts = []
+    if g.flag():
+        opts.append("is_causal=True")
+    if g.flag():
+        opts.append(f"local_window_size=({g.int_(0, 3)}, {g.int_(0, 3)})")
+    if g.flag():
+        opts.append("logit_softcap=2.0")
+    extra = "".join(", " + o for o in opts)
+    return g.emit("attention", f"jax.nn.dot_product_attention({q.name}, {kv.name}, {kv.name}"
+                  f"{extra})", [q, kv], g.new(q.shape, q.dtype, kv.bound))
+
+
 def g_numpy(g: Gen) -> bool:
     """Other jax.numpy functions composed from the primitives above."""
     x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
@@ -768,6 +788,7 @@ CATALOGUE = {
     "arg": g_arg, "cumulative": g_cumulative, "sort": g_sort, "dot_general": g_dot_general,
     "gather": g_gather, "scatter": g_scatter, "nn": g_nn, "numpy": g_numpy, "custom": g_custom,
     "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
+    "attention": g_attention,
 }
 
 

@@ -222,7 +222,8 @@ def _ref_parts(q, k, v, bias, mask, qlen, kvlen, scale, is_causal, local_window_
     qf = q.astype(cd)
     kf = np.repeat(k.astype(cd), G, axis=2)
     vf = np.repeat(v.astype(cd), G, axis=2)
-    a = np.einsum("btnh,bsnh->bnts", qf, kf) * cd.type(scale)
+    with np.errstate(invalid="ignore"):  # H = 0: 0 * inf, NaN logits as JAX's
+        a = np.einsum("btnh,bsnh->bnts", qf, kf) * cd.type(scale)
     if bias is not None:
         a = a + bias.astype(cd)
     t = None

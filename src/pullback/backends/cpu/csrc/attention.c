@@ -580,12 +580,15 @@ typedef struct {
   R *q, *kt, *v, *sc, *th, *acc, *aux, *tq, *tkt, *tv, *acc2, *mean;
   R *m, *l, *c;
   unsigned char *any;
+  R *kall, *vall;   /* the forward's keys of one head, transposed (H x S), and values (S x H) */
+  int64_t cached;   /* the (b, kv head) they hold, -1: none */
 } SUF(fscratch);
 
-static int SUF(fscratch_alloc)(SUF(fscratch) *s, int nt, int64_t H, int tangent,
+static int SUF(fscratch_alloc)(SUF(fscratch) *s, int nt, int64_t H, int64_t S, int tangent,
                                pb_kernel_ctx *ctx) {
+  const int64_t whole = tangent ? 0 : 2 * S * H;
   const size_t per = (size_t)(BQ * H * 3 + H * BK * 2 + BK * H * 2 + BQ * BK * 3 + BQ * H * 2 +
-                              H + BQ * 3 + 64);
+                              H + BQ * 3 + whole + 64);
   R *all = ctx->scratch(ctx, per * sizeof(R) * (size_t)nt);
   unsigned char *anyall = ctx->scratch(ctx, (size_t)BQ * (size_t)nt);
   if (!all || !anyall) return -1;
@@ -607,6 +610,9 @@ static int SUF(fscratch_alloc)(SUF(fscratch) *s, int nt, int64_t H, int tangent,
     s[t].m = p; p += BQ;
     s[t].l = p; p += BQ;
     s[t].any = anyall + (size_t)BQ * (size_t)t;
+    s[t].kall = p; p += whole / 2;
+    s[t].vall = p; p += whole / 2;
+    s[t].cached = -1;
   }
   (void)tangent;
   return 0;
@@ -618,7 +624,7 @@ static int SUF(fwd)(const geom *g, pb_operand *out, pb_operand *lse, pb_kernel_c
   if (tasks == 0) return 0;
   const int nt = threads_for(ctx, tasks, 4.0 * (double)B * N * T * (double)S * (double)(H + 8));
   SUF(fscratch) *sc = ctx->scratch(ctx, sizeof(SUF(fscratch)) * (size_t)nt);
-  if (!sc || SUF(fscratch_alloc)(sc, nt, H, 0, ctx) < 0)
+  if (!sc || SUF(fscratch_alloc)(sc, nt, H, S, 0, ctx) < 0)
     return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for the attention scratch");
   const int odt = out->dtype;
   const int64_t osz = out->itemsize;
@@ -639,12 +645,16 @@ static int SUF(fwd)(const geom *g, pb_operand *out, pb_operand *lse, pb_kernel_c
     memset(s->acc, 0, sizeof(R) * (size_t)(m * H));
     int64_t jlo, jhi;
     SUF(tile_range)(g, i0, m, kvlen, qlen, &jlo, &jhi);
+    if (jlo <= jhi && s->cached != b * g->K + kh) { /* this head's keys and values, once */
+      SUF(load_cols)(s->kall, S, OPND(k, b, 0, kh), kvlen, k->strides[1], k->strides[3], H,
+                     k->dtype);
+      SUF(load_rows)(s->vall, OPND(v, b, 0, kh), kvlen, v->strides[1], v->strides[3], H,
+                     v->dtype);
+      s->cached = b * g->K + kh;
+    }
     for (int64_t j0 = jlo; j0 <= jhi; j0 += BK) {
       const int64_t nk = jhi + 1 - j0 < BK ? jhi + 1 - j0 : BK;
-      SUF(load_cols)(s->kt, BK, OPND(k, b, j0, kh), nk, k->strides[1], k->strides[3], H,
-                     k->dtype);
-      SUF(load_rows)(s->v, OPND(v, b, j0, kh), nk, v->strides[1], v->strides[3], H, v->dtype);
-      SUF(gemm_nt)(m, nk, H, s->q, s->kt, BK, s->sc, BK);
+      SUF(gemm_nt)(m, nk, H, s->q, s->kall + j0, S, s->sc, BK);
       SUF(logits)(g, s->sc, BK, s->th, b, n, i0, m, j0, nk, kvlen, qlen, s->any);
       for (int64_t r = 0; r < m; ++r) {
         R *x = s->sc + r * BK;
@@ -665,7 +675,7 @@ static int SUF(fwd)(const geom *g, pb_operand *out, pb_operand *lse, pb_kernel_c
           for (int64_t h = 0; h < H; ++h) a[h] *= alpha;
         }
       }
-      SUF(gemm_nn)(m, nk, H, s->sc, BK, s->v, s->acc);
+      SUF(gemm_nn)(m, nk, H, s->sc, BK, s->vall + j0 * H, s->acc);
     }
     int have_mean = 0;
     for (int64_t r = 0; r < m; ++r) {
@@ -701,7 +711,7 @@ static int SUF(jvp)(const geom *g, const pb_operand *lse, const pb_operand *tq,
   if (tasks == 0) return 0;
   const int nt = threads_for(ctx, tasks, 8.0 * (double)B * N * T * (double)S * (double)(H + 8));
   SUF(fscratch) *sc = ctx->scratch(ctx, sizeof(SUF(fscratch)) * (size_t)nt);
-  if (!sc || SUF(fscratch_alloc)(sc, nt, H, 1, ctx) < 0)
+  if (!sc || SUF(fscratch_alloc)(sc, nt, H, S, 1, ctx) < 0)
     return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for the attention scratch");
   const int odt = out->dtype;
   const int64_t osz = out->itemsize;
@@ -781,19 +791,36 @@ static int SUF(jvp)(const geom *g, const pb_operand *lse, const pb_operand *tq,
   return 0;
 }
 
-/* The backward kernel: one task per (batch element, key/value head), its G query heads in
- * turn, so dK and dV (S x H accumulators per thread) have one writer. */
+/* One row of a backward tile: x (logits, -inf where masked) becomes p = exp(x - lse), dp
+ * (dO . v) becomes dA = p (dp - delta) (times 1 - t^2 under the cap). */
+static PB_CLONES void SUF(bwd_row)(R *restrict x, R *restrict dp, const R *restrict th,
+                                   int64_t n, R li, R de) {
+  for (int64_t c = 0; c < n; ++c) {
+    const R pr = EXP(x[c] - li); /* 0 for -inf */
+    x[c] = pr;
+    dp[c] = pr * (dp[c] - de);
+  }
+  if (th)
+    for (int64_t c = 0; c < n; ++c) dp[c] *= 1 - th[c] * th[c];
+}
+
+/* The backward kernel. A task is one key/value head of one batch element and a chunk of its
+ * keys (all S of them when there are enough heads to keep the threads busy), the G query heads
+ * in turn: dK and dV of the chunk (per-thread accumulators) have one writer. With one chunk a
+ * task also owns its rows of dQ; with several, each chunk sums its share of dQ into a buffer
+ * of its own and the buffers are added at the end, in order. A fully masked query row (marked by its log-sum-exp,
+ * NEG + log S) has uniform weights and no logit gradient: it adds dO / S to every dV row. */
 static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
                     const pb_operand *d, pb_operand *dq, pb_operand *dk, pb_operand *dv,
                     pb_operand *db, pb_kernel_ctx *ctx) {
   const int64_t B = g->B, T = g->T, N = g->N, H = g->H, S = g->S, K = g->K, G = g->G;
-  const int64_t tasks = B * K;
+  const int64_t heads = B * K;
   const int64_t qsz = dq->itemsize;
   if (db) { /* the bias gradient is zero wherever no kept logit is */
     const size_t n = (size_t)(B * N * T * S) * sizeof(R);
     if (n) memset(db->data, 0, n);
   }
-  if (tasks == 0) return 0;
+  if (heads == 0) return 0;
   if (T == 0 || S == 0 || H == 0) {
     if (B * T * N * H) memset(dq->data, 0, (size_t)(B * T * N * H) * (size_t)qsz);
     if (B * S * K * H) {
@@ -802,15 +829,30 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
     }
     return 0;
   }
-  const int nt = threads_for(ctx, tasks, 10.0 * (double)B * N * T * (double)S * (double)(H + 8));
-  const size_t per = (size_t)(BQ * H * 4 + H * BK * 2 + BK * H + BQ * BK * 3 + S * H * 2 + H +
-                              BQ * 2 + 64);
+  const double flops = 10.0 * (double)B * N * T * (double)S * (double)(H + 8);
+  /* chunks of keys (multiples of the tile) so that there are about 8 tasks: decided by the
+   * sizes alone, so that the bits of dQ (summed over chunks in order) do not depend on the
+   * threads */
+  int64_t chunks = 1, kc = S;
+  if (heads < 8 && S > BK && flops > 4e6) {
+    const int64_t tiles = (S + BK - 1) / BK;
+    chunks = (8 + heads - 1) / heads;
+    if (chunks > tiles) chunks = tiles;
+    kc = ((tiles + chunks - 1) / chunks) * BK;
+    chunks = (S + kc - 1) / kc;
+  }
+  const int64_t tasks = heads * chunks;
+  const int nt = threads_for(ctx, tasks, flops);
+  const size_t per = (size_t)(BQ * H * 4 + kc * H * 5 + BQ * BK * 3 + H + BQ * 2 + 64);
   R *all = ctx->scratch(ctx, per * sizeof(R) * (size_t)nt);
   unsigned char *anyall = ctx->scratch(ctx, (size_t)BQ * (size_t)nt);
-  if (!all || !anyall)
+  const size_t qn = (size_t)(B * T * N * H);
+  R *dqbuf = chunks > 1 ? ctx->scratch(ctx, qn * sizeof(R) * (size_t)chunks) : NULL;
+  if (!all || !anyall || (chunks > 1 && !dqbuf))
     return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for the attention scratch");
+  if (dqbuf) memset(dqbuf, 0, qn * sizeof(R) * (size_t)chunks);
   const pb_operand *q = g->q, *k = g->k, *v = g->v;
-  const R scale = (R)g->scale;
+  const R scale = (R)g->scale, marker = NEG + (R)log((double)S);
   const int qdt = dq->dtype;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
   for (int64_t task = 0; task < tasks; ++task) {
@@ -820,27 +862,49 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
     R *dos = p; p += BQ * H;
     R *dqs = p; p += BQ * H;
     R *os = p; p += BQ * H;
-    R *kt = p; p += H * BK;
-    R *vt = p; p += H * BK;
-    R *kr = p; p += BK * H;
+    R *ktc = p; p += H * kc; /* the chunk's keys, transposed, and values, transposed */
+    R *vtc = p; p += H * kc;
+    R *krc = p; p += kc * H; /* and its keys as rows */
     R *sc = p; p += BQ * BK;
     R *th = p; p += BQ * BK;
     R *dp = p; p += BQ * BK;
-    R *dks = p; p += S * H;
-    R *dvs = p; p += S * H;
-    R *dsum = p; p += H;     /* sum of dO over fully masked rows: each adds dO / S to all dV */
+    R *dks = p; p += kc * H;
+    R *dvs = p; p += kc * H;
+    R *dsum = p; p += H;
     R *delta = p; p += BQ;
     R *lrow = p; p += BQ;
     unsigned char *any = anyall + (size_t)BQ * (size_t)tid;
-    const int64_t b = task / K, kh = task % K;
+    const int64_t c = task % chunks, b = task / chunks / K, kh = (task / chunks) % K;
+    const int64_t c0 = c * kc, c1 = c0 + kc < S ? c0 + kc : S; /* keys [c0, c1) */
     const int64_t qlen = geom_qlen(g, b), kvlen = geom_kvlen(g, b);
-    memset(dks, 0, sizeof(R) * (size_t)(S * H));
-    memset(dvs, 0, sizeof(R) * (size_t)(S * H));
+    R *dqt = dqbuf ? dqbuf + qn * (size_t)c : NULL; /* this chunk's share of dQ */
+    memset(dks, 0, sizeof(R) * (size_t)((c1 - c0) * H));
+    memset(dvs, 0, sizeof(R) * (size_t)((c1 - c0) * H));
     memset(dsum, 0, sizeof(R) * (size_t)H);
+    const int64_t kend = c1 < kvlen ? c1 : kvlen > c0 ? kvlen : c0; /* keys any row keeps */
+    SUF(load_cols)(ktc, kc, OPND(k, b, c0, kh), kend - c0, k->strides[1], k->strides[3], H, k->dtype);
+    SUF(load_rows)(krc, OPND(k, b, c0, kh), kend - c0, k->strides[1], k->strides[3], H, k->dtype);
+    SUF(load_cols)(vtc, kc, OPND(v, b, c0, kh), kend - c0, v->strides[1], v->strides[3], H, v->dtype);
     for (int64_t gi = 0; gi < G; ++gi) {
       const int64_t n = kh * G + gi;
+      const R *lse_n = (const R *)lse->data + (b * N + n) * T;
+      for (int64_t i = 0; i < qlen; ++i) /* fully masked rows */
+        if (lse_n[i] == marker) {
+          const char *src = OPND(d, b, i, n);
+          for (int64_t h = 0; h < H; ++h) dsum[h] += (R)ld_any(src + h * d->strides[3], d->dtype);
+        }
       for (int64_t i0 = 0; i0 < T; i0 += BQ) {
         const int64_t m = T - i0 < BQ ? T - i0 : BQ;
+        int64_t jlo, jhi;
+        SUF(tile_range)(g, i0, m, kvlen, qlen, &jlo, &jhi);
+        if (jlo < c0) jlo = c0;
+        if (jhi > c1 - 1) jhi = c1 - 1;
+        if (jlo > jhi) {
+          if (chunks == 1) /* no key: no gradient for these rows */
+            for (int64_t r = 0; r < m; ++r)
+              memset((char *)dq->data + ((b * T + i0 + r) * N + n) * H * qsz, 0, (size_t)(H * qsz));
+          continue;
+        }
         SUF(load_rows)(qs, OPND(q, b, i0, n), m, q->strides[1], q->strides[3], H, q->dtype);
         SUF(load_rows)(dos, OPND(d, b, i0, n), m, d->strides[1], d->strides[3], H, d->dtype);
         SUF(load_rows)(os, OPND(o, b, i0, n), m, o->strides[1], o->strides[3], H, o->dtype);
@@ -849,57 +913,56 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
           R acc = 0;
           for (int64_t h = 0; h < H; ++h) acc += dos[r * H + h] * os[r * H + h];
           delta[r] = acc;
-          lrow[r] = ((const R *)lse->data)[(b * N + n) * T + i0 + r];
-          any[r] = 0;
+          lrow[r] = lse_n[i0 + r];
         }
-        int64_t jlo, jhi;
-        SUF(tile_range)(g, i0, m, kvlen, qlen, &jlo, &jhi);
         for (int64_t j0 = jlo; j0 <= jhi; j0 += BK) {
           const int64_t nk = jhi + 1 - j0 < BK ? jhi + 1 - j0 : BK;
-          SUF(load_cols)(kt, BK, OPND(k, b, j0, kh), nk, k->strides[1], k->strides[3], H, k->dtype);
-          SUF(load_rows)(kr, OPND(k, b, j0, kh), nk, k->strides[1], k->strides[3], H, k->dtype);
-          SUF(load_cols)(vt, BK, OPND(v, b, j0, kh), nk, v->strides[1], v->strides[3], H, v->dtype);
-          SUF(gemm_nt)(m, nk, H, qs, kt, BK, sc, BK);
+          const R *kt = ktc + (j0 - c0), *vt = vtc + (j0 - c0), *kr = krc + (j0 - c0) * H;
+          SUF(gemm_nt)(m, nk, H, qs, kt, kc, sc, BK);
           SUF(logits)(g, sc, BK, th, b, n, i0, m, j0, nk, kvlen, qlen, any);
-          SUF(gemm_nt)(m, nk, H, dos, vt, BK, dp, BK);
+          SUF(gemm_nt)(m, nk, H, dos, vt, kc, dp, BK);
           for (int64_t r = 0; r < m; ++r) {
             const int64_t i = i0 + r;
             R *x = sc + r * BK, *dpr = dp + r * BK;
-            const R li = lrow[r], de = delta[r];
-            for (int64_t c = 0; c < nk; ++c) {
-              const R pr = x[c] == -INFINITY ? 0 : EXP(x[c] - li);
-              R da = pr * (dpr[c] - de);
-              if (g->cap != 0) {
-                const R t = th[r * BK + c];
-                da *= 1 - t * t;
-              }
-              x[c] = pr;
-              dpr[c] = da;
-            }
+            SUF(bwd_row)(x, dpr, g->cap != 0 ? th + r * BK : NULL, nk, lrow[r], delta[r]);
             if (db) {
               R *dbr = (R *)db->data + ((b * N + n) * T + i) * S + j0;
               memcpy(dbr, dpr, sizeof(R) * (size_t)nk);
             }
-            for (int64_t c = 0; c < nk; ++c) dpr[c] *= scale;
+            for (int64_t cc = 0; cc < nk; ++cc) dpr[cc] *= scale;
           }
-          SUF(gemm_tn)(m, nk, H, sc, BK, dos, dvs + j0 * H);  /* dV += P^T dO */
-          SUF(gemm_tn)(m, nk, H, dp, BK, qs, dks + j0 * H);   /* dK += dS^T Q */
-          SUF(gemm_nn)(m, nk, H, dp, BK, kr, dqs);            /* dQ += dS K */
+          SUF(gemm_tn)(m, nk, H, sc, BK, dos, dvs + (j0 - c0) * H); /* dV += P^T dO */
+          SUF(gemm_tn)(m, nk, H, dp, BK, qs, dks + (j0 - c0) * H);  /* dK += dS^T Q */
+          SUF(gemm_nn)(m, nk, H, dp, BK, kr, dqs);                  /* dQ += dS K */
         }
         for (int64_t r = 0; r < m; ++r) {
-          const int64_t i = i0 + r;
-          if (i < qlen && !any[r])
-            for (int64_t h = 0; h < H; ++h) dsum[h] += dos[r * H + h];
-          SUF(store_row)((char *)dq->data + ((b * T + i) * N + n) * H * qsz, dqs + r * H, H, qdt);
+          const int64_t at = ((b * T + i0 + r) * N + n) * H;
+          if (dqt) {
+            for (int64_t h = 0; h < H; ++h) dqt[at + h] += dqs[r * H + h];
+          } else {
+            SUF(store_row)((char *)dq->data + at * qsz, dqs + r * H, H, qdt);
+          }
         }
       }
     }
     const R invS = 1 / (R)S;
-    for (int64_t j = 0; j < S; ++j) {
-      R *dvr = dvs + j * H;
+    for (int64_t j = c0; j < c1; ++j) {
+      R *dvr = dvs + (j - c0) * H;
       for (int64_t h = 0; h < H; ++h) dvr[h] += dsum[h] * invS;
-      SUF(store_row)((char *)dk->data + ((b * S + j) * K + kh) * H * qsz, dks + j * H, H, qdt);
+      SUF(store_row)((char *)dk->data + ((b * S + j) * K + kh) * H * qsz, dks + (j - c0) * H, H, qdt);
       SUF(store_row)((char *)dv->data + ((b * S + j) * K + kh) * H * qsz, dvr, H, qdt);
+    }
+  }
+  if (dqbuf) { /* dQ: the chunks' shares, summed in order */
+    const int64_t rows = B * T * N;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      R *acc = dqbuf + r * H;
+      for (int64_t t = 1; t < chunks; ++t) {
+        const R *o2 = dqbuf + qn * (size_t)t + r * H;
+        for (int64_t h = 0; h < H; ++h) acc[h] += o2[h];
+      }
+      SUF(store_row)((char *)dq->data + r * H * qsz, acc, H, qdt);
     }
   }
   return 0;

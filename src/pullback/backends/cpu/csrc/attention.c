@@ -244,11 +244,57 @@ static PB_AVX512 void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a
     }
   }
 }
+/* 16 vectors as the rows of a 16x16 matrix, transposed in place (as gemm.c's transpose16) */
+static inline PB_AVX512 void tr16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]),
+                  c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int i = 0; i < 8; ++i) {
+    const int x = i / 4 * 8 + i % 4, y = x + 4;
+    t[x] = _mm512_shuffle_f32x4(r[x], r[y], 0x88);
+    t[y] = _mm512_shuffle_f32x4(r[x], r[y], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+/* dst[h * ld + r] = src[r * rs + h] (rs in floats): 16 x 16 blocks through registers instead
+ * of stores ld apart */
+static PB_AVX512 void cols_avx512(float *dst, int64_t ld, const float *src, int64_t rows,
+                                  int64_t rs, int64_t H) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t nr = rows - r0 < 16 ? rows - r0 : 16;
+    const __mmask16 kr = lanes(nr);
+    for (int64_t h0 = 0; h0 < H; h0 += 16) {
+      const int64_t nh = H - h0 < 16 ? H - h0 : 16;
+      const __mmask16 kh = lanes(nh);
+      __m512 x[16];
+      for (int u = 0; u < 16; ++u)
+        x[u] = u < nr ? _mm512_maskz_loadu_ps(kh, src + (r0 + u) * rs + h0) : _mm512_setzero_ps();
+      tr16(x);
+      for (int u = 0; u < nh; ++u) _mm512_mask_storeu_ps(dst + (h0 + u) * ld + r0, kr, x[u]);
+    }
+  }
+}
 #define HAVE_F32_AVX512 (pb_avx512_usable())
 #else
 #define HAVE_F32_AVX512 0
 static void nt_avx512(int64_t m, int64_t n, int64_t H, const float *a, const float *bt,
                       int64_t ldb, float *c, int64_t ldc) {}
+static void cols_avx512(float *dst, int64_t ld, const float *src, int64_t rows, int64_t rs,
+                        int64_t H) {}
 static void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a, int64_t ars,
                        int64_t acs, const float *b, float *c) {}
 #endif
@@ -374,6 +420,12 @@ static void SUF(load_rows)(R *restrict dst, const char *src, int64_t rows, int64
 /* dst[h * ld + r] = src row r element h (the transpose, for the score products) */
 static void SUF(load_cols)(R *restrict dst, int64_t ld, const char *src, int64_t rows,
                            int64_t rs, int64_t hs, int64_t H, int dt) {
+#if R_IS_FLOAT
+  if (dt == PB_F32 && hs == 4 && rs % 4 == 0 && HAVE_F32_AVX512) {
+    cols_avx512(dst, ld, (const float *)src, rows, rs / 4, H);
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const char *s = src + r * rs;
     if (dt == PB_F32 && hs == 4) {

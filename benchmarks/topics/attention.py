@@ -7,9 +7,10 @@ Issue 26's targets (float32):
   * causal sliding window 128 + logit softcap 30, B4 H8 T2048 D64, forward + backward: <= 0.5x
     the manual masked formulation under jax.jit;
   * T 8192 D64 one head, forward + backward: O(T D) memory. The compiled program's
-    memory_analysis (arena temporaries) and the kernels' own scratch (per thread: the
-    backward's dK/dV accumulators, 2 S H floats, and tiles of 64 queries x 128 keys) are in the
-    case's name; a T x T float32 score matrix would be T*T*4 bytes.
+    memory_analysis (arena temporaries) and the kernels' own scratch (computed from
+    csrc/attention.c's allocations: packed keys/values, chunk accumulators, dQ shares, tiles of
+    64 queries x 128 keys) are in the case's name; a T x T float32 score matrix would be T*T*4
+    bytes.
 """
 from __future__ import annotations
 
@@ -134,7 +135,15 @@ def _memory_case(fws):
     args = [pnp.asarray(x) for x in (q, k, v, ct)]
     mem = g.lower(*args).compile().memory_analysis()
     threads = os.cpu_count() or 1
-    scratch = threads * 4 * (2 * T * D + 4 * 64 * D + 3 * 128 * D + 3 * 64 * 128)
+    # csrc/attention.c's per-call scratch: the forward's per-thread packed keys/values and
+    # tiles; the backward's per-thread chunk accumulators and tiles, and its dQ shares (8
+    # chunks of keys for one head)
+    tiles = -(-T // 128)
+    chunks = min(tiles, 8)
+    kc = -(-tiles // chunks) * 128
+    fwd = threads * 4 * (2 * T * D + 7 * 64 * D + 4 * 128 * D + 3 * 64 * 128)
+    bwd = threads * 4 * (4 * 64 * D + 5 * kc * D + 3 * 64 * 128) + chunks * T * D * 4
+    scratch = max(fwd, bwd)
     name = (f"causal T{T} D{D} 1 head forward+backward (memory_analysis temp "
             f"{mem.temp_size_in_bytes / 2**20:.1f} MiB, args {mem.argument_size_in_bytes / 2**20:.1f}"
             f" MiB, kernel scratch <= {scratch / 2**20:.1f} MiB; T*T*4 = "

@@ -130,7 +130,7 @@ def test_forward_matches_the_reference(c):
 
 
 @settings(max_examples=40)
-@given(cases(dtypes_=(np.float64, np.float32, BF16)))
+@given(cases(dtypes_=(np.float64, np.float32, BF16, np.float16)))
 def test_gradients_match_the_reference(c):
     ct = normal(c.q.shape, 7, c.q.dtype)
     args = (c.q, c.k, c.v) + ((c.bias,) if c.bias is not None else ())

@@ -119,7 +119,8 @@ def _window_case(fws):
     if _fw(fws, "jax"):
         jax = importlib.import_module("jax")
         jg = _manual_jax(jax, T, W, CAP)
-        impls["jax manual masked"] = Impl("g(q, k, v, ct)", _env(jg, jax.numpy.asarray, q, k, v, ct),
+        env = _env(jg, jax.numpy.asarray, q, k, v, ct)
+        impls["jax manual masked"] = Impl("g(q, k, v, ct)", env,
                                           sync=lambda r: r[0].block_until_ready(), result=_flat)
     return Case("attention", f"causal window {W} softcap {CAP:g} B{B} H{H} T{T} D{D} "
                 "forward+backward", impls, "us",
@@ -145,9 +146,9 @@ def _memory_case(fws):
     bwd = threads * 4 * (4 * 64 * D + 5 * kc * D + 3 * 64 * 128) + chunks * T * D * 4
     scratch = max(fwd, bwd)
     name = (f"causal T{T} D{D} 1 head forward+backward (memory_analysis temp "
-            f"{mem.temp_size_in_bytes / 2**20:.1f} MiB, args {mem.argument_size_in_bytes / 2**20:.1f}"
-            f" MiB, kernel scratch <= {scratch / 2**20:.1f} MiB; T*T*4 = "
-            f"{T * T * 4 / 2**20:.0f} MiB)")
+            f"{mem.temp_size_in_bytes / 2**20:.1f} MiB, args "
+            f"{mem.argument_size_in_bytes / 2**20:.1f} MiB, kernel scratch <= "
+            f"{scratch / 2**20:.1f} MiB; T*T*4 = {T * T * 4 / 2**20:.0f} MiB)")
     impls = {"pullback": Impl("g(q, k, v, ct)", _env(g, lambda x: x, *args), result=_flat)}
     torch = importlib.import_module("torch") if _fw(fws, "torch") else None
     if torch is not None:

@@ -38,7 +38,7 @@ from ..tracer.core import Primitive, get_aval
 from . import conversion as _cv, dot as _dot, elementwise as _ew, movement as _mv
 from . import reductions as _rd
 from .rules import (NONLINEAR, Kernel, Zero, batch_size, check_examples, instantiate,
-                    is_undefined, linear_transpose, move_bdim, not_applicable)
+                    is_undefined, linear_transpose, move_bdim)
 
 NAME = "dot_product_attention"
 FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
@@ -143,7 +143,8 @@ def check_operands(q, k, v, bias, mask, qlen, kvlen):
         raise _err("mask", f"must be a boolean array, got {mask.dtype}")
     for name, a in (("query_seq_lengths", qlen), ("key_value_seq_lengths", kvlen)):
         if a is not None and (a.shape != (B,) or a.dtype != dtypes.int32):
-            raise _err(name, f"must be an int32 array of shape ({B},), got {a.dtype}{list(a.shape)}")
+            raise _err(name, f"must be an int32 array of shape ({B},), got "
+                       f"{a.dtype}{list(a.shape)}")
     return B, T, S, N, K, H
 
 
@@ -683,7 +684,7 @@ def _bwd_jvp(primals, tangents, **params):
 
 # batching: the mapped axis folds into the batch dimension B
 
-def _fold(x, d, size, role):
+def _fold(x, d, size):
     """An operand with batch dim d (None: unmapped, broadcast) as (size * B, ...)."""
     x = move_bdim(x, d, 0, size)
     shape = get_aval(x).shape
@@ -704,7 +705,7 @@ def _batcher(prim, roles_of):
             if r == "bcast":
                 folded.append(_fold_bcast(v, d, size, B))
             else:
-                folded.append(_fold(v, d, size, r))
+                folded.append(_fold(v, d, size))
         outs = prim.bind(*folded, **params)
         many = prim.multiple_results
         outs = outs if many else [outs]

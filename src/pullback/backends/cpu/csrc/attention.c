@@ -334,7 +334,8 @@ static int fwd_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   if (rc) return rc;
   if (nin != next || nout != 2 || outs[0].dtype != ins[0].dtype || outs[1].dtype != cdt)
     return attn_fail(ctx, "outputs");
-  return cdt == PB_F64 ? fwd_f64(&g, &outs[0], &outs[1], ctx) : fwd_f32(&g, &outs[0], &outs[1], ctx);
+  return cdt == PB_F64 ? fwd_f64(&g, &outs[0], &outs[1], ctx)
+                       : fwd_f32(&g, &outs[0], &outs[1], ctx);
 }
 
 /* ins: q, k, v, [bias], [mask], [qlen], [kvlen], out (unused: the kernel sums p v itself, in
@@ -385,9 +386,9 @@ static int bwd_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   for (int i = 0; i < 3; ++i)
     if (outs[i].dtype != g.q->dtype) return attn_fail(ctx, "gradient dtypes");
   if (p->has_bias && (outs[3].dtype != cdt || outs[3].ndim != 4)) return attn_fail(ctx, "dbias");
-  return cdt == PB_F64
-             ? bwd_f64(&g, o, lse, d, &outs[0], &outs[1], &outs[2], p->has_bias ? &outs[3] : NULL, ctx)
-             : bwd_f32(&g, o, lse, d, &outs[0], &outs[1], &outs[2], p->has_bias ? &outs[3] : NULL, ctx);
+  pb_operand *db = p->has_bias ? &outs[3] : NULL;
+  return cdt == PB_F64 ? bwd_f64(&g, o, lse, d, &outs[0], &outs[1], &outs[2], db, ctx)
+                       : bwd_f32(&g, o, lse, d, &outs[0], &outs[1], &outs[2], db, ctx);
 }
 
 static const pb_kernel_def kernels[] = {
@@ -614,7 +615,8 @@ static void SUF(tile_range)(const geom *g, int64_t i0, int64_t m, int64_t kvlen,
 }
 
 /* the mean of V over all S keys of (b, kv head kh): a fully masked row's output */
-static void SUF(mean_v)(const geom *g, const pb_operand *v, int64_t b, int64_t kh, R *restrict out) {
+static void SUF(mean_v)(const geom *g, const pb_operand *v, int64_t b, int64_t kh,
+                        R *restrict out) {
   const int64_t H = g->H;
   for (int64_t h = 0; h < H; ++h) out[h] = 0;
   for (int64_t j = 0; j < g->S; ++j) {
@@ -625,7 +627,9 @@ static void SUF(mean_v)(const geom *g, const pb_operand *v, int64_t b, int64_t k
   for (int64_t h = 0; h < H; ++h) out[h] /= (R)g->S;
 }
 
-#define OPND(o, b, i, n) ((const char *)(o)->data + (b) * (o)->strides[0] + (i) * (o)->strides[1] + (n) * (o)->strides[2])
+#define OPND(o, b, i, n)                                                                     \
+  ((const char *)(o)->data + (b) * (o)->strides[0] + (i) * (o)->strides[1] +                 \
+   (n) * (o)->strides[2])
 
 /* per-thread scratch of the forward and tangent kernels */
 typedef struct {
@@ -860,8 +864,9 @@ static PB_CLONES void SUF(bwd_row)(R *restrict x, R *restrict dp, const R *restr
  * keys (all S of them when there are enough heads to keep the threads busy), the G query heads
  * in turn: dK and dV of the chunk (per-thread accumulators) have one writer. With one chunk a
  * task also owns its rows of dQ; with several, each chunk sums its share of dQ into a buffer
- * of its own and the buffers are added at the end, in order. A fully masked query row (marked by its log-sum-exp,
- * NEG + log S) has uniform weights and no logit gradient: it adds dO / S to every dV row. */
+ * of its own and the buffers are added at the end, in order. A fully masked query row (marked
+ * by its log-sum-exp, NEG + log S) has uniform weights and no logit gradient: it adds dO / S
+ * to every dV row. */
 static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
                     const pb_operand *d, pb_operand *dq, pb_operand *dk, pb_operand *dv,
                     pb_operand *db, pb_kernel_ctx *ctx) {
@@ -934,9 +939,11 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
     memset(dvs, 0, sizeof(R) * (size_t)((c1 - c0) * H));
     memset(dsum, 0, sizeof(R) * (size_t)H);
     const int64_t kend = c1 < kvlen ? c1 : kvlen > c0 ? kvlen : c0; /* keys any row keeps */
-    SUF(load_cols)(ktc, kc, OPND(k, b, c0, kh), kend - c0, k->strides[1], k->strides[3], H, k->dtype);
+    SUF(load_cols)(ktc, kc, OPND(k, b, c0, kh), kend - c0, k->strides[1], k->strides[3], H,
+                   k->dtype);
     SUF(load_rows)(krc, OPND(k, b, c0, kh), kend - c0, k->strides[1], k->strides[3], H, k->dtype);
-    SUF(load_cols)(vtc, kc, OPND(v, b, c0, kh), kend - c0, v->strides[1], v->strides[3], H, v->dtype);
+    SUF(load_cols)(vtc, kc, OPND(v, b, c0, kh), kend - c0, v->strides[1], v->strides[3], H,
+                   v->dtype);
     for (int64_t gi = 0; gi < G; ++gi) {
       const int64_t n = kh * G + gi;
       const R *lse_n = (const R *)lse->data + (b * N + n) * T;
@@ -1001,7 +1008,8 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
     for (int64_t j = c0; j < c1; ++j) {
       R *dvr = dvs + (j - c0) * H;
       for (int64_t h = 0; h < H; ++h) dvr[h] += dsum[h] * invS;
-      SUF(store_row)((char *)dk->data + ((b * S + j) * K + kh) * H * qsz, dks + (j - c0) * H, H, qdt);
+      SUF(store_row)((char *)dk->data + ((b * S + j) * K + kh) * H * qsz, dks + (j - c0) * H, H,
+                     qdt);
       SUF(store_row)((char *)dv->data + ((b * S + j) * K + kh) * H * qsz, dvr, H, qdt);
     }
   }

@@ -327,6 +327,7 @@ def test_vmap_matches_a_loop(name):
     check_vmap(lambda *a: c.f(*a), args, atol=1e-12, rtol=1e-12)
     check_vmap(lambda *a: pb.grad(lambda *x: (c.f(*x) ** 2).sum(), argnums=0)(*a), args,
                atol=1e-10, rtol=1e-10)
+    check_vmap(lambda *a: pb.jvp(lambda *x: c.f(*x), a, a)[1], args, atol=1e-10, rtol=1e-10)
 
 
 def test_vmap_of_masks_and_lengths_with_other_axes():

@@ -893,8 +893,11 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
   int64_t chunks = 1, kc = S;
   if (heads < 8 && S > BK && flops > 4e6) {
     const int64_t tiles = (S + BK - 1) / BK;
+    /* at most 64 MiB of dQ shares (MQA: few key/value heads, many query heads) */
+    const int64_t most = ((int64_t)64 << 20) / ((int64_t)sizeof(R) * B * T * N * H);
     chunks = (8 + heads - 1) / heads;
     if (chunks > tiles) chunks = tiles;
+    if (chunks > most) chunks = most > 1 ? most : 1;
     kc = ((tiles + chunks - 1) / chunks) * BK;
     chunks = (S + kc - 1) / kc;
   }

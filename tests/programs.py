@@ -688,6 +688,26 @@ def g_norms(g: Gen) -> bool:
     return g.emit("norms", code, [x] + params, g.new(x.shape, x.dtype, bound))
 
 
+def g_attention(g: Gen) -> bool:
+    """jax.nn.dot_product_attention (issue 26's fused kernel) over a 3-D or 4-D float value as
+    query (key and value: it or another value of its shape), with a causal mask, a window or a
+    soft cap. The output is a convex combination of value rows: bounded by value's bound."""
+    q = g.pick(lambda v: v.is_float and v.ndim in (3, 4))
+    if q is None:
+        return False
+    kv = g.pick(lambda v: v.dtype == q.dtype and v.shape == q.shape) or q
+    opts = []
+    if g.flag():
+        opts.append("is_causal=True")
+    if g.flag():
+        opts.append(f"local_window_size=({g.int_(0, 3)}, {g.int_(0, 3)})")
+    if g.flag():
+        opts.append("logit_softcap=2.0")
+    extra = "".join(", " + o for o in opts)
+    return g.emit("attention", f"jax.nn.dot_product_attention({q.name}, {kv.name}, {kv.name}"
+                  f"{extra})", [q, kv], g.new(q.shape, q.dtype, kv.bound))
+
+
 def g_numpy(g: Gen) -> bool:
     """Other jax.numpy functions composed from the primitives above."""
     x = g.pick(lambda v: v.ndim >= 1 and v.dtype != "bool")
@@ -859,6 +879,7 @@ CATALOGUE = {
     "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
     "transformer_ops": g_transformer_ops,
     "norms": g_norms,
+    "attention": g_attention,
 }
 
 

@@ -12,3 +12,4 @@ from ._functions import (hard_silu, identity, log1mexp, logmeanexp, mish,  # noq
 from ._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: F401
                              scaled_matmul)
 from ._norms import batch_norm, batch_stats, group_norm, layer_norm, rms_norm  # noqa: F401
+from ._attention import dot_product_attention  # noqa: F401

@@ -587,6 +587,73 @@ def test_large_products_run_in_chunks_with_their_epilogues():
     assert "epilogue" in compiled(lambda x, w: (lambda y: y.T * 2.0 + y)(x @ w), x, w).as_text()
 
 
+def _dot_specs(f, *args):
+    """The Dot specs of f's compiled schedule (par members included)."""
+    from pullback.backends.cpu.compiler.steps import Dot
+
+    class Emit:
+        ref = staticmethod(lambda v: (0, 0, 0))
+
+    out = []
+    for s in compiled(f, *args)._compiled.steps:
+        for d in s.info["members"] if s.kind == "par" else [s]:
+            if d.kind == "dot":
+                out.append(Dot.emit(d, Emit()))
+    return out
+
+
+def test_batched_epilogue_follows_the_flattened_product_rows():
+    """x (B, T, D) @ w is one (B*T, N) product; its bias-add + activation region over (B, T, N)
+    runs as the same region over (B*T, N), on each strip of rows as the kernel finishes it
+    (while in cache), not after the whole product."""
+    x, w, b = rand((4, 64, 256)), rand((256, 256)) / 16, rand((256,))
+    f = lambda x, w, b: jnp.tanh(x @ w + b) * 0.5  # noqa: E731
+    (spec,) = _dot_specs(f, x, w, b)
+    assert spec.dims[:3] == (1, 256, 256) and spec.epilogue.shape == (256, 256)
+    assert spec.reads and spec.epilogue.strides[spec.reads[0]] == (1024, 4)
+    got = check_vs_eager(f, x, w, b, rtol=1e-5, atol=1e-5)
+    want = np.tanh(x.astype(np.float64) @ w + b) * 0.5
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-4)
+    # an operand whose leading dims do not merge (a transposed read): the region stays as it
+    # was (3-D, after the whole product), with the same values
+    g = lambda x, w, c: x @ w + c.transpose(1, 0, 2)  # noqa: E731
+    c = rand((64, 4, 256))
+    (spec,) = _dot_specs(g, x, w, c)
+    assert spec.epilogue.shape == (4, 64, 256) and not spec.reads
+    got = check_vs_eager(g, x, w, c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64) @ w + c.transpose(1, 0, 2),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("axes, dims", [((0, 1), (2,)), (2, (0, 1)), (1, (0, 2)),
+                                        (None, ()), ("both", ())])
+def test_regions_with_reductions_cut_only_where_accumulators_move(axes, dims):
+    """A region with reduction accumulators runs in chunks along a dimension whose every index
+    moves every accumulator (a layer norm's row statistics: rows; a bias gradient: columns):
+    each chunk owns its accumulator elements and adds into each in the one-thread order, so
+    the bits do not depend on the threads. A full sum, or a row and a column sum together,
+    never cut."""
+    x, y = rand((8, 64, 96)), rand((8, 64, 96))
+    if axes == "both":
+        f = lambda x, y: (lambda p: (jnp.sum(p, axis=(0, 1)), jnp.sum(p, axis=2)))(  # noqa: E731
+            jnp.tanh(x) * y + x)
+    else:
+        f = lambda x, y: jnp.sum(jnp.tanh(x) * y + x, axis=axes)  # noqa: E731
+    c = compiled(f, x, y)._compiled
+    regions = [d for s, d in zip(c.steps, c.program.split_dims()) if s.kind == "region"]
+    assert regions == [dims]
+    got = check_vs_eager(f, x, y, rtol=2e-6, atol=2e-5)
+    p = np.tanh(x.astype(np.float64)) * y + x
+    want = (p.sum((0, 1)), p.sum(2)) if axes == "both" else p.sum(axis=axes)
+    for g, w in zip(pb.tree_util.tree_leaves(got), pb.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-3)
+    jf = pb.jit(f)
+    first = [np.asarray(v) for v in pb.tree_util.tree_leaves(jf(x, y))]
+    for _ in range(5):  # chunks claimed by whichever thread is free: the same bits every time
+        for a, b in zip(first, pb.tree_util.tree_leaves(jf(x, y))):
+            np.testing.assert_array_equal(a, np.asarray(b))
+
+
 def test_product_epilogue_with_a_reduction_runs_after_the_whole_product():
     # the bias gradient of a layer: sum over rows of (x @ w) * mask, fused after the product
     x, w = rand((256, 256)), rand((256, 256)) / 16

@@ -20,6 +20,52 @@ def test_matmul_broadcasting(sa, sb):
     np.testing.assert_allclose(np.asarray(pb.jit(jnp.matmul)(a, b)), np.matmul(a, b), rtol=1e-12)
 
 
+MATMUL_LAYOUTS = [  # (a, b) -> JAX's dot_general dimension numbers and output transpose
+    ((5, 2, 3), (3, 4), (((2,), (0,)), ((), ())), None),
+    ((3,), (5, 3, 4), (((0,), (1,)), ((), ())), None),
+    ((5, 2, 3), (5, 3, 4), (((2,), (1,)), ((0,), (0,))), None),
+    ((6, 1, 2, 3), (5, 3, 4), (((2,), (1,)), ((), ())), (0, 2, 1, 3)),
+    ((1, 2, 3), (1, 3, 4), (((1,), (0,)), ((), ())), None),
+]
+
+
+@pytest.mark.parametrize("sa, sb, dims, perm", MATMUL_LAYOUTS)
+def test_matmul_batch_dims_follow_jax(sa, sb, dims, perm):
+    """A batch dim only one operand has is a free dim of the dot_general, not a broadcast
+    batch dim: `x @ w` with x (B, T, D) and w (D, F) is one product, and w's gradient one
+    product over B*T instead of B products of w's size summed afterwards."""
+    a, b = r(*sa), r(*sb)
+    eqns = pb.make_jaxpr(jnp.matmul)(a, b).jaxpr.eqns
+    dot = [e for e in eqns if e.primitive.name == "dot_general"]
+    assert len(dot) == 1 and dot[0].params["dimension_numbers"] == dims
+    assert [e.params["permutation"] for e in eqns if e.primitive.name == "transpose"] == \
+        ([perm] if perm else [])
+    assert not [e for e in eqns[:eqns.index(dot[0])] if e.primitive.name == "broadcast_in_dim"]
+    np.testing.assert_allclose(np.asarray(jnp.matmul(a, b)), np.matmul(a, b), rtol=1e-12)
+    ga, gb = pb.grad(lambda a, b: jnp.sum(jnp.sin(a @ b)), argnums=(0, 1))(a, b)
+    a2, b2 = (a[None] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
+    g = np.cos(np.matmul(a2, b2))  # NumPy reference: broadcast product, sums back per operand
+    wa, wb = np.matmul(g, np.swapaxes(b2, -1, -2)), np.matmul(np.swapaxes(a2, -1, -2), g)
+    np.testing.assert_allclose(np.asarray(ga), _unbroadcast(wa, a2.shape).reshape(sa), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(gb), _unbroadcast(wb, b2.shape).reshape(sb), rtol=1e-10)
+
+
+def _unbroadcast(x, shape):
+    x = x.sum(tuple(range(x.ndim - len(shape))))
+    return x.sum(tuple(i for i, n in enumerate(shape) if n == 1 and x.shape[i] != 1), keepdims=True)
+
+
+def test_matmul_weight_gradient_compiles_to_one_product():
+    """The compiled gradient of a batched `x @ w` w.r.t. w has no reduction over the batch."""
+    x, w = r(4, 8, 16, dtype=np.float32), r(16, 32, dtype=np.float32)
+    f = pb.jit(pb.grad(lambda w, x: jnp.sum(jnp.sin(x @ w))))
+    text = f.lower(w, x).compile().as_text()
+    assert "reduce_sum" not in text
+    g = np.cos(np.matmul(x.astype(np.float64), w))
+    np.testing.assert_allclose(np.asarray(f(w, x)), np.einsum("btd,btf->df", x, g), rtol=1e-4,
+                               atol=1e-4)
+
+
 @pytest.mark.parametrize("sa, sb", [((), (3,)), ((3,), (3,)), ((2, 3), (3, 4)), ((2, 3, 4), (5, 4, 2))])
 def test_dot(sa, sb):
     a, b = r(*sa), r(*sb)

@@ -26,35 +26,31 @@ ARGS = [np.zeros(3, np.float32), np.zeros((4, 2), np.float32), np.zeros((2, 3), 
 BEFORE = """
 { lambda ; a:f32[3] b:f32[4,2] c:f32[2,3] d:f32[3,2]. let
     e:f32[3] f:f32[3,2] = scan[jaxpr={ lambda ; g:f32[2,3] h:f32[3] i:f32[3,2] j:f32[2]. let
-            k:f32[1,2] = reshape[new_sizes=(1, 2) dimensions=None] j
-            l:f32[1,3] = dot_general[dimension_numbers=(((1,), (0,)), ((), ())) precision=None preferred_element_type=None] k g
-            m:f32[3] = reshape[new_sizes=(3,) dimensions=None] l
-            n:f32[3] = add h m
-            o:f32[3] = tanh n
-            p:f32[2,1] = reshape[new_sizes=(2, 1) dimensions=None] j
-            q:f32[1,3] = reshape[new_sizes=(1, 3) dimensions=None] o
-            r:f32[2,3] = dot_general[dimension_numbers=(((1,), (0,)), ((), ())) precision=None preferred_element_type=None] p q
-            s:f32[3,2] = transpose[permutation=(1, 0)] r
-            t:f32[3,2] = add i s
-          in (o, t) } num_consts=1 num_carry=2 length=4 reverse=False unroll=1] c a d b
+            k:f32[3] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=None preferred_element_type=None] j g
+            l:f32[3] = add h k
+            m:f32[3] = tanh l
+            n:f32[2,1] = reshape[new_sizes=(2, 1) dimensions=None] j
+            o:f32[1,3] = reshape[new_sizes=(1, 3) dimensions=None] m
+            p:f32[2,3] = dot_general[dimension_numbers=(((1,), (0,)), ((), ())) precision=None preferred_element_type=None] n o
+            q:f32[3,2] = transpose[permutation=(1, 0)] p
+            r:f32[3,2] = add i q
+          in (m, r) } num_consts=1 num_carry=2 length=4 reverse=False unroll=1] c a d b
   in (e, f) }
 """
 
 AFTER = """
 { lambda ; a:f32[3] b:f32[4,2] c:f32[2,3] d:f32[3,2]. let
-    e:f32[4,1,2] = reshape[new_sizes=(4, 1, 2) dimensions=None] b
-    f:f32[4,1,3] = dot_general[dimension_numbers=(((2,), (0,)), ((), ())) precision=None preferred_element_type=None] e c
-    g:f32[3] h:f32[4,2,1] i:f32[4,1,3] = scan[jaxpr={ lambda ; j:f32[2,3] k:f32[3] l:f32[2] m:f32[1,3]. let
-            n:f32[3] = reshape[new_sizes=(3,) dimensions=None] m
-            o:f32[3] = add k n
-            p:f32[3] = tanh o
-            q:f32[2,1] = reshape[new_sizes=(2, 1) dimensions=None] l
-            r:f32[1,3] = reshape[new_sizes=(1, 3) dimensions=None] p
-          in (p, q, r) } num_consts=1 num_carry=1 length=4 reverse=False unroll=1] c a b f
-    s:f32[2,3] = dot_general[dimension_numbers=(((0, 2), (0, 1)), ((), ())) precision=None preferred_element_type=None] h i
-    t:f32[3,2] = transpose[permutation=(1, 0)] s
-    u:f32[3,2] = add d t
-  in (g, u) }
+    e:f32[4,3] = dot_general[dimension_numbers=(((1,), (0,)), ((), ())) precision=None preferred_element_type=None] b c
+    f:f32[3] g:f32[4,2,1] h:f32[4,1,3] = scan[jaxpr={ lambda ; i:f32[2,3] j:f32[3] k:f32[2] l:f32[3]. let
+            m:f32[3] = add j l
+            n:f32[3] = tanh m
+            o:f32[2,1] = reshape[new_sizes=(2, 1) dimensions=None] k
+            p:f32[1,3] = reshape[new_sizes=(1, 3) dimensions=None] n
+          in (n, o, p) } num_consts=1 num_carry=1 length=4 reverse=False unroll=1] c a b e
+    q:f32[2,3] = dot_general[dimension_numbers=(((0, 2), (0, 1)), ((), ())) precision=None preferred_element_type=None] g h
+    r:f32[3,2] = transpose[permutation=(1, 0)] q
+    s:f32[3,2] = add d r
+  in (f, s) }
 """
 
 

@@ -16,7 +16,7 @@ from ..primitives.dot import dot_general_p
 from ..tracer import dtypes, executor
 from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes, canonicalize_axis, index_arg
-from ._promotion import aval_of, broadcast_to_shape, convert, promote_args, promote_dtypes
+from ._promotion import aval_of, convert, promote_args, promote_dtypes
 from ._shape import moveaxis, ravel, reshape, transpose
 from ._ufuncs import conj, multiply
 from ._reductions import sum as sum_
@@ -56,20 +56,59 @@ def matmul(a: ArrayLike, b: ArrayLike, /, *, precision: Any = None,
     av, bv = aval_of(a), aval_of(b)
     if av.ndim == 0 or bv.ndim == 0:
         raise ValueError("matmul: operands must be at least 1-D (use multiply for scalars)")
-    a2 = reshape(a, (1,) + av.shape) if av.ndim == 1 else a
-    b2 = reshape(b, bv.shape + (1,)) if bv.ndim == 1 else b
-    as_, bs = aval_of(a2).shape, aval_of(b2).shape
-    if as_[-1] != bs[-2]:
+    # JAX's layout of the product: a batch dim is a dot_general batch dim only where both
+    # operands have it at the same size; one that only one operand has (or has at size 1
+    # while the other does not) stays a free dim of that operand. So `x @ w` with x (B, T, D)
+    # and w (D, F) contracts D with no batch dims: its transpose for w's gradient is one
+    # product over B*T, not B products of w's size summed afterwards.
+    a_mat, b_mat = av.ndim > 1, bv.ndim > 1
+    if av.shape[-1] != bv.shape[-2 if b_mat else 0]:
         raise ValueError(f"matmul: the contracting dimensions differ: shapes {av.shape} and "
                          f"{bv.shape} (last of a, second-to-last of b)")
-    batch = broadcast_shapes(as_[:-2], bs[:-2], op="matmul")
-    a2 = broadcast_to_shape(a2, as_, batch + as_[-2:])
-    b2 = broadcast_to_shape(b2, bs, batch + bs[-2:])
-    nb = len(batch)
+    a_bd = av.shape[:-2] if a_mat else ()
+    b_bd = bv.shape[:-2] if b_mat else ()
+    nb = max(len(a_bd), len(b_bd))
+    a_bd = (None,) * (nb - len(a_bd)) + tuple(a_bd)
+    b_bd = (None,) * (nb - len(b_bd)) + tuple(b_bd)
+    a_sq, b_sq, both_sq, a_batch, b_batch = [], [], [], [], []
+    idx_batch, idx_a, idx_b = [], [], []
+    for i, (ba, bb) in enumerate(zip(a_bd, b_bd)):
+        if ba is None:
+            idx_b.append(i)
+        elif bb is None:
+            idx_a.append(i)
+        elif ba == 1 and bb == 1:
+            a_sq.append(len(idx_batch) + len(idx_a) + len(a_sq))
+            b_sq.append(len(idx_batch) + len(idx_b) + len(b_sq))
+            both_sq.append(i)
+        elif ba == 1:
+            idx_b.append(i)
+            a_sq.append(len(idx_batch) + len(idx_a) + len(a_sq))
+        elif bb == 1:
+            idx_a.append(i)
+            b_sq.append(len(idx_batch) + len(idx_b) + len(b_sq))
+        elif ba == bb:
+            a_batch.append(len(idx_batch) + len(idx_a))
+            b_batch.append(len(idx_batch) + len(idx_b))
+            idx_batch.append(i)
+        else:
+            broadcast_shapes(av.shape[:-2], bv.shape[:-2], op="matmul")  # raises, naming both
+    if a_mat:
+        idx_a.append(nb)
+    if b_mat:
+        idx_b.append(nb + a_mat)
+    where = idx_batch + idx_a + idx_b  # output dim i of the dot_general goes to where[i]
+    perm = tuple(sorted(range(len(where)), key=where.__getitem__))
+    a2 = lax.squeeze(a, tuple(a_sq)) if a_sq else a
+    b2 = lax.squeeze(b, tuple(b_sq)) if b_sq else b
+    na, nbb = aval_of(a2).ndim, aval_of(b2).ndim
     pref = None if preferred_element_type is None else dtypes.requested(preferred_element_type)
-    out = _dot(a2, b2, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))), pref)
-    shape = batch + (as_[-2],) * (av.ndim > 1) + (bs[-1],) * (bv.ndim > 1)
-    return reshape(out, shape)
+    out = _dot(a2, b2, ((na - 1,), (nbb - 1 - b_mat,)), (tuple(a_batch), tuple(b_batch)), pref)
+    if perm != tuple(range(len(perm))):
+        out = transpose(out, perm)
+    if both_sq:
+        out = lax.expand_dims(out, tuple(both_sq))
+    return out
 
 
 def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None,

@@ -14,8 +14,10 @@ its place that run after it: a step that joined a region placed earlier runs bef
 Reduction prologues: a reduction of a value computed in a region joins that region as its last
 use of the value (``sum(x * x)``: the products never reach memory). Its accumulator is an output
 of the region with zero strides along the reduced axes, reset to the reduction's identity
-before the region runs; such a region runs on one thread (its chunks would share the
-accumulator), and nothing in it may read the accumulator.
+before the region runs; its chunks cut only a dimension along which every accumulator moves
+(rows for a row statistic, columns for a bias gradient: csrc/step_region.c), so each chunk
+owns its accumulator elements and the sums are the one-thread sums; nothing in it may read the
+accumulator.
 
 Pairs: inside a region, a float32 transcendental (exp, sin, cos, log, tanh, logistic) whose
 value is read once, by an add, subtract or multiply of the region, and nowhere else, runs as one
@@ -25,6 +27,9 @@ available there, as it already was at its own.
 
 Epilogue fusion: a region that immediately follows a matmul whose result it alone consumes runs
 inside the matmul's thunk, on the product while it is still in cache (bias add + activation).
+A region over (B, T, N) on a (B*T, N) product (``x @ w + b`` with x (B, T, D)) runs as the same
+region over (B*T, N) when every operand's leading dims merge (steps._as_rows), so it too
+follows the kernel's rows.
 """
 from __future__ import annotations
 

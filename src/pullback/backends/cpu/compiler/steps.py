@@ -13,6 +13,7 @@ byte stride), ...)])``, the one format every kind shares (parsed by ``pb_parse_r
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 from .blocks import walk
@@ -141,16 +142,43 @@ def _bstrides(v: View, shape: tuple) -> tuple:
     return (0,) * len(shape)  # a 0-d operand broadcast over the region
 
 
-def _sliceable(epi: Step, prod: View, dims: tuple) -> bool:
+def _sliceable(epi: "Region", prod: View, reads: tuple, dims: tuple) -> bool:
     """The epilogue reads the (M, N) product row-major, element for element, so any rows (or
     columns) of it can run as soon as the same rows (columns) of the product exist."""
     bt, m, n, _ = dims
     es = prod.itemsize
-    if any("init" in mem.info for mem in epi.info["members"]):
+    if epi.inits:
         return False  # a reduction's accumulator spans every slice
-    return bt == 1 and tuple(epi.info["shape"]) == (m, n) and all(
-        v.offset == prod.offset and (m < 2 or v.strides[0] == n * es) and
-        (n < 2 or v.strides[1] == es) for v in epi.ins if v.buf is prod.buf)
+    return bt == 1 and epi.shape == (m, n) and all(
+        (m < 2 or epi.strides[k][0] == n * es) and (n < 2 or epi.strides[k][1] == es)
+        for k in reads)
+
+
+def _rows_merged(shape: tuple, strides: tuple) -> int | None:
+    """The byte stride of the leading dims of ``shape`` merged into one (their elements in C
+    order one stride apart), or None when they do not merge."""
+    dims = [(d, st) for d, st in zip(shape, strides) if d != 1]
+    for (_, outer), (d, inner) in zip(dims, dims[1:]):
+        if outer != inner * d:
+            return None
+    return dims[-1][1] if dims else 0
+
+
+def _as_rows(epi: "Region", m: int, n: int) -> "Region":
+    """An epilogue over (..., N) whose leading dims flatten to the product's M rows (``x @ w +
+    b`` with x (B, T, D): the product is (B*T, N), its bias-add region (B, T, N)) as the same
+    region over (M, N), when every operand's leading dims merge; else ``epi`` unchanged."""
+    shape = epi.shape
+    if len(shape) < 3 or shape[-1] != n or math.prod(shape[:-1]) != m:
+        return epi
+    strides = []
+    for st in epi.strides:
+        row = _rows_merged(shape[:-1], st[:-1])
+        if row is None:
+            return epi
+        strides.append((row, st[-1]))
+    return Region(**{**{k: getattr(epi, k) for k in Region.__slots__}, "shape": (m, n),
+                     "strides": tuple(strides)})
 
 
 class Dot(Spec):
@@ -167,12 +195,18 @@ class Dot(Spec):
     def emit(cls, s: Step, e: Emitter, streamed: frozenset = frozenset()) -> "Dot":
         a, b, c = s.ins[0], s.ins[1], s.outs[0]
         epi = s.info.get("epilogue")
-        reads = () if epi is None or not _sliceable(epi, c, s.info["dims"]) else \
-            tuple(k for k, v in enumerate(epi.ins) if v.buf is c.buf)
-        return cls(slots=tuple(s.info["slots"]), dims=tuple(s.info["dims"]),
+        dims = tuple(s.info["dims"])
+        spec, reads = None, ()
+        if epi is not None:
+            spec = _as_rows(Region.emit(epi, e, streamed), dims[1], dims[2])
+            reads = tuple(k for k, v in enumerate(epi.ins) if v.buf is c.buf and
+                          v.offset == c.offset)
+            if len(reads) != sum(v.buf is c.buf for v in epi.ins) or \
+                    not _sliceable(spec, c, reads, dims):
+                reads = ()
+        return cls(slots=tuple(s.info["slots"]), dims=dims,
                    refs=(e.ref(a), e.ref(b), e.ref(c)), strides=(a.strides, b.strides, c.strides),
-                   epilogue=Region.emit(epi, e, streamed) if epi is not None else None,
-                   reads=reads)
+                   epilogue=spec, reads=reads)
 
 
 class Reduce(Spec):

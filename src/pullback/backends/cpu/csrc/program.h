@@ -70,6 +70,7 @@ typedef struct thunk {
   rg_params rg;
   npy_intp grain;
   int ninit, nosplit;         /* accumulators to reset; never cut the space (reductions) */
+  unsigned splitdims;         /* region dims its chunks may cut (bit d: dimension d) */
   rg_init *inits;
   /* dot */
   int sa, sb, so;

@@ -263,7 +263,40 @@ static PyObject *program_profile(Program *self, PyObject *const *args, Py_ssize_
   return out;
 }
 
+/* split_dims() -> per step: the dimensions a region's chunks may cut (a tuple), None for
+ * other kinds (introspection: regions with reduction accumulators cut only some) */
+static PyObject *program_split_dims(Program *self, PyObject *unused) {
+  PyObject *out = PyList_New(self->nthunk);
+  for (int i = 0; out && i < self->nthunk; ++i) {
+    const thunk_t *t = &self->thunks[i];
+    PyObject *dims = Py_None;
+    if (t->kind == TH_REGION) {
+      if (!(dims = PyTuple_New(0))) { Py_CLEAR(out); break; }
+      for (int d = 0; d < t->ndim && !t->nosplit; ++d) {
+        if (!(t->splitdims >> d & 1)) continue;
+        PyObject *v = PyLong_FromLong(d);
+        if (!v || _PyTuple_Resize(&dims, PyTuple_GET_SIZE(dims) + 1) < 0) {
+          Py_XDECREF(v);
+          Py_XDECREF(dims);
+          dims = NULL;
+          break;
+        }
+        PyTuple_SET_ITEM(dims, PyTuple_GET_SIZE(dims) - 1, v);
+      }
+      if (!dims) { Py_CLEAR(out); break; }
+    } else {
+      Py_INCREF(dims);
+    }
+    PyList_SET_ITEM(out, i, dims);
+  }
+  return out;
+}
+
 static PyMethodDef program_methods[] = {
+  {"split_dims", (PyCFunction)program_split_dims, METH_NOARGS,
+   "split_dims() -> per step, the dimensions a region step's chunks may cut (None for other "
+   "kinds): a region with reduction accumulators cuts only those along which every "
+   "accumulator moves."},
   {"profile", (PyCFunction)(void (*)(void))program_profile, METH_FASTCALL,
    "profile(True) starts timing every step (profile(False) stops); profile() returns the mean "
    "seconds per step over the calls since."},

@@ -15,8 +15,9 @@
 #endif
 
 int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
-  /* compiler/steps.py's Region: inits are reduction accumulators (the region then runs on one
-   * thread: its chunks would share them) */
+  /* compiler/steps.py's Region: inits are reduction accumulators (the region's chunks then cut
+   * only dimensions along which every accumulator moves: each chunk owns its accumulator
+   * elements and adds into each in the order one thread would) */
   PyObject *shape, *refs, *strides, *items, *steps, *inits, *stream;
   long long grain;
   if (!(shape = pb_field_tuple(spec, "shape")) || !(refs = pb_field_tuple(spec, "refs")) ||
@@ -147,7 +148,7 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
   npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
   if (need > p->scratch_bytes) p->scratch_bytes = need;
   t->ninit = inits ? (int)PyTuple_GET_SIZE(inits) : 0;
-  t->nosplit = t->ninit > 0;
+  t->nosplit = 0;
   if (t->ninit) {
     t->inits = PyMem_Calloc((size_t)t->ninit, sizeof(rg_init));
     if (!t->inits) { PyErr_NoMemory(); return -1; }
@@ -168,6 +169,15 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
       }
     }
   }
+  /* a dimension whose every index moves every accumulator to other elements: chunks along it
+   * accumulate into disjoint elements, each over the same indices in the same order */
+  t->splitdims = 0;
+  for (int d = 0; d < t->ndim && d < 32; ++d) {
+    bool ok = t->shape[d] > 1;
+    for (int k = 0; k < t->ninit && ok; ++k) ok = t->strides[t->inits[k].ext * t->ndim + d] != 0;
+    if (ok) t->splitdims |= 1u << d;
+  }
+  t->nosplit = t->splitdims == 0;
   return 0;
 }
 
@@ -276,15 +286,17 @@ int pb_run_region(const thunk_t *t, run_ctx *c) {
   if (c->threads > 1 && n >= 2 * t->grain && t->ndim > 0 && !t->nosplit) {
     npy_intp want = n / t->grain, cap = 4 * (npy_intp)c->threads;
     if (want > cap) want = cap;
-    int dim = -1; /* the outermost dimension long enough, else the longest */
+    int dim = -1; /* the outermost dimension long enough, else the longest (of those it may cut) */
     for (int d = 0; d < t->ndim && dim < 0; ++d)
-      if (t->shape[d] >= want) dim = d;
+      if (t->splitdims >> d & 1 && t->shape[d] >= want) dim = d;
     if (dim < 0) {
-      dim = 0;
-      for (int d = 1; d < t->ndim; ++d)
-        if (t->shape[d] > t->shape[dim]) dim = d;
+      for (int d = 0; d < t->ndim; ++d)
+        if (t->splitdims >> d & 1 && (dim < 0 || t->shape[d] > t->shape[dim])) dim = d;
       if (want > t->shape[dim]) want = t->shape[dim];
     }
+    /* cutting the contiguous dimension shortens every row the kernels loop over: as few
+     * pieces as threads */
+    if (dim == t->ndim - 1 && t->ndim > 1 && want > c->threads) want = c->threads;
     j.dim = dim;
     j.chunks = want > 1 ? want : 1;
   }

@@ -22,8 +22,9 @@ _INLINE = "module://matplotlib_inline.backend_inline"
 
 
 def _kernel_env() -> dict:
-    # the backend Jupyter's kernel uses; the variable beats any matplotlibrc's `backend`
-    return {**os.environ, "MPLBACKEND": _INLINE}
+    # the backend Jupyter's kernel uses; the variable beats any matplotlibrc's `backend`.
+    # PULLBACK_NOTEBOOK_SMALL: notebooks that train for minutes take their small setting
+    return {**os.environ, "MPLBACKEND": _INLINE, "PULLBACK_NOTEBOOK_SMALL": "1"}
 
 
 def _declared_figures(nb) -> int:

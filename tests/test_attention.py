@@ -356,6 +356,34 @@ def test_vmap_of_masks_and_lengths_with_other_axes():
         np.testing.assert_allclose(g[1][i], w[1], rtol=1e-10, atol=1e-12)
 
 
+def test_vmap_of_tangents_and_cotangents_alone():
+    """Only the tangent (or cotangent) batched: the primitives see broadcast primal operands,
+    the log-sum-exp included (zero strides)."""
+    c = Case(1, 3, 4, 2, 1, 2, causal=True, cap=2.0, bias=normal((1, 2, 3, 4), 1))
+    f = lambda q, b: c.f(q, c.k, c.v, b)  # noqa: E731
+    ts = normal((3,) + c.q.shape, 5)
+    got = pb.vmap(lambda t: pb.jvp(f, (c.q, c.bias), (t, c.bias))[1])(ts)
+    for i, t in enumerate(ts):
+        np.testing.assert_allclose(got[i], pb.jvp(f, (c.q, c.bias), (t, c.bias))[1],
+                                   rtol=1e-12, atol=1e-13)
+    got = pb.vmap(lambda ct: pb.vjp(f, c.q, c.bias)[1](ct))(ts)
+    for i, t in enumerate(ts):
+        for a, b in zip(got, pb.vjp(f, c.q, c.bias)[1](t)):
+            np.testing.assert_allclose(a[i], b, rtol=1e-12, atol=1e-13)
+
+
+def test_hessians_agree_with_finite_differences():
+    c = Case(1, 3, 4, 2, 1, 2, causal=True, cap=2.0)
+    f = lambda q: (c.f(q, c.k, c.v) ** 2).sum()  # noqa: E731
+    g = pb.grad(f)
+    n, eps = c.q.size, 1e-6
+    fd = np.stack([(np.asarray(g(c.q + eps * e.reshape(c.q.shape))) -
+                    np.asarray(g(c.q - eps * e.reshape(c.q.shape)))).ravel() / (2 * eps)
+                   for e in np.eye(n)])
+    for h in (pb.hessian, lambda f: pb.jacfwd(pb.jacfwd(f)), lambda f: pb.jacrev(pb.jacrev(f))):
+        np.testing.assert_allclose(np.asarray(h(f)(c.q)).reshape(n, n), fd, atol=1e-7)
+
+
 def test_jit_equals_eager():
     c = Case(2, 70, 130, 4, 2, 16, np.float32, causal=True, window=(40, 3), cap=10.0,
              bias=normal((2, 1, 70, 130), 5, np.float32), mask=np.random.default_rng(1).random(

@@ -630,7 +630,9 @@ static int SUF(jvp)(const geom *g, const pb_operand *lse, const pb_operand *tq,
     const int64_t qb = task % nqb, n = (task / nqb) % N, b = task / (nqb * N);
     const int64_t kh = n / g->G, i0 = qb * BQ, m = T - i0 < BQ ? T - i0 : BQ;
     const int64_t qlen = geom_qlen(g, b), kvlen = geom_kvlen(g, b);
-    const R *lrow = (const R *)lse->data + (b * N + n) * T + i0;
+    /* the log-sum-exps of rows i0..: an operand, any strides (a batched tangent's broadcast) */
+    const char *lrow = (const char *)lse->data + b * lse->strides[0] + n * lse->strides[1] +
+                       i0 * lse->strides[2];
     SUF(load_rows)(s->q, OPND(q, b, i0, n), m, q->strides[1], q->strides[3], H, q->dtype);
     SUF(load_rows)(s->tq, OPND(tq, b, i0, n), m, tq->strides[1], tq->strides[3], H, tq->dtype);
     for (int64_t r = 0; r < m; ++r) s->any[r] = 0, s->m[r] = 0;  /* m: sum_j p dc */
@@ -659,7 +661,7 @@ static int SUF(jvp)(const geom *g, const pb_operand *lse, const pb_operand *tq,
           const R *tkh = s->tkt + h * BK;
           for (int64_t c = 0; c < nk; ++c) dc[c] += qh * tkh[c];
         }
-        const R li = lrow[r];
+        const R li = *(const R *)(lrow + r * lse->strides[2]);
         R cs = 0;
         for (int64_t c = 0; c < nk; ++c) {
           const R p = x[c] == -INFINITY ? 0 : EXP(x[c] - li);
@@ -800,9 +802,10 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
                    v->dtype);
     for (int64_t gi = 0; gi < G; ++gi) {
       const int64_t n = kh * G + gi;
-      const R *lse_n = (const R *)lse->data + (b * N + n) * T;
+      const char *lse_n = (const char *)lse->data + b * lse->strides[0] + n * lse->strides[1];
+      const int64_t ls = lse->strides[2];
       for (int64_t i = 0; i < qlen; ++i) /* fully masked rows */
-        if (lse_n[i] == marker) {
+        if (*(const R *)(lse_n + i * ls) == marker) {
           const char *src = OPND(d, b, i, n);
           for (int64_t h = 0; h < H; ++h) dsum[h] += (R)ld_any(src + h * d->strides[3], d->dtype);
         }
@@ -826,7 +829,7 @@ static int SUF(bwd)(const geom *g, const pb_operand *o, const pb_operand *lse,
           R acc = 0;
           for (int64_t h = 0; h < H; ++h) acc += dos[r * H + h] * os[r * H + h];
           delta[r] = acc;
-          lrow[r] = lse_n[i0 + r];
+          lrow[r] = *(const R *)(lse_n + (i0 + r) * ls);
         }
         for (int64_t j0 = jlo; j0 <= jhi; j0 += BK) {
           const int64_t nk = jhi + 1 - j0 < BK ? jhi + 1 - j0 : BK;

@@ -34,13 +34,28 @@ typedef struct {
 /* One row: its angles' (scaled, quarter-turned) cosines and sines in cs[0..np), sn[0..np), then
  * every head. LD/ST load and store one element as CT. */
 #define ROPE_ROW(NAME, T, CT, LD, ST)                                                             \
-  static void NAME(const char *xr, char *yr, int64_t H, int64_t D, int64_t sh, int64_t sd,        \
+  static PB_CLONES void NAME(const char *xr, char *yr, int64_t H, int64_t D, int64_t sh, int64_t sd,        \
                    int64_t np, int64_t half, int interleaved, int64_t rot, int pass_zero,        \
                    const CT *cs, const CT *sn) {                                                  \
     for (int64_t h = 0; h < H; ++h) {                                                             \
       const char *xh = xr + h * sh;                                                               \
       T *y = (T *)(yr + h * D * (int64_t)sizeof(T));                                              \
-      if (interleaved) {                                                                          \
+      if (sd == (int64_t)sizeof(T)) { /* contiguous features: loops the compiler vectorizes */    \
+        const T *xp = (const T *)xh;                                                              \
+        if (interleaved) {                                                                        \
+          for (int64_t i = 0; i < np; ++i) {                                                      \
+            const CT a = LD(xp[2 * i]), b = LD(xp[2 * i + 1]);                                    \
+            y[2 * i] = ST(a * cs[i] - b * sn[i]);                                                 \
+            y[2 * i + 1] = ST(a * sn[i] + b * cs[i]);                                             \
+          }                                                                                       \
+        } else {                                                                                  \
+          for (int64_t i = 0; i < np; ++i) {                                                      \
+            const CT a = LD(xp[i]), b = LD(xp[i + half]);                                         \
+            y[i] = ST(a * cs[i] - b * sn[i]);                                                     \
+            y[i + half] = ST(a * sn[i] + b * cs[i]);                                              \
+          }                                                                                       \
+        }                                                                                         \
+      } else if (interleaved) {                                                                   \
         for (int64_t i = 0; i < np; ++i) {                                                        \
           const CT a = LD(*(const T *)(xh + 2 * i * sd)), b = LD(*(const T *)(xh + (2 * i + 1) * sd)); \
           y[2 * i] = ST(a * cs[i] - b * sn[i]);                                                   \
@@ -106,6 +121,48 @@ static float load_pos_f32(const char *p, int dtype) {
     s *= (scale);                                                                                 \
   } while (0)
 
+typedef struct {
+  const pb_operand *pos; /* NULL: axial */
+  const char *freq;
+  int64_t np, end_x;
+  int sign, order, q, f64;
+} angle_job;
+
+/* The (scaled, quarter-turned) cosines and sines of token t's angles into out[0..np) and
+ * out[np..2np), in the compute type; p points at its position (NULL: axial). */
+static void angles(const angle_job *A, const char *p, int64_t t, char *out) {
+  const int64_t np = A->np;
+  if (A->f64) {
+    double pv = 0, px = 0, py = 0;
+    if (p) pv = load_pos(p, A->pos->dtype);
+    else { px = (double)(t % A->end_x); py = (double)(t / A->end_x); }
+    double *cs = (double *)out, *sn = cs + np;
+    for (int64_t i = 0; i < np; ++i) {
+      const double f = ((const double *)A->freq)[i];
+      const double a = (p ? pv : (i < np / 2 ? px : py)) * f;
+      double c = cos(a), s = A->sign * sin(a), sc = 1;
+      for (int k = 0; k < A->order; ++k) sc *= f;
+      QUARTER(double, c, s, A->q, sc);
+      cs[i] = c;
+      sn[i] = s;
+    }
+  } else {
+    float pv = 0, px = 0, py = 0;
+    if (p) pv = load_pos_f32(p, A->pos->dtype);
+    else { px = (float)(t % A->end_x); py = (float)(t / A->end_x); }
+    float *cs = (float *)out, *sn = cs + np;
+    for (int64_t i = 0; i < np; ++i) {
+      const float f = ((const float *)A->freq)[i];
+      const float a = (p ? pv : (i < np / 2 ? px : py)) * f;
+      float c = cosf(a), s = (float)A->sign * sinf(a), sc = 1;
+      for (int k = 0; k < A->order; ++k) sc *= f;
+      QUARTER(float, c, s, A->q, sc);
+      cs[i] = c;
+      sn[i] = s;
+    }
+  }
+}
+
 static int rope_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                        const void *params, pb_kernel_ctx *ctx) {
   const rope_params *p = (const rope_params *)params;
@@ -137,11 +194,9 @@ static int rope_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   const int pass_zero = p->order > 0;
   const int threads = pb_kernel_threads(ctx, rows * H * D, ROPE_GRAIN);
   const size_t esz = f64 ? sizeof(double) : sizeof(float);
-  char *tab = np ? ctx->scratch(ctx, (size_t)threads * 2 * (size_t)np * esz + (size_t)np * esz)
-                 : NULL;
-  if (np && !tab) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char *freq = np ? ctx->scratch(ctx, (size_t)np * esz) : NULL;
+  if (np && !freq) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   /* frequencies, rounded once to the compute type */
-  char *freq = tab;
   for (int64_t i = 0; i < np; ++i) {
     const double e = axial ? (double)(4 * (i % (D / 4))) / (double)D : (double)(2 * i) / (double)rot;
     const double f = 1.0 / pow(p->theta, e);
@@ -150,7 +205,26 @@ static int rope_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   }
   const int64_t *xs = x->strides, sh = xs[nd - 2], sd = xs[nd - 1];
   const int64_t rowbytes = H * D * (int64_t)y->itemsize;
-  const int sign = p->sign < 0 ? -1 : 1, order = p->order;
+  /* positions the same for every batch element (a (T,) broadcast, or axial): each token's
+   * cos/sin once in a shared table, instead of once per row */
+  int shared = rows > T;
+  if (pos)
+    for (int d = 0; d < nd - 3; ++d) shared &= pos->strides[d] == 0 || pos->shape[d] == 1;
+  const size_t per = 2 * (size_t)np * esz;
+  if (shared && (size_t)T * per > ((size_t)64 << 20)) shared = 0;
+  char *table = NULL;
+  if (np) {
+    table = ctx->scratch(ctx, shared ? (size_t)T * per : (size_t)threads * per);
+    if (!table) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  }
+  angle_job A = {pos, freq, np, p->end_x, p->sign < 0 ? -1 : 1, p->order, (int)q, f64};
+  if (shared && np) {
+    const int tt = pb_kernel_threads(ctx, T * np, ROPE_GRAIN / 16);
+#pragma omp parallel for num_threads(tt) schedule(static) if (tt > 1)
+    for (int64_t t = 0; t < T; ++t)
+      angles(&A, pos ? (const char *)pos->data + t * pos->strides[nd - 3] : NULL, t,
+             table + (size_t)t * per);
+  }
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #ifdef _OPENMP
@@ -158,8 +232,6 @@ static int rope_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
 #else
     const int tid = 0;
 #endif
-    char *cs = tab + (size_t)np * esz + (size_t)tid * 2 * (size_t)np * esz;
-    char *sn = cs + (size_t)np * esz;
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       /* the row's offsets in x and positions (leading dims ..., T) */
@@ -171,33 +243,13 @@ static int rope_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
         if (pos) po += i * pos->strides[d];
       }
       const int64_t t = r % T;
-      if (f64) {
-        double pv = 0, px = 0, py = 0;
-        if (pos) pv = load_pos((const char *)pos->data + po, pos->dtype);
-        else { px = (double)(t % p->end_x); py = (double)(t / p->end_x); }
-        for (int64_t i = 0; i < np; ++i) {
-          const double f = ((const double *)freq)[i];
-          const double a = (pos ? pv : (i < np / 2 ? px : py)) * f;
-          double c = cos(a), s = sign * sin(a), sc = 1;
-          for (int k = 0; k < order; ++k) sc *= f;
-          QUARTER(double, c, s, q, sc);
-          ((double *)cs)[i] = c;
-          ((double *)sn)[i] = s;
-        }
-      } else {
-        float pv = 0, px = 0, py = 0;
-        if (pos) pv = load_pos_f32((const char *)pos->data + po, pos->dtype);
-        else { px = (float)(t % p->end_x); py = (float)(t / p->end_x); }
-        for (int64_t i = 0; i < np; ++i) {
-          const float f = ((const float *)freq)[i];
-          const float a = (pos ? pv : (i < np / 2 ? px : py)) * f;
-          float c = cosf(a), s = (float)sign * sinf(a), sc = 1;
-          for (int k = 0; k < order; ++k) sc *= f;
-          QUARTER(float, c, s, q, sc);
-          ((float *)cs)[i] = c;
-          ((float *)sn)[i] = s;
-        }
+      char *cs = table;
+      if (np && shared) cs = table + (size_t)t * per;
+      else if (np) {
+        cs = table + (size_t)tid * per;
+        angles(&A, pos ? (const char *)pos->data + po : NULL, t, cs);
       }
+      const char *sn = cs + (size_t)np * esz;
       const char *xr = (const char *)x->data + xo;
       char *yr = (char *)y->data + r * rowbytes;
       switch (x->dtype) {

@@ -427,7 +427,15 @@ def test_errors_under_jit_and_vmap():
 
 def test_against_jax_formulas():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)  # restored: later tests expect JAX's default
+    try:
+        _against_jax_formulas(jax)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+
+
+def _against_jax_formulas(jax):
     jjnp = jax.numpy
 
     def jln(x, s, b):

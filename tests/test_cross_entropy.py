@@ -154,6 +154,17 @@ def test_long_rows_and_large_logits_are_stable():
     np.testing.assert_allclose(g.sum(-1), 0, atol=1e-5)  # softmax - onehot sums to 0
 
 
+def test_probability_labels_keep_precision_at_large_logits():
+    # optax's -sum(y * log_softmax(l)) keeps (l - max) apart from log(sum exp): a float32 lse
+    # of 1e4 + log 2 would round log 2 to 2**-10
+    logits = np.array([[1e4, 1e4, -1e4], [-1e4, 3e4, 3e4 - 1.0]], np.float32)
+    labels = np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]], np.float32)
+    want = [np.log(2.0), np.log1p(np.exp(-1.0)) + 0.5]
+    np.testing.assert_allclose(np.asarray(prob_xent(logits, labels)), want, rtol=1e-6)
+    g = pb.grad(lambda y: jnp.sum(prob_xent(logits, y)))(labels)  # -log_softmax
+    np.testing.assert_allclose(np.asarray(g)[0, :2], [np.log(2.0)] * 2, rtol=1e-6)
+
+
 # ---- optax's values (optax 0.2.8 on JAX 0.10, hard-coded) ----
 
 def test_optax_docstring_values():

@@ -201,17 +201,7 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: Axis = -1,
       ``-sum(labels * log_softmax(logits))`` over ``axis``.
     """
     _check_subdtype("softmax_cross_entropy", "logits", logits, jnp.floating)
-    logits = jnp.asarray(logits)
-    if where is not None and np.ndim(where) != logits.ndim:
-        where = jnp.expand_dims(where, axis)
-    log_probs = nn.log_softmax(logits, axis, where)
-    return -(labels * log_probs).sum(axis, where=where)
-
-
-def _canonical_axis(fn: str, axis: int, ndim: int) -> int:
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for logits of rank {ndim}")
-    return axis % ndim
+    return nn.softmax_cross_entropy(logits, labels, axis=axis, where=where)  # one fused kernel
 
 
 def softmax_cross_entropy_with_integer_labels(logits: Any, labels: Any,
@@ -236,30 +226,7 @@ def softmax_cross_entropy_with_integer_labels(logits: Any, labels: Any,
     fn = "softmax_cross_entropy_with_integer_labels"
     _check_subdtype(fn, "logits", logits, jnp.floating)
     _check_subdtype(fn, "labels", labels, jnp.integer)
-    logits = jnp.asarray(logits)
-    if where is not None and np.ndim(where) != logits.ndim:
-        where = jnp.expand_dims(where, axis)
-    if isinstance(axis, int):
-        axis = _canonical_axis(fn, axis, logits.ndim)
-    elif isinstance(axis, tuple):
-        class_axes = tuple(_canonical_axis(fn, a, logits.ndim) for a in axis)
-        batch_axes = tuple(a for a in range(logits.ndim) if a not in class_axes)
-        axis = len(batch_axes)
-        # move the class axes last and flatten them into one
-        logits = logits.transpose(batch_axes + class_axes)
-        logits = logits.reshape(logits.shape[:axis] + (-1,))
-        if where is not None:
-            where = jnp.asarray(where).transpose(batch_axes + class_axes)
-            where = where.reshape(where.shape[:axis] + (-1,))
-    else:
-        raise ValueError(f"{fn}: keyword argument 'axis' must be of type 'int' or "
-                         f"'tuple[int, ...]' but actual type is {type(axis)}.")
-    label_logits = jnp.take_along_axis(logits, jnp.expand_dims(labels, axis),
-                                       axis=axis).take(0, axis=axis)
-    out = nn.logsumexp(logits, axis=axis, where=where) - label_logits
-    if where is not None:
-        out = jnp.where(jnp.any(where, axis), out, 0.0)
-    return out
+    return nn.softmax_cross_entropy_with_integer_labels(logits, labels, axis=axis, where=where)
 
 
 @custom_jvp

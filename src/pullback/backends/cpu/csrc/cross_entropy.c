@@ -249,7 +249,7 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
     CT *dst = direct_out ? (CT *)orow : tb;                                                       \
     if (mode == XENT_GRAD || mode == XENT_PROBS) se = expstore_##SUF(lg, dst, C, sh);             \
     else if (mode != XENT_TAN) se = sumexp_##SUF(lg, C, sh);                                      \
-    const CT lse = (CT)log((double)se) + sh; /* (unused by TAN) */                               \
+    const CT lsh = (CT)log((double)se), lse = lsh + sh; /* (unused by TAN) */                    \
     int64_t label = -1;                                                                           \
     CT ysum = 1;                                                                                  \
     if (Y && J->integer) { /* JAX's take_along_axis: negative labels count from the end */       \
@@ -270,10 +270,10 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
           /* JAX's gather from an empty class axis reads 0: the loss is lse = -inf */           \
           loss = C == 0 ? lse : label < 0 ? (CT)NAN : lse - (CT)ld_f(lrow + label * cs, L->dtype); \
         } else if (W) { /* masked classes add nothing (not 0 * inf) */                           \
-          for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? lg[c] : lse;                           \
-          loss = dotdiff_##SUF(yb, tb, C, lse);                                                   \
-        } else {                                                                                  \
-          loss = dotdiff_##SUF(yb, lg, C, lse);                                                  \
+          for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? lg[c] : sh;                            \
+          loss = dotdiff_##SUF(yb, tb, C, sh) + ysum * lsh;                                       \
+        } else { /* optax's log_softmax order: (sh - l) + log(se), exact at large logits */      \
+          loss = dotdiff_##SUF(yb, lg, C, sh) + ysum * lsh;                                       \
         }                                                                                         \
         st_f(orow, O->dtype, (double)loss);                                                       \
         break;                                                                                    \
@@ -298,8 +298,8 @@ static inline int64_t lead_offset(const pb_operand *o, int nlead, int64_t r) {
       }                                                                                           \
       case XENT_LGRAD: {                                                                          \
         const CT g = (CT)ld_f((const char *)E->data + lead_offset(E, nl, r), E->dtype);           \
-        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? g * (lse - lg[c]) : 0;            \
-        else for (int64_t c = 0; c < C; ++c) tb[c] = g * (lse - lg[c]);                          \
+        if (W) for (int64_t c = 0; c < C; ++c) tb[c] = mk[c] ? g * ((sh - lg[c]) + lsh) : 0;     \
+        else for (int64_t c = 0; c < C; ++c) tb[c] = g * ((sh - lg[c]) + lsh);                   \
         STOREROW(orow, C, O->dtype, tb);                                                          \
         break;                                                                                    \
       }                                                                                           \

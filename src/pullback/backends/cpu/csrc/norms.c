@@ -34,7 +34,7 @@
 #define NMAXOP 8        /* operands of the layout (the partial-sum pseudo operand included) */
 #define NORM_GRAIN 32768 /* elements per thread */
 #define NMAXCHUNK 16    /* row chunks of the backward's partial sums */
-#define NTILE 16        /* rows of a tile (channels-first layouts) */
+#define NTILE 64        /* the most rows of a tile (channels-first layouts) */
 
 typedef struct {
   int64_t rmask;   /* bit d: axis d of x is reduced */
@@ -47,7 +47,8 @@ typedef struct {
 typedef struct {
   char *base;
   int isz;
-  int contig;    /* one column dim of stride isz */
+  int contig;    /* contiguous along the whole row */
+  int incompute; /* holds compute-type values (a tile), whatever the dtype */
   int64_t rstr[PB_MAXDIMS], cstr[PB_MAXDIMS];
 } norm_op;
 
@@ -105,6 +106,7 @@ static void layout_build(norm_layout *L, int ndim, const int64_t *shape, int64_t
     for (int d = L->ncd - 2; d >= 0 && c; --d)
       c = L->op[o].cstr[d] == L->op[o].cstr[d + 1] * L->cshape[d + 1];
     L->op[o].contig = c;
+    L->op[o].incompute = 0;
   }
 }
 
@@ -283,7 +285,32 @@ PB_KERNELS(kernels)
 #define F(name) CAT(name, SUF)
 
 /* Loads n strided elements of dtype dt as CT. */
+/* contiguous 16-bit runs: loops the compiler vectorises (the strided ones below do not) */
+static PB_CLONES void F(ld_f16)(const uint16_t *p, int64_t n, CT *out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (CT)pb_half_to_float(p[i]);
+}
+static PB_CLONES void F(ld_bf16)(const uint16_t *p, int64_t n, CT *out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (CT)pb_bf16_to_f32(p[i]);
+}
+static PB_CLONES void F(st_f16)(uint16_t *p, int64_t n, const CT *v) {
+  for (int64_t i = 0; i < n; ++i) p[i] = pb_float_to_half((float)v[i]);
+}
+static PB_CLONES void F(st_bf16)(uint16_t *p, int64_t n, const CT *v) {
+  for (int64_t i = 0; i < n; ++i) { /* pb_f32_to_bf16 without its early return */
+    const float f = (float)v[i];
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    const uint32_t nan = (u & 0x7fffffffu) > 0x7f800000u;
+    p[i] = (uint16_t)(nan ? (u >> 16) | 0x40u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
 static void F(load_run)(int dt, const char *p, int64_t s, int64_t n, CT *out) {
+  if (s == 2 && (dt == PB_F16 || dt == PB_BF16)) {
+    if (dt == PB_F16) F(ld_f16)((const uint16_t *)p, n, out);
+    else F(ld_bf16)((const uint16_t *)p, n, out);
+    return;
+  }
   if (s == 0 && n > 1) { /* a parameter constant along these columns */
     F(load_run)(dt, p, 0, 1, out);
     for (int64_t i = 1; i < n; ++i) out[i] = out[0];
@@ -305,6 +332,11 @@ static void F(load_run)(int dt, const char *p, int64_t s, int64_t n, CT *out) {
 }
 
 static void F(store_run)(int dt, char *p, int64_t s, int64_t n, const CT *v) {
+  if (s == 2 && (dt == PB_F16 || dt == PB_BF16)) {
+    if (dt == PB_F16) F(st_f16)((uint16_t *)p, n, v);
+    else F(st_bf16)((uint16_t *)p, n, v);
+    return;
+  }
   switch (dt) {
     case PB_F32: for (int64_t i = 0; i < n; ++i) *(float *)(p + i * s) = (float)v[i]; break;
     case PB_F64: for (int64_t i = 0; i < n; ++i) *(double *)(p + i * s) = (double)v[i]; break;
@@ -321,7 +353,8 @@ static inline bool F(native)(int dt) { return sizeof(CT) == 8 ? dt == PB_F64 : d
 /* Columns [c0, c0 + n) of operand o in the row at `off`: a pointer into it when it is
  * contiguous in CT, else gathered (converted) into buf. */
 static const CT *F(get)(const norm_layout *L, int o, int64_t off, int64_t c0, int64_t n, CT *buf) {
-  if (L->op[o].contig && F(native)(L->dt)) return (const CT *)(L->op[o].base + off) + c0;
+  if (L->op[o].contig && (F(native)(L->dt) || L->op[o].incompute))
+    return (const CT *)(L->op[o].base + off) + c0;
   const int dt = L->dt;
 #define LOAD_RUN(at, st, cnt, done) F(load_run)(dt, L->op[o].base + (at), st, cnt, buf + (done))
   COL_WALK(L, o, off, c0, n, LOAD_RUN);
@@ -343,12 +376,13 @@ static const CT *F(get1)(const norm_layout *L, int o, int64_t off, int64_t c0, i
 
 /* Where to compute output columns: the output itself when contiguous in CT, else buf. */
 static CT *F(dst)(const norm_layout *L, int o, int64_t off, int64_t c0, CT *buf) {
-  if (L->op[o].contig && F(native)(L->dt)) return (CT *)(L->op[o].base + off) + c0;
+  if (L->op[o].contig && (F(native)(L->dt) || L->op[o].incompute))
+    return (CT *)(L->op[o].base + off) + c0;
   return buf;
 }
 
 static void F(put)(const norm_layout *L, int o, int64_t off, int64_t c0, int64_t n, const CT *v) {
-  if (L->op[o].contig && F(native)(L->dt)) return;
+  if (L->op[o].contig && (F(native)(L->dt) || L->op[o].incompute)) return;
   const int dt = L->dt;
 #define STORE_RUN(at, st, cnt, done) F(store_run)(dt, L->op[o].base + (at), st, cnt, v + (done))
   COL_WALK(L, o, off, c0, n, STORE_RUN);
@@ -677,16 +711,22 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
   const int xin[2] = {0, kind == K_TAN ? 1 + np : 1};
   const int xo = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
   const int last = L->nrd - 1;
-  bool tiled = F(native)(L->dt) && L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
+  bool tiled = L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
   for (int k = 0; k <= nxin && tiled; ++k) {
     const norm_op *op = &L->op[k < nxin ? xin[k] : xo];
-    tiled = op->rstr[last] == (int64_t)sizeof(CT) && !op->contig;
+    tiled = op->rstr[last] == op->isz && !op->contig;
   }
   int64_t *coff = NULL; /* byte offset of every column, per tiled operand */
+  /* rows per tile: each column read is ntile contiguous elements (whole lines, which the
+   * adjacent-line prefetcher pairs), a tile of one operand at most 32 Ki elements (in L2):
+   * measured with the prefetch below, 8.4 -> 6.4 ms CPU time for a LayerNorm2d of
+   * 8x256x32x32 float32, against 0.9 ms channels-last: the transposing copies remain) */
+  int64_t ntile = 32768 / (L->ncols > 1 ? L->ncols : 1);
+  ntile = ntile < 16 ? 16 : ntile > NTILE ? NTILE : ntile;
   CT *tiles = NULL;
   if (tiled) {
     coff = ctx->scratch(ctx, sizeof(int64_t) * (size_t)(nxin + 1) * (size_t)L->ncols);
-    tiles = ctx->scratch(ctx, sizeof(CT) * (size_t)((nxin + 1) * NTILE) * (size_t)L->ncols *
+    tiles = ctx->scratch(ctx, sizeof(CT) * (size_t)((nxin + 1) * ntile) * (size_t)L->ncols *
                                   (size_t)(nt > 0 ? nt : 1));
     if (!coff || !tiles) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for tiles");
     for (int k = 0; k <= nxin; ++k) {
@@ -733,21 +773,27 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     const int64_t nc = L->ncols, rowb = nc * (int64_t)sizeof(CT);
     CT *tile[3];
     for (int k = 0; k <= nxin; ++k) {
-      tile[k] = tiles + ((size_t)tid * (size_t)(nxin + 1) + (size_t)k) * NTILE * (size_t)nc;
+      tile[k] = tiles + ((size_t)tid * (size_t)(nxin + 1) + (size_t)k) * (size_t)ntile * (size_t)nc;
       norm_op *op = &T.op[k < nxin ? xin[k] : xo];
       op->base = (char *)tile[k];
       op->contig = 1;
+      op->incompute = 1;
     }
     for (int64_t r = r0; r < r1;) {
       int64_t n = L->rshape[last] - it.idx[last];
       if (n > r1 - r) n = r1 - r;
-      if (n > NTILE) n = NTILE;
+      if (n > ntile) n = ntile;
       for (int k = 0; k < nxin; ++k) { /* gather: column c of the tile's rows is contiguous */
         const char *src = L->op[xin[k]].base + it.off[xin[k]];
         const int64_t *co = coff + (size_t)k * (size_t)nc;
         for (int64_t cc = 0; cc < nc; ++cc) {
-          const CT *q = (const CT *)(src + co[cc]);
-          for (int64_t j = 0; j < n; ++j) tile[k][j * nc + cc] = q[j];
+          CT col[NTILE];
+          /* the next tile's part of this column: no hardware prefetcher follows ncols
+           * streams at once */
+          for (int64_t b = 0; b < n * L->op[xin[k]].isz; b += 64)
+            __builtin_prefetch(src + co[cc] + n * L->op[xin[k]].isz + b, 0, 3);
+          F(load_run)(L->dt, src + co[cc], L->op[xin[k]].isz, n, col);
+          for (int64_t j = 0; j < n; ++j) tile[k][j * nc + cc] = col[j];
         }
       }
       char *dst = L->op[xo].base + it.off[xo];
@@ -763,8 +809,9 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
       }
       const int64_t *co = coff + (size_t)nxin * (size_t)nc;
       for (int64_t cc = 0; cc < nc; ++cc) { /* scatter the output tile back */
-        CT *q = (CT *)(dst + co[cc]);
-        for (int64_t j = 0; j < n; ++j) q[j] = tile[nxin][j * nc + cc];
+        CT col[NTILE];
+        for (int64_t j = 0; j < n; ++j) col[j] = tile[nxin][j * nc + cc];
+        F(store_run)(L->dt, dst + co[cc], L->op[xo].isz, n, col);
       }
       r += n;
     }

@@ -1,21 +1,17 @@
 /* attention.c's float32 tile products on AVX-512: register-blocked scores (8 x 32), products
- * accumulated into 4 x 64 blocks, and 16 x 16 register transposes of keys. Included by
+ * accumulated into 4 x 64 blocks, and keys transposed through 16 x 16 register blocks. Included by
  * attention.c only (it defines the kernel ABI types and PB_AVX512 before). */
 #ifndef PB_ATTENTION_TILES_H
 #define PB_ATTENTION_TILES_H
 
 /* (the generic loops of attention.c are the float64 and non-AVX-512 path) */
 #if PB_HAVE_AVX512
-#include <immintrin.h>
-static inline PB_AVX512 __mmask16 lanes(int64_t w) { /* the first w of 16 lanes */
-  return w >= 16 ? (__mmask16)0xffff : w <= 0 ? (__mmask16)0 : (__mmask16)((1u << w) - 1);
-}
-
+#include "avx512_regs.h"
 /* c (m x n, ldc) = a (m x H) @ bt (H x n, ldb): 8 rows x 32 columns of c in registers */
 static PB_AVX512 void nt_avx512(int64_t m, int64_t n, int64_t H, const float *a,
                                 const float *bt, int64_t ldb, float *c, int64_t ldc) {
   for (int64_t j = 0; j < n; j += 32) {
-    const __mmask16 k0 = lanes(n - j), k1 = lanes(n - j - 16);
+    const __mmask16 k0 = pb_lanes16(n - j), k1 = pb_lanes16(n - j - 16);
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
       __m512 x[8], y[8];
@@ -58,7 +54,7 @@ static PB_AVX512 void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a
   for (int64_t h0 = 0; h0 < H; h0 += 64) {
     __mmask16 k[4];
 #pragma GCC unroll 4
-    for (int u = 0; u < 4; ++u) k[u] = lanes(H - h0 - 16 * u);
+    for (int u = 0; u < 4; ++u) k[u] = pb_lanes16(H - h0 - 16 * u);
     int64_t i = 0;
     for (; i + 4 <= m; i += 4) {
       __m512 acc[4][4];
@@ -99,31 +95,6 @@ static PB_AVX512 void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a
     }
   }
 }
-/* 16 vectors as the rows of a 16x16 matrix, transposed in place (as gemm.c's transpose16) */
-static inline PB_AVX512 void tr16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]),
-                  c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
-    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int i = 0; i < 8; ++i) {
-    const int x = i / 4 * 8 + i % 4, y = x + 4;
-    t[x] = _mm512_shuffle_f32x4(r[x], r[y], 0x88);
-    t[y] = _mm512_shuffle_f32x4(r[x], r[y], 0xdd);
-  }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
-}
 
 /* dst[h * ld + r] = src[r * rs + h] (rs in floats): 16 x 16 blocks through registers instead
  * of stores ld apart */
@@ -131,14 +102,14 @@ static PB_AVX512 void cols_avx512(float *dst, int64_t ld, const float *src, int6
                                   int64_t rs, int64_t H) {
   for (int64_t r0 = 0; r0 < rows; r0 += 16) {
     const int64_t nr = rows - r0 < 16 ? rows - r0 : 16;
-    const __mmask16 kr = lanes(nr);
+    const __mmask16 kr = pb_lanes16(nr);
     for (int64_t h0 = 0; h0 < H; h0 += 16) {
       const int64_t nh = H - h0 < 16 ? H - h0 : 16;
-      const __mmask16 kh = lanes(nh);
+      const __mmask16 kh = pb_lanes16(nh);
       __m512 x[16];
       for (int u = 0; u < 16; ++u)
         x[u] = u < nr ? _mm512_maskz_loadu_ps(kh, src + (r0 + u) * rs + h0) : _mm512_setzero_ps();
-      tr16(x);
+      pb_transpose16(x);
       for (int u = 0; u < nh; ++u) _mm512_mask_storeu_ps(dst + (h0 + u) * ld + r0, kr, x[u]);
     }
   }

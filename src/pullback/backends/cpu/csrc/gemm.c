@@ -25,7 +25,7 @@
 #include <string.h>
 
 #if PB_HAVE_AVX512
-#include <immintrin.h>
+#include "avx512_regs.h"
 
 #define MR 14
 #define NR 32
@@ -99,36 +99,6 @@ static const kernel_fn packed_kernels[MR + 1] = {
     NULL, packed_1, packed_2, packed_3, packed_4, packed_5, packed_6, packed_7,
     packed_8, packed_9, packed_10, packed_11, packed_12, packed_13, packed_14};
 
-static inline PB_AVX512 __mmask16 mask_of(npy_intp w) { /* the first w of 16 lanes */
-  return w >= 16 ? (__mmask16)0xffff : w <= 0 ? (__mmask16)0 : (__mmask16)((1u << w) - 1);
-}
-
-/* 16 vectors as the rows of a 16x16 matrix, transposed in place */
-static inline PB_AVX512 void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]),
-                  c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
-    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int i = 0; i < 8; ++i) { /* 128-bit lanes: pairs (0, 4), (1, 5), ..., (8, 12), ... */
-    const int x = i / 4 * 8 + i % 4, y = x + 4;
-    t[x] = _mm512_shuffle_f32x4(r[x], r[y], 0x88);
-    t[y] = _mm512_shuffle_f32x4(r[x], r[y], 0xdd);
-  }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
-}
-
 /* B (k, j) = b[k * rs + j * cs] (strides in floats), k < kc, j < n: NR-wide k-major panels */
 static PB_AVX512 void pack_b(npy_intp kc, npy_intp n, const float *b, npy_intp rs, npy_intp cs,
                              float *bp) {
@@ -147,8 +117,8 @@ static PB_AVX512 void pack_b(npy_intp kc, npy_intp n, const float *b, npy_intp r
         _mm512_store_ps(d + 16, _mm512_loadu_ps(s + j + 16));
       }
       if (j < n) { /* the last panel, zero padded */
-        _mm512_store_ps(d, _mm512_maskz_loadu_ps(mask_of(n - j), s + j));
-        _mm512_store_ps(d + 16, _mm512_maskz_loadu_ps(mask_of(n - j - 16), s + j + 16));
+        _mm512_store_ps(d, _mm512_maskz_loadu_ps(pb_lanes16(n - j), s + j));
+        _mm512_store_ps(d + 16, _mm512_maskz_loadu_ps(pb_lanes16(n - j - 16), s + j + 16));
       }
     }
     return;
@@ -161,7 +131,7 @@ static PB_AVX512 void pack_b(npy_intp kc, npy_intp n, const float *b, npy_intp r
         for (int h = 0; h < 2; ++h) {
           __m512 r[16];
           for (int t = 0; t < 16; ++t) r[t] = _mm512_loadu_ps(b + (j + h * 16 + t) * cs + k);
-          transpose16(r);
+          pb_transpose16(r);
           for (int q = 0; q < 16; ++q) _mm512_store_ps(bp + (k + q) * NR + h * 16, r[q]);
         }
     for (; k < kc; ++k)
@@ -173,18 +143,18 @@ static PB_AVX512 void pack_b(npy_intp kc, npy_intp n, const float *b, npy_intp r
 static PB_AVX512 void pack_a(npy_intp m, npy_intp kc, const float *a, npy_intp rs, npy_intp cs,
                              float *ap) {
   if (rs == 1) { /* A transposed: its m values at each k are contiguous */
-    const __mmask16 mk = mask_of(m);
+    const __mmask16 mk = pb_lanes16(m);
     for (npy_intp k = 0; k < kc; ++k)
       _mm512_mask_storeu_ps(ap + k * m, mk, _mm512_maskz_loadu_ps(mk, a + k * cs));
     return;
   }
   npy_intp k = 0;
   if (cs == 1) { /* rows contiguous: 16 columns of the strip at a time, transposed */
-    const __mmask16 mk = mask_of(m);
+    const __mmask16 mk = pb_lanes16(m);
     for (; k + 16 <= kc; k += 16) {
       __m512 r[16];
       for (int t = 0; t < 16; ++t) r[t] = t < m ? _mm512_loadu_ps(a + t * rs + k) : _mm512_setzero_ps();
-      transpose16(r);
+      pb_transpose16(r);
       for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(ap + (k + q) * m, mk, r[q]);
     }
   }
@@ -234,7 +204,7 @@ static PB_AVX512 void strip_pass(npy_intp m, npy_intp kc, npy_intp nc, const flo
     f = packed_kernels[m];
   }
   for (npy_intp j = 0; j < nc; j += NR)
-    f(kc, a, rs, bp + j * kc, c + j, ldc, mask_of(nc - j), mask_of(nc - j - 16), acc);
+    f(kc, a, rs, bp + j * kc, c + j, ldc, pb_lanes16(nc - j), pb_lanes16(nc - j - 16), acc);
 }
 
 /* blocks of B packed so far, all threads (tests check that a block is packed once per call

@@ -6,7 +6,11 @@
  *   normalize           x, [scale], [bias]              -> y = xhat * scale + bias
  *   normalize_tangent   dx, [dscale], [dbias], x, [s]   -> dy (the jvp, linear in dx, ds, db)
  *   normalize_backward  g, x, [s]                       -> dx, [dscale], [dbias] (its transpose)
+ *   add_normalize       a, b, [scale], [bias]           -> h = a + b, y = normalize(h)
  *
+ * (add_normalize: a compiled program's residual add feeding a norm, rewritten by
+ * transforms/passes/norm_fusion.py, so h is written in the norm's row pass instead of a
+ * separate element-wise pass over memory.)
  * with xhat = (x - mean) * rstd (rms: x * rstd), rstd = 1 / sqrt(var + eps) (rms: of mean(x^2)).
  * Statistics per row are computed in blocks of NB columns loaded into cache: each block's mean
  * and centred sum of squares in two in-cache passes, blocks combined with Chan's formula in
@@ -161,7 +165,7 @@ static void row_next(const norm_layout *L, row_iter *it) {
   } while (0)
 
 /* The kernels' operand roles */
-enum { K_FWD, K_TAN, K_BWD };
+enum { K_FWD, K_TAN, K_BWD, K_ADD };
 
 /* Thread scratch: the blocks of one row (x, the other x-shaped input, two parameter blocks,
  * the output, two temporaries). */
@@ -190,8 +194,9 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
                        const void *params, pb_kernel_ctx *ctx) {
   const norm_params *p = params;
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
-  const int want_in = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
-  const int want_out = kind == K_BWD ? 1 + np : 1;
+  const int want_in = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs
+                                                              : kind == K_ADD ? 2 + np : 2 + hs;
+  const int want_out = kind == K_BWD ? 1 + np : kind == K_ADD ? 2 : 1;
   if (nin != want_in || nout != want_out)
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "expected %d inputs and %d outputs, got %d and %d",
                           want_in, want_out, nin, nout);
@@ -212,7 +217,7 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
     isparam[n++] = kind == K_FWD ? i > 0 : kind == K_TAN ? (i >= 1 && i <= np) || i > 1 + np
                                                          : i > 1;
   }
-  for (int i = 0; i < nout; ++i) { all[n] = &outs[i]; isparam[n++] = i > 0; }
+  for (int i = 0; i < nout; ++i) { all[n] = &outs[i]; isparam[n++] = kind == K_BWD && i > 0; }
   for (int i = 0; i < n; ++i) {
     const pb_operand *o = all[i];
     bool ok = o->dtype == dt && o->ndim == (isparam[i] ? psz_nd : ndim);
@@ -223,7 +228,8 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
   const int64_t size = pb_operand_size(x);
   const bool dbl = dt == PB_F64;
   if (size == 0) { /* nothing to normalise; parameter gradients are empty sums */
-    for (int i = 1; i < nout; ++i) memset(outs[i].data, 0, (size_t)(psize * outs[i].itemsize));
+    if (kind == K_BWD)
+      for (int i = 1; i < nout; ++i) memset(outs[i].data, 0, (size_t)(psize * outs[i].itemsize));
     return 0;
   }
   /* the layout: every operand but the backward's parameter gradients, which are written by
@@ -271,10 +277,16 @@ static int normalize_backward_kernel(const pb_operand *ins, int nin, pb_operand 
   return norm_kernel(K_BWD, ins, nin, outs, nout, params, ctx);
 }
 
+static int add_normalize_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                const void *params, pb_kernel_ctx *ctx) {
+  return norm_kernel(K_ADD, ins, nin, outs, nout, params, ctx);
+}
+
 static const pb_kernel_def kernels[] = {
   {"normalize", normalize_kernel, -1, 1, sizeof(norm_params)},
   {"normalize_tangent", normalize_tangent_kernel, -1, 1, sizeof(norm_params)},
   {"normalize_backward", normalize_backward_kernel, -1, -1, sizeof(norm_params)},
+  {"add_normalize", add_normalize_kernel, -1, 2, sizeof(norm_params)},
 };
 PB_KERNELS(kernels)
 
@@ -601,6 +613,31 @@ static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t
   }
 }
 
+/* add_normalize: h = a + b written block by block, then the forward of the row of h (read
+ * back from h, in cache: for 16-bit types that is the rounded sum, as a separate add gives).
+ * Layout operands a, b, [s], [bias], h, y; X is L with operands h, [s], [bias], y. */
+static PB_CLONES void F(add_block)(const CT *a, const CT *b, int64_t n, CT *h) {
+  for (int64_t i = 0; i < n; ++i) h[i] = a[i] + b[i];
+}
+
+static void F(row_add)(const norm_layout *L, const norm_layout *X, const norm_params *p,
+                       const int64_t *off, CT **buf) {
+  const int np = (p->has_scale != 0) + (p->has_bias != 0), ho = 2 + np;
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *a = F(get)(L, 0, off[0], c0, nb, buf[B_G]);
+    const CT *b = F(get)(L, 1, off[1], c0, nb, buf[B_T1]);
+    CT *h = F(dst)(L, ho, off[ho], c0, buf[B_T2]);
+    F(add_block)(a, b, nb, h);
+    F(put)(L, ho, off[ho], c0, nb, h);
+  }
+  int64_t xoff[NMAXOP];
+  xoff[0] = off[ho];
+  for (int o = 0; o < np; ++o) xoff[1 + o] = off[2 + o];
+  xoff[1 + np] = off[ho + 1];
+  F(row_fwd)(X, p, xoff, buf);
+}
+
 static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
   const int dxo = 0, dso = 1, dbo = 1 + hs, xo = 1 + np, so = 2 + np, yo = 2 + np + hs;
@@ -708,10 +745,18 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
    * so every line read serves TILE rows instead of one. */
   const int np = hs + hb;
   const int nxin = kind == K_FWD ? 1 : 2;
+  /* add_normalize: the row forward runs on the view X of operands h, [s], [bias], y */
+  norm_layout X = *L;
+  if (kind == K_ADD) {
+    X.nops = L->nops - 2;
+    X.op[0] = L->op[2 + np];
+    for (int o = 0; o < np; ++o) X.op[1 + o] = L->op[2 + o];
+    X.op[1 + np] = L->op[3 + np];
+  }
   const int xin[2] = {0, kind == K_TAN ? 1 + np : 1};
   const int xo = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
   const int last = L->nrd - 1;
-  bool tiled = L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
+  bool tiled = kind != K_ADD && L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
   for (int k = 0; k <= nxin && tiled; ++k) {
     const norm_op *op = &L->op[k < nxin ? xin[k] : xo];
     tiled = op->rstr[last] == op->isz && !op->contig;
@@ -761,6 +806,7 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     if (!tiled) {
       for (int64_t r = r0; r < r1; ++r) {
         if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
+        else if (kind == K_ADD) F(row_add)(L, &X, p, it.off, buf);
         else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
         else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
         if (r + 1 < r1) row_next(L, &it);

@@ -33,12 +33,17 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #define NB 2048         /* columns per block: a block of every operand stays in L2 */
 #define NMAXOP 8        /* operands of the layout (the partial-sum pseudo operand included) */
 #define NORM_GRAIN 32768 /* elements per thread */
 #define NMAXCHUNK 16    /* row chunks of the backward's partial sums */
 #define NTILE 64        /* the most rows of a tile (channels-first layouts) */
+#define NT_MIN_BYTES ((int64_t)4 << 20) /* add_normalize streams h from this size (as regions do:
+                                           program.h's PB_NT_MIN_BYTES) */
 
 typedef struct {
   int64_t rmask;   /* bit d: axis d of x is reduced */
@@ -62,8 +67,35 @@ typedef struct {
   int64_t rshape[PB_MAXDIMS], cshape[PB_MAXDIMS];
   int64_t nrows, ncols;
   int nops;
+  int nt_h; /* add_normalize: rows are one block and h is streamed out of scratch (row_add) */
   norm_op op[NMAXOP];
 } norm_layout;
+
+/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the writer
+ * fences before the kernel returns) */
+static void nt_copy(char *dst, const char *src, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  int64_t head = (int64_t)((16 - ((uintptr_t)dst & 15)) & 15);
+  if (head > n) head = n;
+  memcpy(dst, src, (size_t)head);
+  int64_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
+    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
+    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
+    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
+  }
+  memcpy(dst + i, src + i, (size_t)(n - i));
+#else
+  memcpy(dst, src, (size_t)n);
+#endif
+}
+
+static void nt_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_sfence();
+#endif
+}
 
 /* x-space strides of every operand (xstr[o][d], bytes) -> the layout: kept axes become row
  * dims, reduced ones column dims, size-1 dims dropped and neighbours merged where every
@@ -258,6 +290,11 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
     ++nl;
   }
   layout_build(&L, ndim, x->shape, p->rmask, nl, base, isz, xstr);
+  /* add_normalize on rows of one block, h contiguous float32/float64 (its values are the
+   * compute type's): h stays in scratch for the norm and goes to memory with streaming stores
+   * (no read of each line before it is written: 5 passes over memory become 4 for a large h) */
+  L.nt_h = kind == K_ADD && L.ncols <= NB && (dt == PB_F32 || dt == PB_F64) &&
+           L.op[2 + np].contig && size * x->itemsize >= NT_MIN_BYTES;
   const int threads = pb_kernel_threads(ctx, size, NORM_GRAIN);
   const int nt = (int64_t)threads > L.nrows ? (int)L.nrows : threads;
   if (dbl) return norm_run_d(kind, &L, p, nt, nin, outs, nout, psize, ctx);
@@ -620,9 +657,47 @@ static PB_CLONES void F(add_block)(const CT *a, const CT *b, int64_t n, CT *h) {
   for (int64_t i = 0; i < n; ++i) h[i] = a[i] + b[i];
 }
 
+/* h = a + b into scratch and, with streaming stores, into dst (16-byte aligned): one pass */
+static PB_CLONES void F(add_nt)(const CT *a, const CT *b, int64_t n, CT *h, char *dst) {
+  int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  for (; i + VW <= n; i += VW) {
+    const F(vec) v = F(ld)(a + i) + F(ld)(b + i);
+    F(st)(h + i, v);
+    __m128 q[4];
+    memcpy(q, &v, sizeof q);
+    char *d = dst + i * (int64_t)sizeof(CT);
+    _mm_stream_ps((float *)d, q[0]);
+    _mm_stream_ps((float *)(d + 16), q[1]);
+    _mm_stream_ps((float *)(d + 32), q[2]);
+    _mm_stream_ps((float *)(d + 48), q[3]);
+  }
+#endif
+  const int64_t tail = i;
+  for (; i < n; ++i) h[i] = a[i] + b[i];
+  memcpy(dst + tail * (int64_t)sizeof(CT), h + tail, sizeof(CT) * (size_t)(n - tail));
+}
+
 static void F(row_add)(const norm_layout *L, const norm_layout *X, const norm_params *p,
                        const int64_t *off, CT **buf) {
   const int np = (p->has_scale != 0) + (p->has_bias != 0), ho = 2 + np;
+  int64_t xoff[NMAXOP];
+  for (int o = 0; o < np; ++o) xoff[1 + o] = off[2 + o];
+  xoff[1 + np] = off[ho + 1];
+  if (L->nt_h) { /* X's h is this thread's buf[B_T2] (norm_run) */
+    const CT *a = F(get)(L, 0, off[0], 0, L->ncols, buf[B_G]);
+    const CT *b = F(get)(L, 1, off[1], 0, L->ncols, buf[B_T1]);
+    char *dst = L->op[ho].base + off[ho];
+    if (((uintptr_t)dst & 15) == 0) {
+      F(add_nt)(a, b, L->ncols, buf[B_T2], dst);
+    } else {
+      F(add_block)(a, b, L->ncols, buf[B_T2]);
+      nt_copy(dst, (const char *)buf[B_T2], L->ncols * (int64_t)sizeof(CT));
+    }
+    xoff[0] = 0;
+    F(row_fwd)(X, p, xoff, buf);
+    return;
+  }
   for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
     const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
     const CT *a = F(get)(L, 0, off[0], c0, nb, buf[B_G]);
@@ -631,10 +706,7 @@ static void F(row_add)(const norm_layout *L, const norm_layout *X, const norm_pa
     F(add_block)(a, b, nb, h);
     F(put)(L, ho, off[ho], c0, nb, h);
   }
-  int64_t xoff[NMAXOP];
   xoff[0] = off[ho];
-  for (int o = 0; o < np; ++o) xoff[1 + o] = off[2 + o];
-  xoff[1 + np] = off[ho + 1];
   F(row_fwd)(X, p, xoff, buf);
 }
 
@@ -753,6 +825,11 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     for (int o = 0; o < np; ++o) X.op[1 + o] = L->op[2 + o];
     X.op[1 + np] = L->op[3 + np];
   }
+  norm_layout *Xs = NULL; /* per thread copies of X */
+  if (kind == K_ADD) {
+    Xs = ctx->scratch(ctx, sizeof(norm_layout) * (size_t)(nt > 0 ? nt : 1));
+    if (!Xs) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for row views");
+  }
   const int xin[2] = {0, kind == K_TAN ? 1 + np : 1};
   const int xo = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
   const int last = L->nrd - 1;
@@ -803,14 +880,24 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     const int64_t r0 = nrows * c / chunks, r1 = nrows * (c + 1) / chunks;
     row_iter it;
     row_start(L, &it, r0);
+    norm_layout *Xt = NULL; /* add_normalize's view, h in this thread's scratch if streamed */
+    if (kind == K_ADD) {
+      Xt = &Xs[tid];
+      *Xt = X;
+      if (L->nt_h) {
+        Xt->op[0].base = (char *)buf[B_T2];
+        Xt->op[0].contig = Xt->op[0].incompute = 1;
+      }
+    }
     if (!tiled) {
       for (int64_t r = r0; r < r1; ++r) {
         if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
-        else if (kind == K_ADD) F(row_add)(L, &X, p, it.off, buf);
+        else if (kind == K_ADD) F(row_add)(L, Xt, p, it.off, buf);
         else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
         else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
         if (r + 1 < r1) row_next(L, &it);
       }
+      if (L->nt_h) nt_fence();
       continue;
     }
     /* the tiled walk: the same row functions on a layout whose x-shaped operands are the

@@ -192,3 +192,13 @@ def test_large_sums_streamed_out(dtype):
         g = lambda a, b: nn.rms_norm(a + b.T)  # noqa: E731
         assert_same(pb.jit(g)(a, b.T.copy()), g(a, b.T.copy()))
         assert_fused(steps(g, a, b.T.copy()))
+
+
+def test_sum_used_as_the_scale_is_not_fused():
+    # found by tests/programs.py: the fused equation would read its own output
+    x = normal((3, 4), 37)
+    f = lambda x: nn.layer_norm(x + x, x[0] + x[0])  # noqa: E731
+    g = lambda x: nn.layer_norm(x[0] + x[1], x[0] + x[1])  # noqa: E731
+    assert_same(pb.jit(f)(x), f(x))
+    assert_same(pb.jit(g)(x), g(x))
+    assert "add_normalize" not in steps(g, x)

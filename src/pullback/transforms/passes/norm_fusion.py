@@ -70,8 +70,8 @@ def fuse_residual_norms(closed: ClosedJaxpr) -> ClosedJaxpr:
         h = add.outvars[0]
         if not all(fusable(o, h) for o in add.invars):
             continue
-        if any(type(p) is Var and where.get(p, -1) > j for p in e.invars[1:]):
-            continue  # the scale or bias is computed after the add
+        if any(type(p) is Var and where.get(p, -1) >= j for p in e.invars[1:]):
+            continue  # the scale or bias is the sum or computed after it
         fused[j] = Eqn(add_normalize_p, [*add.invars, *e.invars[1:]], dict(e.params),
                        [h, e.outvars[0]], e.source_info)
         dropped.add(i)

@@ -688,6 +688,28 @@ def g_norms(g: Gen) -> bool:
     return g.emit("norms", code, [x] + params, g.new(x.shape, x.dtype, bound))
 
 
+def g_residual_norm(g: Gen) -> bool:
+    """A residual add feeding a layer or RMS norm over the last axis (compiled programs fuse
+    them: transforms/passes/norm_fusion.py); the sum is a value of its own, so later ops may
+    read it too (a pre-LN block's next residual)."""
+    x = g.pick(lambda v: v.is_float and v.ndim >= 1 and v.bound <= 50)
+    if x is None:
+        return False
+    y = g.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape and v.bound <= 50)
+    if y is None:
+        return False
+    h = g.new(x.shape, x.dtype, x.bound + y.bound)
+    if not g.emit("residual_add", f"{x.name} + {y.name}", [x, y], h):
+        return False
+    s = g.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape[-1:] and v.bound <= 100)
+    s = s if s is not None and g.flag() else None
+    n = x.shape[-1]
+    bound = math.sqrt(max(n, 1)) * (s.bound if s else 1)
+    fn = g.choice(["layer_norm", "rms_norm"])
+    return g.emit("residual_norm", f"jax.nn.{fn}({h.name}, {s.name if s else None}, "
+                  f"epsilon=1e-2)", [h] + ([s] if s else []), g.new(x.shape, x.dtype, bound))
+
+
 def g_attention(g: Gen) -> bool:
     """jax.nn.dot_product_attention (issue 26's fused kernel) over a 3-D or 4-D float value as
     query (key and value: it or another value of its shape), with a causal mask, a window or a
@@ -879,6 +901,7 @@ CATALOGUE = {
     "checkpoint": g_checkpoint, "control": g_control, "added": g_added,
     "transformer_ops": g_transformer_ops,
     "norms": g_norms,
+    "residual_norm": g_residual_norm,
     "attention": g_attention,
 }
 

@@ -115,5 +115,41 @@ def _cases_for(fws, rms: bool) -> list[Case]:
                  targets=targets, rtol=2e-3, reference="pullback eager")]
 
 
+def _residual_case(fws) -> Case:
+    """``layer_norm(x + r)`` under jit: the add fused into the norm's row pass (pullback),
+    against the same program compiled with the fusion off (an add step, then the norm)."""
+    import pullback as pb
+    import pullback.numpy as pnp
+    from pullback.transforms.passes import norm_fusion
+    x, s, b, _ = _data()
+    r = np.random.default_rng(1).standard_normal(SHAPE, dtype=np.float32)
+    px, pr, ps, pb_ = (pnp.asarray(a) for a in (x, r, s, b))
+    f = lambda x, r, s, b: pb.nn.layer_norm(x + r, s, b)  # noqa: E731
+    fused, unfused = pb.jit(f), pb.jit(f)
+    norm_fusion.enabled = False
+    try:
+        unfused(px, pr, ps, pb_)  # compiled now, without the fusion
+    finally:
+        norm_fusion.enabled = True
+    env = {"x": px, "r": pr, "s": ps, "b": pb_}
+    impls = {"pullback": Impl("f(x, r, s, b)", dict(env, f=fused), result=np.asarray),
+             "pullback unfused": Impl("f(x, r, s, b)", dict(env, f=unfused), result=np.asarray)}
+    if _fw(fws, "torch"):
+        torch = importlib.import_module("torch")
+        F = torch.nn.functional
+        tf = lambda x, r, s, b: F.layer_norm(x + r, (SHAPE[-1],), s, b, 1e-5)  # noqa: E731
+        t = {k: torch.from_numpy(v.copy()) for k, v in (("x", x), ("r", r), ("s", s), ("b", b))}
+        impls["torch"] = Impl("f(x, r, s, b)", dict(t, f=tf), result=lambda y: y.numpy())
+    if _fw(fws, "jax"):
+        jax = importlib.import_module("jax")
+        jf = _jax_fns(jax, False)[0]
+        jx, jr, js, jb = (jax.numpy.asarray(a) for a in (x, r, s, b))
+        g = jax.jit(lambda x, r, s, b: jf(x + r, s, b))
+        impls["jax"] = Impl("f(x, r, s, b)", {"f": g, "x": jx, "r": jr, "s": js, "b": jb},
+                            sync=lambda y: y.block_until_ready(), result=np.asarray)
+    return Case("norms", "layer_norm(x + r) (4096, 1024) f32 forward, jit", impls, "us",
+                targets=(Target("torch", 1.0),), rtol=2e-4, reference="pullback unfused")
+
+
 def cases(fws) -> list[Case]:
-    return _cases_for(fws, False) + _cases_for(fws, True)
+    return _cases_for(fws, False) + _cases_for(fws, True) + [_residual_case(fws)]

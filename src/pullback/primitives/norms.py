@@ -36,7 +36,7 @@ import numpy as np
 from ..tracer import dtypes
 from ..tracer.array import Array
 from ..tracer.avals import ShapedArray
-from ..tracer.core import Primitive, get_aval
+from ..tracer.core import Primitive, get_aval, not_applicable
 from . import elementwise as _ew, movement as _mv
 from .reductions import reduce_sum_p
 from .rules import (NONLINEAR, Kernel, Zero, add_tangents, batch_size, check_examples,
@@ -386,3 +386,32 @@ normalize_backward_p.cpu = Kernel(normalize_backward_p, "normalize_backward", _p
 normalize_backward_p.jvp = _backward_jvp
 normalize_backward_p.transpose = _backward_transpose
 normalize_backward_p.batch = _batcher(normalize_backward_p, _bwd_roles, always_param_batch=True)
+
+
+# ---- add_normalize: a residual add fused into the norm (compiled programs only) ----
+
+def _add_aval(a, b, *ps, **params):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise TypeError(f"add_normalize: arguments 'a' and 'b' must have one shape and dtype, "
+                        f"got {a.shape} {a.dtype} and {b.shape} {b.dtype}")
+    y = _normalize_aval(a, *ps, **params)
+    return [ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type), y]
+
+
+def _add_reference(a, b, *ps, **params):
+    h = np.asarray(_ew.add_p.reference(a, b))
+    return [h, _normalize_reference(h, *ps, **params)]
+
+
+# ``add_normalize(a, b, [scale], [bias]) -> (h, y)``: ``h = a + b`` and ``y = normalize(h)`` in
+# one row pass. Only the jit pass transforms/passes/norm_fusion.py creates it, after every
+# transformation has run, so it has no derivative or batching rules of its own.
+_COMPILED_ONLY = not_applicable("created by jit's pass after differentiation and batching "
+                                "(add then normalize before it)")
+add_normalize_p = Primitive("add_normalize", multiple_results=True)
+add_normalize_p.abstract_eval = _add_aval
+add_normalize_p.reference = _add_reference
+add_normalize_p.cpu = Kernel(add_normalize_p, "add_normalize", _pack)
+add_normalize_p.jvp = _COMPILED_ONLY
+add_normalize_p.transpose = _COMPILED_ONLY
+add_normalize_p.batch = _COMPILED_ONLY

@@ -3,7 +3,8 @@
 ``optimize`` inlines nested ``jit`` calls, then makes one forward walk (algebraic
 simplification, constant folding and common-subexpression elimination, each equation offered
 to the three rules in that order, after its operands' substitutions) and one dead-code
-elimination; that reaches the fixed point of all five passes. Sub-jaxprs in params (cond
+elimination; that reaches the fixed point of all five passes. Last, a residual add feeding a
+norm is fused into it (norm_fusion.py). Sub-jaxprs in params (cond
 branches, loop bodies, custom-derivative calls) go through the same pipeline, keeping their
 signature. No pass mutates its input: traced programs are cached and reused.
 """
@@ -15,6 +16,7 @@ from .cse import cse_jaxpr, cse_rule
 from .dce import dce_jaxpr
 from .fold import fold_constants, fold_rule
 from .inline import inline_jit_calls
+from .norm_fusion import fuse_residual_norms
 from .scan_hoist import hoist_scans
 from .simplify import simplify_jaxpr, simplify_rule
 
@@ -37,7 +39,9 @@ class _Pipeline:
         # each rule reads only its equation and the producers of its operands, which are
         # final when the walk reaches it, and dropping dead equations enables no rule. The
         # tests check that optimize is idempotent.
-        return dce_jaxpr(forward(closed, _RULES, allow_new_consts))
+        # the residual-add fusion last: the fused equation has no derivative rules, and no
+        # rule above needs to see through it
+        return fuse_residual_norms(dce_jaxpr(forward(closed, _RULES, allow_new_consts)))
 
     def sub_closed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
         hit = self.memo.get(id(closed))

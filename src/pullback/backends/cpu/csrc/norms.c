@@ -6,7 +6,11 @@
  *   normalize           x, [scale], [bias]              -> y = xhat * scale + bias
  *   normalize_tangent   dx, [dscale], [dbias], x, [s]   -> dy (the jvp, linear in dx, ds, db)
  *   normalize_backward  g, x, [s]                       -> dx, [dscale], [dbias] (its transpose)
+ *   add_normalize       a, b, [scale], [bias]           -> h = a + b, y = normalize(h)
  *
+ * (add_normalize: a compiled program's residual add feeding a norm, rewritten by
+ * transforms/passes/norm_fusion.py, so h is written in the norm's row pass instead of a
+ * separate element-wise pass over memory.)
  * with xhat = (x - mean) * rstd (rms: x * rstd), rstd = 1 / sqrt(var + eps) (rms: of mean(x^2)).
  * Statistics per row are computed in blocks of NB columns loaded into cache: each block's mean
  * and centred sum of squares in two in-cache passes, blocks combined with Chan's formula in
@@ -29,12 +33,17 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #define NB 2048         /* columns per block: a block of every operand stays in L2 */
 #define NMAXOP 8        /* operands of the layout (the partial-sum pseudo operand included) */
 #define NORM_GRAIN 32768 /* elements per thread */
 #define NMAXCHUNK 16    /* row chunks of the backward's partial sums */
 #define NTILE 64        /* the most rows of a tile (channels-first layouts) */
+#define NT_MIN_BYTES ((int64_t)4 << 20) /* add_normalize streams h from this size (as regions do:
+                                           program.h's PB_NT_MIN_BYTES) */
 
 typedef struct {
   int64_t rmask;   /* bit d: axis d of x is reduced */
@@ -58,8 +67,35 @@ typedef struct {
   int64_t rshape[PB_MAXDIMS], cshape[PB_MAXDIMS];
   int64_t nrows, ncols;
   int nops;
+  int nt_h; /* add_normalize: rows are one block and h is streamed out of scratch (row_add) */
   norm_op op[NMAXOP];
 } norm_layout;
+
+/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the writer
+ * fences before the kernel returns) */
+static void nt_copy(char *dst, const char *src, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  int64_t head = (int64_t)((16 - ((uintptr_t)dst & 15)) & 15);
+  if (head > n) head = n;
+  memcpy(dst, src, (size_t)head);
+  int64_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
+    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
+    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
+    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
+  }
+  memcpy(dst + i, src + i, (size_t)(n - i));
+#else
+  memcpy(dst, src, (size_t)n);
+#endif
+}
+
+static void nt_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_sfence();
+#endif
+}
 
 /* x-space strides of every operand (xstr[o][d], bytes) -> the layout: kept axes become row
  * dims, reduced ones column dims, size-1 dims dropped and neighbours merged where every
@@ -161,7 +197,7 @@ static void row_next(const norm_layout *L, row_iter *it) {
   } while (0)
 
 /* The kernels' operand roles */
-enum { K_FWD, K_TAN, K_BWD };
+enum { K_FWD, K_TAN, K_BWD, K_ADD };
 
 /* Thread scratch: the blocks of one row (x, the other x-shaped input, two parameter blocks,
  * the output, two temporaries). */
@@ -190,8 +226,9 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
                        const void *params, pb_kernel_ctx *ctx) {
   const norm_params *p = params;
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
-  const int want_in = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
-  const int want_out = kind == K_BWD ? 1 + np : 1;
+  const int want_in = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs
+                                                              : kind == K_ADD ? 2 + np : 2 + hs;
+  const int want_out = kind == K_BWD ? 1 + np : kind == K_ADD ? 2 : 1;
   if (nin != want_in || nout != want_out)
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "expected %d inputs and %d outputs, got %d and %d",
                           want_in, want_out, nin, nout);
@@ -212,7 +249,7 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
     isparam[n++] = kind == K_FWD ? i > 0 : kind == K_TAN ? (i >= 1 && i <= np) || i > 1 + np
                                                          : i > 1;
   }
-  for (int i = 0; i < nout; ++i) { all[n] = &outs[i]; isparam[n++] = i > 0; }
+  for (int i = 0; i < nout; ++i) { all[n] = &outs[i]; isparam[n++] = kind == K_BWD && i > 0; }
   for (int i = 0; i < n; ++i) {
     const pb_operand *o = all[i];
     bool ok = o->dtype == dt && o->ndim == (isparam[i] ? psz_nd : ndim);
@@ -223,7 +260,8 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
   const int64_t size = pb_operand_size(x);
   const bool dbl = dt == PB_F64;
   if (size == 0) { /* nothing to normalise; parameter gradients are empty sums */
-    for (int i = 1; i < nout; ++i) memset(outs[i].data, 0, (size_t)(psize * outs[i].itemsize));
+    if (kind == K_BWD)
+      for (int i = 1; i < nout; ++i) memset(outs[i].data, 0, (size_t)(psize * outs[i].itemsize));
     return 0;
   }
   /* the layout: every operand but the backward's parameter gradients, which are written by
@@ -252,6 +290,11 @@ static int norm_kernel(int kind, const pb_operand *ins, int nin, pb_operand *out
     ++nl;
   }
   layout_build(&L, ndim, x->shape, p->rmask, nl, base, isz, xstr);
+  /* add_normalize on rows of one block, h contiguous float32/float64 (its values are the
+   * compute type's): h stays in scratch for the norm and goes to memory with streaming stores
+   * (no read of each line before it is written: 5 passes over memory become 4 for a large h) */
+  L.nt_h = kind == K_ADD && L.ncols <= NB && (dt == PB_F32 || dt == PB_F64) &&
+           L.op[2 + np].contig && size * x->itemsize >= NT_MIN_BYTES;
   const int threads = pb_kernel_threads(ctx, size, NORM_GRAIN);
   const int nt = (int64_t)threads > L.nrows ? (int)L.nrows : threads;
   if (dbl) return norm_run_d(kind, &L, p, nt, nin, outs, nout, psize, ctx);
@@ -271,10 +314,16 @@ static int normalize_backward_kernel(const pb_operand *ins, int nin, pb_operand 
   return norm_kernel(K_BWD, ins, nin, outs, nout, params, ctx);
 }
 
+static int add_normalize_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                const void *params, pb_kernel_ctx *ctx) {
+  return norm_kernel(K_ADD, ins, nin, outs, nout, params, ctx);
+}
+
 static const pb_kernel_def kernels[] = {
   {"normalize", normalize_kernel, -1, 1, sizeof(norm_params)},
   {"normalize_tangent", normalize_tangent_kernel, -1, 1, sizeof(norm_params)},
   {"normalize_backward", normalize_backward_kernel, -1, -1, sizeof(norm_params)},
+  {"add_normalize", add_normalize_kernel, -1, 2, sizeof(norm_params)},
 };
 PB_KERNELS(kernels)
 
@@ -601,6 +650,66 @@ static void F(row_fwd)(const norm_layout *L, const norm_params *p, const int64_t
   }
 }
 
+/* add_normalize: h = a + b written block by block, then the forward of the row of h (read
+ * back from h, in cache: for 16-bit types that is the rounded sum, as a separate add gives).
+ * Layout operands a, b, [s], [bias], h, y; X is L with operands h, [s], [bias], y. */
+static PB_CLONES void F(add_block)(const CT *a, const CT *b, int64_t n, CT *h) {
+  for (int64_t i = 0; i < n; ++i) h[i] = a[i] + b[i];
+}
+
+/* h = a + b into scratch and, with streaming stores, into dst (16-byte aligned): one pass */
+static PB_CLONES void F(add_nt)(const CT *a, const CT *b, int64_t n, CT *h, char *dst) {
+  int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  for (; i + VW <= n; i += VW) {
+    const F(vec) v = F(ld)(a + i) + F(ld)(b + i);
+    F(st)(h + i, v);
+    __m128 q[4];
+    memcpy(q, &v, sizeof q);
+    char *d = dst + i * (int64_t)sizeof(CT);
+    _mm_stream_ps((float *)d, q[0]);
+    _mm_stream_ps((float *)(d + 16), q[1]);
+    _mm_stream_ps((float *)(d + 32), q[2]);
+    _mm_stream_ps((float *)(d + 48), q[3]);
+  }
+#endif
+  const int64_t tail = i;
+  for (; i < n; ++i) h[i] = a[i] + b[i];
+  memcpy(dst + tail * (int64_t)sizeof(CT), h + tail, sizeof(CT) * (size_t)(n - tail));
+}
+
+static void F(row_add)(const norm_layout *L, const norm_layout *X, const norm_params *p,
+                       const int64_t *off, CT **buf) {
+  const int np = (p->has_scale != 0) + (p->has_bias != 0), ho = 2 + np;
+  int64_t xoff[NMAXOP];
+  for (int o = 0; o < np; ++o) xoff[1 + o] = off[2 + o];
+  xoff[1 + np] = off[ho + 1];
+  if (L->nt_h) { /* X's h is this thread's buf[B_T2] (norm_run) */
+    const CT *a = F(get)(L, 0, off[0], 0, L->ncols, buf[B_G]);
+    const CT *b = F(get)(L, 1, off[1], 0, L->ncols, buf[B_T1]);
+    char *dst = L->op[ho].base + off[ho];
+    if (((uintptr_t)dst & 15) == 0) {
+      F(add_nt)(a, b, L->ncols, buf[B_T2], dst);
+    } else {
+      F(add_block)(a, b, L->ncols, buf[B_T2]);
+      nt_copy(dst, (const char *)buf[B_T2], L->ncols * (int64_t)sizeof(CT));
+    }
+    xoff[0] = 0;
+    F(row_fwd)(X, p, xoff, buf);
+    return;
+  }
+  for (int64_t c0 = 0; c0 < L->ncols; c0 += NB) {
+    const int64_t nb = L->ncols - c0 < NB ? L->ncols - c0 : NB;
+    const CT *a = F(get)(L, 0, off[0], c0, nb, buf[B_G]);
+    const CT *b = F(get)(L, 1, off[1], c0, nb, buf[B_T1]);
+    CT *h = F(dst)(L, ho, off[ho], c0, buf[B_T2]);
+    F(add_block)(a, b, nb, h);
+    F(put)(L, ho, off[ho], c0, nb, h);
+  }
+  xoff[0] = off[ho];
+  F(row_fwd)(X, p, xoff, buf);
+}
+
 static void F(row_tan)(const norm_layout *L, const norm_params *p, const int64_t *off, CT **buf) {
   const int hs = p->has_scale != 0, hb = p->has_bias != 0, np = hs + hb;
   const int dxo = 0, dso = 1, dbo = 1 + hs, xo = 1 + np, so = 2 + np, yo = 2 + np + hs;
@@ -708,10 +817,23 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
    * so every line read serves TILE rows instead of one. */
   const int np = hs + hb;
   const int nxin = kind == K_FWD ? 1 : 2;
+  /* add_normalize: the row forward runs on the view X of operands h, [s], [bias], y */
+  norm_layout X = *L;
+  if (kind == K_ADD) {
+    X.nops = L->nops - 2;
+    X.op[0] = L->op[2 + np];
+    for (int o = 0; o < np; ++o) X.op[1 + o] = L->op[2 + o];
+    X.op[1 + np] = L->op[3 + np];
+  }
+  norm_layout *Xs = NULL; /* per thread copies of X */
+  if (kind == K_ADD) {
+    Xs = ctx->scratch(ctx, sizeof(norm_layout) * (size_t)(nt > 0 ? nt : 1));
+    if (!Xs) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "no memory for row views");
+  }
   const int xin[2] = {0, kind == K_TAN ? 1 + np : 1};
   const int xo = kind == K_FWD ? 1 + np : kind == K_TAN ? 2 + np + hs : 2 + hs;
   const int last = L->nrd - 1;
-  bool tiled = L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
+  bool tiled = kind != K_ADD && L->ncols > 1 && L->ncols <= NB && L->rshape[last] >= 2;
   for (int k = 0; k <= nxin && tiled; ++k) {
     const norm_op *op = &L->op[k < nxin ? xin[k] : xo];
     tiled = op->rstr[last] == op->isz && !op->contig;
@@ -758,13 +880,24 @@ static int F(norm_run)(int kind, const norm_layout *L, const norm_params *p, int
     const int64_t r0 = nrows * c / chunks, r1 = nrows * (c + 1) / chunks;
     row_iter it;
     row_start(L, &it, r0);
+    norm_layout *Xt = NULL; /* add_normalize's view, h in this thread's scratch if streamed */
+    if (kind == K_ADD) {
+      Xt = &Xs[tid];
+      *Xt = X;
+      if (L->nt_h) {
+        Xt->op[0].base = (char *)buf[B_T2];
+        Xt->op[0].contig = Xt->op[0].incompute = 1;
+      }
+    }
     if (!tiled) {
       for (int64_t r = r0; r < r1; ++r) {
         if (kind == K_FWD) F(row_fwd)(L, p, it.off, buf);
+        else if (kind == K_ADD) F(row_add)(L, Xt, p, it.off, buf);
         else if (kind == K_TAN) F(row_tan)(L, p, it.off, buf);
         else F(row_bwd)(L, p, it.off, buf, pscale, pbias);
         if (r + 1 < r1) row_next(L, &it);
       }
+      if (L->nt_h) nt_fence();
       continue;
     }
     /* the tiled walk: the same row functions on a layout whose x-shaped operands are the

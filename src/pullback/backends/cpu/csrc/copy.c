@@ -3,6 +3,9 @@
  * dtype. Also home of the helpers the data-moving families share (move.h). */
 #include "move.h"
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 typedef struct { char b[16]; } pb_b16;
 
@@ -111,6 +114,25 @@ PyArrayObject *pb_copy(PyArrayObject *x) {
 }
 
 /* copy(x) -> C-contiguous copy of x */
+/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (move.h) */
+void pb_stream_copy(char *dst, const char *src, npy_intp n) {
+#if defined(__x86_64__) || defined(__i386__)
+  npy_intp head = (npy_intp)((16 - ((uintptr_t)dst & 15)) & 15);
+  if (head > n) head = n;
+  memcpy(dst, src, (size_t)head);
+  npy_intp i = head;
+  for (; i + 64 <= n; i += 64) {
+    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
+    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
+    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
+    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
+  }
+  memcpy(dst + i, src + i, (size_t)(n - i));
+#else
+  memcpy(dst, src, (size_t)n);
+#endif
+}
+
 static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 1) {
     PyErr_SetString(PyExc_TypeError, "copy: expected one array");

@@ -41,4 +41,8 @@ static inline npy_intp pb_floordiv(npy_intp a, npy_intp b) {
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (defined in
+ * copy.c); the writer fences (_mm_sfence) before the data is shared */
+void pb_stream_copy(char *dst, const char *src, npy_intp n);
+
 #endif

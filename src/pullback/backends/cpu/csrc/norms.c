@@ -28,6 +28,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi" /* vector helpers are inlined: no ABI crosses them */
 #include "kernel_abi.h"
 #include "cast.h"
+#include "move.h"
 #include <math.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -70,26 +71,6 @@ typedef struct {
   int nt_h; /* add_normalize: rows are one block and h is streamed out of scratch (row_add) */
   norm_op op[NMAXOP];
 } norm_layout;
-
-/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the writer
- * fences before the kernel returns) */
-static void nt_copy(char *dst, const char *src, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  int64_t head = (int64_t)((16 - ((uintptr_t)dst & 15)) & 15);
-  if (head > n) head = n;
-  memcpy(dst, src, (size_t)head);
-  int64_t i = head;
-  for (; i + 64 <= n; i += 64) {
-    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
-    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
-    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
-    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
-  }
-  memcpy(dst + i, src + i, (size_t)(n - i));
-#else
-  memcpy(dst, src, (size_t)n);
-#endif
-}
 
 static void nt_fence(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -692,7 +673,7 @@ static void F(row_add)(const norm_layout *L, const norm_layout *X, const norm_pa
       F(add_nt)(a, b, L->ncols, buf[B_T2], dst);
     } else {
       F(add_block)(a, b, L->ncols, buf[B_T2]);
-      nt_copy(dst, (const char *)buf[B_T2], L->ncols * (int64_t)sizeof(CT));
+      pb_stream_copy(dst, (const char *)buf[B_T2], L->ncols * (int64_t)sizeof(CT));
     }
     xoff[0] = 0;
     F(row_fwd)(X, p, xoff, buf);

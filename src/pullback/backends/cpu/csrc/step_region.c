@@ -181,26 +181,6 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
   return 0;
 }
 
-/* n bytes from src to dst with non-temporal stores where dst is 16-byte aligned (the caller
- * fences before the data is shared) */
-static void stream_copy(char *dst, const char *src, npy_intp n) {
-#if defined(__x86_64__) || defined(__i386__)
-  npy_intp head = (npy_intp)((16 - ((uintptr_t)dst & 15)) & 15);
-  if (head > n) head = n;
-  memcpy(dst, src, (size_t)head);
-  npy_intp i = head;
-  for (; i + 64 <= n; i += 64) {
-    _mm_stream_ps((float *)(dst + i), _mm_loadu_ps((const float *)(src + i)));
-    _mm_stream_ps((float *)(dst + i + 16), _mm_loadu_ps((const float *)(src + i + 16)));
-    _mm_stream_ps((float *)(dst + i + 32), _mm_loadu_ps((const float *)(src + i + 32)));
-    _mm_stream_ps((float *)(dst + i + 48), _mm_loadu_ps((const float *)(src + i + 48)));
-  }
-  memcpy(dst + i, src + i, (size_t)(n - i));
-#else
-  memcpy(dst, src, (size_t)n);
-#endif
-}
-
 static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *params) {
   const rg_params *r = params;
   char *scr = r->scratch; /* this thread's */
@@ -224,7 +204,7 @@ static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *par
       if (st->nt && str[st->nin] == st->item[st->nin]) { /* staged in scratch, then streamed */
         ptrs[st->nin] = scr + (size_t)r->ntslot * RG_SLOT_BYTES;
         st->fn(ptrs, str, len, st->prm);
-        stream_copy(p[o] + t0 * s[o], ptrs[st->nin], len * s[o]);
+        pb_stream_copy(p[o] + t0 * s[o], ptrs[st->nin], len * s[o]);
       } else {
         st->fn(ptrs, str, len, st->prm);
       }

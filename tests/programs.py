@@ -78,6 +78,12 @@ UNARY_FLOAT = [  # (template, bound of the result given the operand's bound)
     ("1.0 / ({} ** 2 + 1.0)", lambda b: 1.0),
     ("{} * 0.5", lambda b: b / 2),
     ("softclip({})", lambda b: 2.0),
+    ("jax.nn.mish({})", lambda b: b),                # issue 26's jax.nn additions
+    ("jax.nn.hard_silu({})", lambda b: b),
+    ("jax.nn.sparse_sigmoid({})", lambda b: 1.0),
+    ("jax.nn.tanh({})", lambda b: min(b, 1.0)),
+    ("jax.nn.identity({})", lambda b: b),
+    ("jax.nn.log1mexp(jnp.abs({}) + 1.0)", lambda b: 1.0),
 ]
 UNARY_INT = [("-{}", lambda b: b), ("jnp.abs({})", lambda b: b), ("{} % 3", lambda b: 2),
              ("lax.integer_pow({}, 2)", lambda b: b * b), ("{} // 2", lambda b: b),

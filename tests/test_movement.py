@@ -191,6 +191,31 @@ def test_concatenate(dtype, shape, data):
     check(lambda *a: lax.concatenate(a, axis), want, *pieces)
 
 
+@given(st.sampled_from(ALL_DTYPES), shapes.filter(len), st.data())
+def test_split(dtype, shape, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    n = shape[axis]
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=3)))
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+    x = layout(rand(rng, shape, dtype), data.draw(st.sampled_from(LAYOUTS)))
+    want = np.split(x, cuts, axis=axis)
+    for piece, w in zip(lax.split(pb.Array(x), sizes, axis), want):
+        assert_same(piece, w)
+    got = pb.jit(lambda a: lax.split(a, sizes, axis))(x)
+    for piece, w in zip(got, want):
+        assert_same(piece, w)
+
+
+def test_jnp_split_is_one_split_equation():
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    text = str(pb.make_jaxpr(lambda x: pb.numpy.split(x, [1, 3], axis=1))(x))
+    assert text.count("split[") == 1 and "slice" not in text, text
+    # decreasing indices (NumPy allows them) still give NumPy's pieces
+    for got, want in zip(pb.numpy.split(pb.Array(x), [3, 1], axis=1), np.split(x, [3, 1], 1)):
+        assert_same(got, want)
+
+
 def test_concatenate_of_empty_pieces():
     e = np.zeros((2, 0), np.float32)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -288,6 +313,9 @@ def test_every_dtype_and_layout(dtype):
      ["concatenate", "'operands'", "shapes"]),
     (lambda x: lax.concatenate([x, pb.Array(np.zeros((1, 3, 2), np.int8))], 0), TypeError,
      ["concatenate", "'operands'", "dtype"]),
+    (lambda x: lax.split(x, (1, 1), 0), ValueError, ["split", "'sizes'", "3"]),
+    (lambda x: lax.split(x, (4, -1), 0), ValueError, ["split", "'sizes'"]),
+    (lambda x: lax.split(x, (3,), 3), ValueError, ["split", "'axis'"]),
     (lambda x: lax.iota(np.bool_, 3), TypeError, ["iota", "'dtype'"]),
     (lambda x: lax.iota(np.float32, -1), TypeError, ["broadcasted_iota", "non-negative"]),
     (lambda x: lax.broadcasted_iota(np.int32, (2, 3), 2), ValueError, ["broadcasted_iota",

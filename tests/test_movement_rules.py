@@ -61,6 +61,10 @@ CASES = [
     ("concatenate_repeated", lambda x, y: lax.concatenate([x, y, x], 0), (_rand(1), _rand(3))),
     ("concatenate_rank3", lambda x, y: lax.concatenate([x, y], 2),
      (_rand(2, 1, 2), _rand(2, 1, 3))),
+    ("split", lambda x: lax.split(x, (1, 0, 2), 1), (_rand(2, 3),)),
+    ("split_rank3", lambda x: lax.split(x, (2, 1, 1), 0), (_rand(4, 2, 3),)),
+    ("split_weighted", lambda x: [p * (i + 1.5) for i, p in enumerate(lax.split(x, (1, 3), 0))],
+     (_rand(4),)),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -78,7 +82,7 @@ def test_vmap_matches_a_loop(name, f, args):
 @pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float32])
 @pytest.mark.parametrize("name", ["broadcast_expand_unit", "reshape_dimensions", "transpose3",
                                   "squeeze", "slice_2d", "rev_middle", "pad_negative_interior",
-                                  "concatenate"])
+                                  "concatenate", "split"])
 def test_vmap_other_dtypes(name, dtype):
     _, f, args = CASES[IDS.index(name)]
     check_vmap(f, [np.asarray(a).astype(dtype) for a in args])
@@ -163,6 +167,23 @@ def test_concatenate_transpose_slices_each_operand():
     np.testing.assert_allclose(gy, ct[:, 1:4])
 
 
+def test_split_transpose_is_one_concatenate_keeping_negative_zeros():
+    # JAX's rule: the cotangents side by side (a sum of zero-padded pieces would turn -0.0
+    # into +0.0), symbolic zeros instantiated
+    x = _rand(2, 5)
+    f = lambda x: lax.split(x, (2, 3), 1)  # noqa: E731
+    ct = [np.full((2, 2), -0.0), _rand(2, 3, seed=3)]
+    (g,) = _vjp(f, ct, x)
+    np.testing.assert_array_equal(g, np.concatenate(ct, 1))
+    assert np.signbit(g[:, :2]).all()
+    jaxpr = pb.make_jaxpr(lambda x: pb.grad(lambda x: lax.split(x, (2, 3), 1)[1].sum())(x))(x)
+    assert "concatenate" in str(jaxpr) and "pad" not in str(jaxpr)
+    out = mv.split_p.transpose([Zero(ShapedArray((2, 2), x.dtype)),
+                                Zero(ShapedArray((2, 3), x.dtype))],
+                               UndefPrimal(ShapedArray((2, 5), x.dtype)), sizes=(2, 3), axis=1)
+    assert type(out[0]) is Zero and out[0].aval.shape == (2, 5)
+
+
 def test_reshape_with_dimensions_transpose():
     x = _rand(2, 3, 4)
     ct = _rand(4, 6, seed=5)
@@ -199,6 +220,7 @@ def test_vmap_remaps_axis_params(in_axis):
     fns = [lambda x: lax.transpose(x, (2, 0, 1)), lambda x: lax.rev(x, (0, 2)),
            lambda x: lax.slice(x, (0, 1, 1), (2, 3, 4), (1, 2, 2)),
            lambda x: lax.reshape(x, (4, 6), (2, 0, 1)),
+           lambda x: lax.split(x, (1, 3), 2)[1],
            lambda x: lax.broadcast_in_dim(x, (2, 5, 3, 4), (0, 2, 3)),
            lambda x: lax.squeeze(lax.slice(x, (0, 0, 0), (2, 1, 4)), (1,))]
     for f in fns:
@@ -224,7 +246,7 @@ def test_vmap_of_grad_and_grad_of_vmap():
 # ---- every rule slot is filled, or says why it cannot be ----
 
 FAMILY = [mv.broadcast_in_dim_p, mv.reshape_p, mv.transpose_p, mv.squeeze_p, mv.slice_p,
-          mv.rev_p, mv.pad_p, mv.concatenate_p]
+          mv.rev_p, mv.pad_p, mv.concatenate_p, mv.split_p]
 
 
 @pytest.mark.parametrize("prim", FAMILY, ids=lambda p: p.name)

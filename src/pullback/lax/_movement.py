@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..primitives.movement import (broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p,
-                                   rev_p, slice_p, squeeze_p, transpose_p)
+                                   rev_p, slice_p, split_p, squeeze_p, transpose_p)
 from ..tracer import core, dtypes
 from ..tracer.array import Array
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis, check_shape, index_arg
@@ -19,7 +19,7 @@ from ._conversion import convert_element_type
 from ._operands import ArrayLike, scalars_to
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
-           "slice_in_dim", "index_in_dim", "rev", "pad", "concatenate", "iota",
+           "slice_in_dim", "index_in_dim", "rev", "pad", "concatenate", "split", "iota",
            "broadcasted_iota", "full"]
 
 
@@ -228,6 +228,25 @@ def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
     return concatenate_p.bind(*scalars_to(operands), dimension=index_arg(dimension, "concatenate",
                                                                        "dimension"))
 
+
+
+def split(operand: ArrayLike, sizes: Sequence[int], axis: int = 0) -> list[Array]:
+    """Splits ``operand`` into consecutive pieces along ``axis``.
+
+    Args:
+      operand: the array to split.
+      sizes: the pieces' sizes along ``axis``, non-negative and summing to its length.
+      axis: the dimension to split.
+
+    Returns:
+      A list of ``len(sizes)`` arrays (views of ``operand``); their transpose is one
+      concatenate.
+    """
+    (operand,) = scalars_to((operand,))
+    ndim = len(core.get_aval(operand).shape)
+    ax = canonicalize_axis(axis, ndim, "split")
+    return split_p.bind(operand, sizes=tuple(index_arg(n, "split", "sizes") for n in sizes),
+                        axis=ax)
 
 def iota(dtype: Any, size: int) -> Array:
     """``[0, 1, ..., size - 1]`` in ``dtype`` (a numeric dtype).

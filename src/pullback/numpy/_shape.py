@@ -312,7 +312,9 @@ def _split(name: str, ary: Any, sections: Any, axis: int, even: bool) -> list[An
     ax = canonicalize_axis(axis, av.ndim, name)
     n = av.shape[ax]
     pts = [0] + _split_points(name, n, sections, even) + [n]
-    return [lax.slice_in_dim(ary, builtins.min(lo, hi), hi, axis=ax)
+    if all(lo <= hi for lo, hi in zip(pts[:-1], pts[1:])):
+        return lax.split(ary, [hi - lo for lo, hi in zip(pts[:-1], pts[1:])], axis=ax)
+    return [lax.slice_in_dim(ary, builtins.min(lo, hi), hi, axis=ax)  # decreasing indices
             for lo, hi in zip(pts[:-1], pts[1:])]
 
 

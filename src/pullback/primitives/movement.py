@@ -1,6 +1,6 @@
 """Movement primitives: zero-copy views where the strides allow, a copy otherwise.
 
-broadcast_in_dim, transpose, squeeze, slice and rev are always views (zero, permuted, dropped,
+broadcast_in_dim, transpose, squeeze, slice, split and rev are always views (zero, permuted, dropped,
 multiplied or negated strides); reshape is a view unless the layout cannot merge dimensions.
 pad, concatenate and iota write new arrays with the C kernels of backends/cpu/csrc/movement.c.
 
@@ -8,7 +8,7 @@ All but iota are linear, so their jvp applies them to the tangents, and each has
 broadcast_in_dim sums (reduce_sum) over the dimensions it adds or expands, slice pads the
 cotangent with zeros (interior padding undoing its steps), pad slices back (negative edges
 padded with zeros again) and gives the padding value the sum of the padded positions,
-concatenate slices, and the other views invert themselves. Batching rules remap the dimension
+concatenate slices, split concatenates, and the other views invert themselves. Batching rules remap the dimension
 parameters around the batch dimension.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive, get_aval, not_applicable
 from ..tracer.shapes import check_shape
 from .building_blocks import broadcast_in_dim_p, reduce_sum_p, select_n_p, sub_p, transpose_p
-from .rules import (batch_size, is_undefined, linear_jvp, linear_transpose, move_bdim,
-                    zeros_like_aval)
+from .rules import (Zero, batch_size, instantiate, is_undefined, linear_jvp, linear_transpose,
+                    move_bdim, tangent_aval, zeros_like_aval)
 
 
 # ---- broadcast_in_dim ----
@@ -450,6 +450,56 @@ concatenate_p.jvp = linear_jvp(concatenate_p)
 concatenate_p.transpose = _concatenate_transpose
 concatenate_p.batch = _concatenate_batch
 
+
+
+# ---- split ----
+
+def _split_aval(x: ShapedArray, *, sizes: tuple[int, ...], axis: int) -> list[ShapedArray]:
+    if not isinstance(axis, (int, np.integer)) or not 0 <= axis < x.ndim:
+        raise ValueError(f"split: argument 'axis' must be in [0, {x.ndim}) for an operand of "
+                         f"rank {x.ndim}, got {axis}")
+    if any(not isinstance(n, (int, np.integer)) or n < 0 for n in sizes) or \
+            sum(sizes) != x.shape[axis]:
+        raise ValueError(f"split: argument 'sizes' must be non-negative ints summing to the "
+                         f"operand's dimension {axis} ({x.shape[axis]}), got {tuple(sizes)}")
+    return [x.update(shape=x.shape[:axis] + (n,) + x.shape[axis + 1:]) for n in sizes]
+
+
+def _split_cpu(k, x, *, sizes, axis):
+    out, start = [], 0
+    for n in sizes:  # views of x, as slices
+        shape = x.shape[:axis] + (n,) + x.shape[axis + 1:]
+        out.append(k.view(x, shape, x.strides, start * x.strides[axis]))
+        start += n
+    return out
+
+
+def _split_ref(x, *, sizes, axis):
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+split_p = Primitive("split", multiple_results=True)
+split_p.abstract_eval = _split_aval
+split_p.cpu = _split_cpu
+split_p.reference = _split_ref
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    # the pieces side by side again (JAX's rule: a concatenate, not a sum of padded pieces)
+    if all(type(c) is Zero for c in cts):
+        return [Zero(tangent_aval(x.aval))]
+    return [concatenate_p.bind(*[instantiate(c) for c in cts], dimension=axis)]
+
+
+def _split_batch(vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    ax = axis + (d <= axis)
+    return split_p.bind(x, sizes=sizes, axis=ax), [d] * len(sizes)
+
+
+split_p.jvp = linear_jvp(split_p)
+split_p.transpose = _split_transpose
+split_p.batch = _split_batch
 
 # ---- iota ----
 

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, assume, find, given, settings
 
+from pullback.backends.cpu.compiler import fusion
+from pullback.transforms.passes import remat
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import program_checks as pc  # noqa: E402
 from programs import programs  # noqa: E402
@@ -22,6 +25,17 @@ pytestmark = pytest.mark.skipif(os.environ.get("PULLBACK_TEST_JIT") == "1",
 # examples per comparison under "ci" (25 per test elsewhere), in units of 25: programs run in
 # milliseconds, so each comparison gets 600-1100 (about 80 s in all on two cores)
 SCALE = {"jit": 45, "reference": 36, "grad": 24, "vmap": 30, "donate": 36}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def every_size_rewritten():
+    """The size thresholds of recomputed residuals (passes/remat.py), of regions a step
+    would strand values of, and of epilogue sums moved apart (compiler/fusion.py) at 0, so
+    that the generator's small programs go through those rewrites too."""
+    saved = remat.min_bytes, fusion.STRAND_MIN_BYTES, fusion.SUMS_APART_MIN_BYTES
+    remat.min_bytes = fusion.STRAND_MIN_BYTES = fusion.SUMS_APART_MIN_BYTES = 0
+    yield
+    remat.min_bytes, fusion.STRAND_MIN_BYTES, fusion.SUMS_APART_MIN_BYTES = saved
 
 
 # the generator's own tests draw programs without running or shrinking them

@@ -4,7 +4,8 @@
 simplification, constant folding and common-subexpression elimination, each equation offered
 to the three rules in that order, after its operands' substitutions) and one dead-code
 elimination; that reaches the fixed point of all five passes. Last, a residual add feeding a
-norm is fused into it (norm_fusion.py). Sub-jaxprs in params (cond
+norm is fused into it (norm_fusion.py), and element-wise residuals read after a matmul or
+kernel are recomputed there instead of stored when that stores fewer bytes (remat.py). Sub-jaxprs in params (cond
 branches, loop bodies, custom-derivative calls) go through the same pipeline, keeping their
 signature. No pass mutates its input: traced programs are cached and reused.
 """
@@ -17,6 +18,7 @@ from .dce import dce_jaxpr
 from .fold import fold_constants, fold_rule
 from .inline import inline_jit_calls
 from .norm_fusion import fuse_residual_norms
+from .remat import remat_residuals
 from .scan_hoist import hoist_scans
 from .simplify import simplify_jaxpr, simplify_rule
 
@@ -41,7 +43,10 @@ class _Pipeline:
         # tests check that optimize is idempotent.
         # the residual-add fusion last: the fused equation has no derivative rules, and no
         # rule above needs to see through it
-        return fuse_residual_norms(dce_jaxpr(forward(closed, _RULES, allow_new_consts)))
+        # element-wise residuals recomputed where read late (remat.py): after CSE, which would
+        # merge the clones back
+        return remat_residuals(
+            fuse_residual_norms(dce_jaxpr(forward(closed, _RULES, allow_new_consts))))
 
     def sub_closed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
         hit = self.memo.get(id(closed))

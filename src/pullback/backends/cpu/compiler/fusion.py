@@ -25,8 +25,9 @@ step with that reader (``exp>mul``: vecmath.h's pair loops), so the value goes f
 into the arithmetic instead of through scratch. It runs at the reader's place: its operand is
 available there, as it already was at its own.
 
-Epilogue fusion: a region that immediately follows a matmul whose result it alone consumes runs
-inside the matmul's thunk, on the product while it is still in cache (bias add + activation).
+Epilogue fusion: a region that immediately follows a matmul and is the first to read its
+result runs inside the matmul's thunk, on the product while it is still in cache (bias add +
+activation); when later steps read the product too, the kernel writes it whole as well.
 A region over (B, T, N) on a (B*T, N) product (``x @ w + b`` with x (B, T, D)) runs as the same
 region over (B*T, N) when every operand's leading dims merge (steps._as_rows), so it too
 follows the kernel's rows.
@@ -39,11 +40,15 @@ import numpy as np
 
 from .. import kernels
 from .lower import EWISE_NAMES, SCHEDULE, slots
-from .order import Barrier, may_move
+from .order import Barrier, may_move, root_id
 from .planner import PAIRS
 from .values import Step, View
 
 MAX_OPERANDS = 12
+# Values a step would strand in memory by joining an earlier region count from this size.
+STRAND_MIN_BYTES = 1 << 16
+# An epilogue's sums leave it for values from this size (fuse_epilogues).
+SUMS_APART_MIN_BYTES = 1 << 20
 MAX_MEMBERS = 64
 _PAIR_UNARY = frozenset(kernels.schedule_pair_ops())
 _F32 = slots(np.dtype(np.float32))[0]
@@ -112,11 +117,42 @@ def _can_join(g: _Group, s: Step, readers: dict, kept: set[int]) -> bool:
                 return False  # reads a member's result in another order: needs all of it
         elif (v.buf.id, v.offset, v.strides) not in g.ins:
             new_ins.add((v.buf.id, v.offset, v.strides))
+    if not any(v.buf.id in g.produced for v in s.ins) and _stranded(g, s, readers, kept):
+        return False
     n_in = len(g.ins) + len(new_ins)
     if n_in + len(g.produced) + len(s.outs) <= MAX_OPERANDS:  # a cheap bound first
         return True
     outs = _outputs(g.members + [s], g.ids | {id(s)}, readers, kept)
     return n_in + len(outs) <= MAX_OPERANDS
+
+
+def _stranded(g: _Group, s: Step, readers: dict, kept: set[int]) -> bool:
+    """Whether ``s`` (reading nothing ``g`` computes) joining ``g`` would strand values in
+    memory: the element-wise steps downstream of ``s`` read nothing ``g`` computes either, and
+    some read what a step ``g`` was moved past writes, so they cannot all follow ``s`` into
+    ``g``; the values crossing from ``g`` to them would be written to memory, where a region
+    of their own keeps them in scratch (remat.py's recomputed residuals: joining the forward
+    region would store them again)."""
+    if not g.passed.writes or all(o.size * o.itemsize < STRAND_MIN_BYTES for o in s.outs):
+        return False  # (small values: joining costs a cheap write, not joining may cost more)
+    seen: set[int] = set()
+    todo = [s]
+    blocked = False
+    while todo:
+        t = todo.pop()
+        for o in t.outs:
+            for r, _ in readers.get(o.buf.id, ()):
+                if id(r) in seen or r.kind not in ("ewise", "reduce"):
+                    continue
+                if any(v.buf.id in g.produced for v in r.ins):
+                    return False  # joining links s to g's values
+                if any(root_id(v) in g.passed.writes for v in r.ins):
+                    blocked = True
+                seen.add(id(r))
+                if len(seen) > MAX_MEMBERS:
+                    return False
+                todo.append(r)
+    return blocked
 
 
 def fuse(steps: list[Step], kept: set[int]) -> list[Step]:
@@ -218,26 +254,52 @@ def _pair(members: list[Step], out_ids: set[int]) -> list[Step]:
 
 
 def fuse_epilogues(steps: list[Step]) -> list[Step]:
-    """A region that alone consumes a matmul's result moves into the matmul's thunk, as its
+    """A region that first consumes a matmul's result moves into the matmul's thunk, as its
     epilogue, when it is independent of every step between them (order.py's rule: so running
     it right after the product, while the product is in cache, changes no data dependence)."""
     readers = _readers(steps)
     pos = {id(s): i for i, s in enumerate(steps)}
     moved: set[int] = set()
+    after: dict[int, list[Step]] = {}  # id(moved region) -> the sums it leaves behind
     for i, d in enumerate(steps):
         if d.kind != "dot" or "epilogue" in d.info:
             continue
         prod = d.outs[0].buf
-        rs = readers.get(prod.id, ())
-        if prod.kind != "arena" or not rs or any(r is not rs[0][0] for r, _ in rs):
+        rs = [r for r, _ in readers.get(prod.id, ())]
+        if prod.kind != "arena" or not rs:
             continue
-        r = rs[0][0]
+        r = min(rs, key=lambda x: pos[id(x)])  # later readers read the product from memory
         if r.kind != "region" or id(r) in moved or pos[id(r)] < i or \
                 not may_move(r, [x for x in steps[i + 1:pos[id(r)]] if id(x) not in moved]):
             continue
+        moved.add(id(r))
+        region, after[id(r)] = _sums_apart(r)
+        r = region
         d.info["epilogue"] = r
+        d.info["keep_product"] = any(x is not r for x in rs)
         d.outs = d.outs + r.outs
         d.ins = d.ins + [v for v in r.ins if v.buf is not prod]
         d.label = f"{d.label} -> epilogue({r.label})"
-        moved.add(id(r))
-    return [s for s in steps if id(s) not in moved]
+    return [x for s in steps for x in (after.get(id(s), ()) if id(s) in moved else (s,))]
+
+
+def _sums_apart(r: Step) -> tuple[Step, list[Step]]:
+    """``r`` without its reductions, and those as steps of their own, when each sums a value
+    ``r`` writes to memory anyway (a bias gradient over the rows of an input gradient the next
+    products read): an epilogue with an accumulator runs after the whole product (its row
+    strips finish on either thread, in no fixed order), one without follows the kernel's rows
+    while they are in cache; the sum then reads the value back once, in the one-thread order.
+    Only for values past a core's L2, which the epilogue after the product would read from
+    memory (a smaller product is still in cache then). Else (r, [])."""
+    members = r.info["members"]
+    sums = [m for m in members if "init" in m.info]
+    written = {o.buf.id for o in r.outs}
+    if not sums or len(sums) == len(members) or \
+            any(m.ins[0].buf.id not in written or
+                m.ins[0].size * m.ins[0].itemsize < SUMS_APART_MIN_BYTES for m in sums):
+        return r, []
+    accs = {m.outs[0].buf.id for m in sums}
+    rest = [m for m in members if "init" not in m.info]
+    kept = Step("region", r.ins, [o for o in r.outs if o.buf.id not in accs],
+                {**r.info, "members": rest}, "+".join(m.label for m in rest))
+    return kept, [m.info["origin"] for m in sums]

@@ -186,9 +186,10 @@ class Dot(Spec):
     ``dims`` (Bt, M, N, K), ``refs`` and byte ``strides`` (batch, row, col) of a, b, out; an
     ``epilogue`` region run on the product (or None); ``reads``: when the epilogue reads the
     product element for element (it may then follow the product's rows), its operands that
-    read it."""
+    read it; ``keep``: steps after the epilogue read the product too, so it is written whole
+    (else the kernel may leave strips only the epilogue reads in scratch)."""
 
-    __slots__ = ("slots", "dims", "refs", "strides", "epilogue", "reads")
+    __slots__ = ("slots", "dims", "refs", "strides", "epilogue", "reads", "keep")
     kind = "dot"
 
     @classmethod
@@ -206,7 +207,7 @@ class Dot(Spec):
                 reads = ()
         return cls(slots=tuple(s.info["slots"]), dims=dims,
                    refs=(e.ref(a), e.ref(b), e.ref(c)), strides=(a.strides, b.strides, c.strides),
-                   epilogue=spec, reads=reads)
+                   epilogue=spec, reads=reads, keep=int(s.info.get("keep_product", False)))
 
 
 class Reduce(Spec):

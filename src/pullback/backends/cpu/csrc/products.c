@@ -17,6 +17,7 @@ typedef struct {
   char *scratch;
   int epi_dim;
   bool sliced;                /* the epilogue can follow the product's rows */
+  bool keep;                  /* the product is read after the epilogue too */
   _Atomic int failed;
   _Atomic int busy, tail;     /* a par's claimed product: threads in it; finished */
 } dot_job;
@@ -47,7 +48,8 @@ static void dot_chunk(void *ctx, npy_intp ci, int tid) {
   dot_job *j = ctx;
   rows_epilogue re = {j->epi, j->epi_base, j->scratch, tid};
   const int rc =
-      pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re, true);
+      pb_matmul_chunk(&j->mm, ci, j->epi && j->epi_dim == 0 ? epilogue_rows : NULL, &re,
+                      !j->keep);
   if (rc < 0) {
     atomic_store(&j->failed, 1);
     return;
@@ -68,6 +70,7 @@ static npy_intp dot_setup(const thunk_t *t, run_ctx *c, int threads, bool claim_
   j->b = pb_resolve(c, &t->refs[1]);
   j->o = pb_resolve(c, &t->refs[2]);
   j->epi = NULL;
+  j->keep = t->keep;
   j->scratch = c->scratch;
   atomic_init(&j->failed, 0);
   atomic_init(&j->busy, 0);
@@ -116,7 +119,7 @@ static int pb_run_dot(const thunk_t *t, run_ctx *c) {
       rows_epilogue re = {t->epilogue, j.epi_base, c->scratch, c->tid};
       rc = pb_matmul_rows(t->sa, t->sb, t->so, t->dims[1], t->dims[2], t->dims[3], j.a,
                           t->strides, j.b, t->strides + 3, j.o, t->strides + 6, epilogue_rows,
-                          &re, true);
+                          &re, !t->keep);
       if (rc > 0) j.epi = t->epilogue;
     }
     if (rc == 0)
@@ -217,12 +220,14 @@ static int pb_run_par(const thunk_t *t, run_ctx *c) {
 static int parse_dot(Program *p, thunk_t *t, PyObject *spec) {
   /* compiler/steps.py's Dot: slots (a, b, out), dims (Bt, M, N, K), refs and strides (batch,
    * row, col) of a, b, out, an epilogue Region or None, and the epilogue operands that read
-   * the product when it reads it element for element (it may then run on each chunk's slice) */
+   * the product when it reads it element for element (it may then run on each chunk's slice),
+   * keep: the product is read again after the epilogue */
   PyObject *slotv, *dims, *refs, *strides, *epi, *reads;
   npy_intp sl[3];
   if (!(slotv = pb_field_tuple(spec, "slots")) || !(dims = pb_field_tuple(spec, "dims")) ||
       !(refs = pb_field_tuple(spec, "refs")) || !(strides = pb_field_tuple(spec, "strides")) ||
-      !(epi = pb_field(spec, "epilogue")) || !(reads = pb_field_tuple(spec, "reads")))
+      !(epi = pb_field(spec, "epilogue")) || !(reads = pb_field_tuple(spec, "reads")) ||
+      pb_field_int(spec, "keep", &t->keep) < 0)
     return -1;
   if (pb_parse_ints(slotv, sl, 3, "dot slots") != 3) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Program: a dot has 3 slots");

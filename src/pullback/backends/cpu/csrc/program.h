@@ -76,6 +76,7 @@ typedef struct thunk {
   int sa, sb, so;
   npy_intp dims[4];
   struct thunk *epilogue;
+  int keep;                   /* the product is read again after its epilogue: written whole */
   /* reduce (op: the table row) */
   int op, slot;
   /* a dot's epilogue that may run on each chunk's slice of the product (else 0): the operands

@@ -662,8 +662,14 @@ def g_norms(g: Gen) -> bool:
     x = g.pick(lambda v: v.is_float and v.ndim >= 1 and v.bound <= 100)
     if x is None:
         return False
-    form = g.choice(["layer_norm", "rms_norm", "group_norm", "batch_norm"])
+    form = g.choice(["layer_norm", "rms_norm", "group_norm", "batch_norm", "batch_stats"])
     nd = x.ndim
+    if form == "batch_stats":  # (mean, biased variance) over every axis but the last
+        if nd < 2:
+            return False
+        c = (x.shape[-1],)
+        return g.emit("batch_stats", f"jax.nn.batch_stats({x.name})", [x],
+                      g.new(c, x.dtype, x.bound), g.new(c, x.dtype, x.bound ** 2), unpack=True)
     if form in ("layer_norm", "rms_norm"):
         axes = g.choice([(nd - 1,), tuple(range(nd)), (min(1, nd - 1),)])
         pshape = tuple(x.shape[a] for a in axes)
@@ -785,6 +791,9 @@ def g_nn(g: Gen) -> bool:
                       g.new(x.shape, x.dtype, 1))
     n = x.shape[i]
     shape = x.shape[:i % x.ndim] + x.shape[i % x.ndim + 1:]
+    if g.flag() and n:  # the mean's log: between min and max of x
+        return g.emit("logmeanexp", f"jax.nn.logmeanexp({x.name}, axis={i})", [x],
+                      g.new(shape, x.dtype, x.bound))
     b = x.bound + math.log(n) if n else math.inf    # an empty axis gives -inf
     return g.emit("logsumexp", f"jax.nn.logsumexp({x.name}, axis={i})", [x],
                   g.new(shape, x.dtype, b))
@@ -852,6 +861,29 @@ def g_control(g: Gen) -> bool:
                   g.new(x.shape, x.dtype, x.bound + y.bound), defs=defs)
 
 
+def g_scaled_matmul(g: Gen) -> bool:
+    """jax.nn.scaled_matmul (block-scaled, float32 result) on a 3-D float value and its
+    transpose-like partner, the scales being a value's slice of the right shape or ones."""
+    a = g.pick(lambda v: v.is_float and v.ndim == 3 and v.shape[-1] > 0)
+    if a is None or g.mode == "grad":  # (float32 products: too coarse for finite differences)
+        return False
+    B, M, K = a.shape
+    b = g.pick(lambda v: v.dtype == a.dtype and v.ndim == 3 and v.shape[0] == B and
+               v.shape[2] == K) or a
+    N = b.shape[1]
+    ks = g.choice([d for d in (1, 2, K) if K % d == 0])
+    sa = g.pick(lambda v: v.dtype == a.dtype and v.shape == (B, M, ks) and v.bound <= 10)
+    sb = g.pick(lambda v: v.dtype == a.dtype and v.shape == (B, N, ks) and v.bound <= 10)
+    ins = [v for v in dict.fromkeys((a, b, sa, sb)) if v is not None]
+    sa_code = sa.name if sa is not None else f"jnp.ones(({B}, {M}, {ks}), {a.name}.dtype)"
+    sb_code = sb.name if sb is not None else f"jnp.ones(({B}, {N}, {ks}), {a.name}.dtype)"
+    bound = K * a.bound * b.bound * (sa.bound if sa else 1) * (sb.bound if sb else 1)
+    if not fits("float32", bound):
+        return False
+    return g.emit("scaled_matmul", f"jax.nn.scaled_matmul({a.name}, {b.name}, {sa_code}, "
+                  f"{sb_code})", ins, g.new((B, M, N), "float32", bound))
+
+
 def g_transformer_ops(g: Gen) -> bool:
     """Issue 26's RoPE and cross-entropy ops: nn.rope (rotate-half or interleaved, integer or
     float positions, rotary_dim), nn.rope_axial, and the two softmax cross-entropies."""
@@ -912,6 +944,7 @@ CATALOGUE = {
     "norms": g_norms,
     "residual_norm": g_residual_norm,
     "attention": g_attention,
+    "scaled_matmul": g_scaled_matmul,
 }
 
 

@@ -1,8 +1,8 @@
 """Common-subexpression elimination: equal equations are computed once.
 
 Two equations are equal when they apply the same primitive to the same operands (variables by
-identity, literals by dtype, weak type and bit pattern, so ``-0.0`` and ``0.0`` differ) with
-equal params. Every primitive is pure, random ones included (they are functions of their key
+identity, literals by shape, dtype and bit pattern, so ``-0.0`` and ``0.0`` differ) with
+equal params and equal output types. Every primitive is pure, random ones included (they are functions of their key
 operands), so equal equations give equal results and the later one's outputs are replaced by
 the earlier one's.
 """
@@ -39,7 +39,9 @@ def _freeze(v: Any) -> Any:
 
 def _atom_key(a: Atom) -> Any:
     if type(a) is Literal:
-        return (a.aval, literal_value(a).tobytes())
+        # weak type left out: it only steers the output's type, compared below (``1.0 + t``
+        # written by a user and the ``1.0 + t`` of tanh's derivative are one equation)
+        return (a.aval.shape, a.aval.dtype, literal_value(a).tobytes())
     return a
 
 
@@ -47,7 +49,8 @@ def eqn_key(eqn: Eqn) -> Any:
     """What makes two equations equal (hashable unless a param value is not)."""
     params = eqn.params
     return (eqn.primitive, tuple([a if type(a) is Var else _atom_key(a) for a in eqn.invars]),
-            tuple([(k, _freeze(v)) for k, v in params.items()]) if params else ())
+            tuple([(k, _freeze(v)) for k, v in params.items()]) if params else (),
+            tuple([v.aval for v in eqn.outvars]))
 
 
 def cse_rule(eqn: Eqn, walk: Walk) -> list[Atom] | None:

@@ -709,3 +709,27 @@ def test_small_row_products_match_eager_bit_for_bit(m, k, n):
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     bt = pb.Array(np.asfortranarray(b))  # a strided B: single-threaded BLAS, eager and jit
     np.testing.assert_array_equal(np.asarray(f(pb.Array(a), bt)), np.asarray(pb.Array(a) @ bt))
+
+
+def test_sums_over_outer_axes_of_short_rows_leave_the_region():
+    # an NHWC bias gradient (C = 32): inside the region its rows could not merge past the
+    # accumulator's zero strides, 32 elements per loop call (21 ms against 1.2 ms); the
+    # reduction runs as a step of its own, long row-statistics sums still fuse
+    x = rand((8, 12, 12, 32))  # 1152 rows of 32
+    m = rand((8, 12, 12, 32)) > 0
+
+    def f(x, m):
+        g = jnp.where(m, x, 0.0)
+        return g, jnp.sum(g, axis=(0, 1, 2))
+    g, s = check_vs_eager(f, x, m, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(s), np.where(m, x, 0).sum((0, 1, 2)), rtol=1e-5,
+                               atol=1e-5)
+    text = compiled(f, x, m).as_text()
+    assert "fused: select_n\n" in text and "reduce reduce_sum" in text, text
+    y = rand((1100, 300))
+    text = compiled(lambda y: jnp.sum(jnp.exp(y), axis=0), y).as_text()
+    assert "exp ; reduce_sum" in text, text  # 300-element rows: fused
+    text = compiled(lambda y: jnp.sum(jnp.exp(y), axis=1), y).as_text()
+    assert "exp ; reduce_sum" in text, text  # the rows reduced: fused whatever their length
+    text = compiled(lambda y: jnp.sum(jnp.exp(y), axis=0), y[:1000, :32]).as_text()
+    assert "exp ; reduce_sum" in text, text  # 1000 short rows: still fused

@@ -1,0 +1,444 @@
+"""conv_general_dilated and its wrappers: the C kernel against an independent NumPy loop and the
+primitive's reference over hypothesis-drawn geometries, JAX's values, every rule (check_grads
+order 2 both modes, vmap against a loop), jit against eager, and the errors."""
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import pullback as pb
+from pullback import lax
+from pullback.primitives.conv import conv_general_dilated_p
+from pullback.test_util import check_grads, check_vmap
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+# ---- an independent oracle: the definition, one output element at a time ----
+
+def naive_conv(x, w, strides, pads, lhs_dil, rhs_dil, dn, fgc, bgc, acc=np.float64):
+    """XLA's convolution straight from its definition (no dilation or padding materialized)."""
+    ls, rs, os_ = dn
+    xt = np.transpose(x, ls).astype(acc)
+    wt = np.transpose(w, rs).astype(acc)
+    n_all, c = xt.shape[:2]
+    o, ci = wt.shape[:2]
+    nsp = x.ndim - 2
+    nb = n_all // bgc
+    out_sp = []
+    for d in range(nsp):
+        size = (xt.shape[2 + d] - 1) * lhs_dil[d] + 1 if xt.shape[2 + d] else 0
+        size += pads[d][0] + pads[d][1]
+        win = (wt.shape[2 + d] - 1) * rhs_dil[d] + 1 if wt.shape[2 + d] else 0
+        out_sp.append(max(0, (size - win) // strides[d] + 1) if size >= win else 0)
+    out = np.zeros((nb, o) + tuple(out_sp), acc)
+    for n, oo in itertools.product(range(nb), range(o)):
+        g, bg = oo // (o // fgc), oo // (o // bgc)
+        for pos in itertools.product(*map(range, out_sp)):
+            s = acc(0)
+            for cc in range(ci):
+                for tap in itertools.product(*map(range, wt.shape[2:])):
+                    idx = []
+                    for d in range(nsp):
+                        q = pos[d] * strides[d] + tap[d] * rhs_dil[d] - pads[d][0]
+                        if q < 0 or q % lhs_dil[d] or q // lhs_dil[d] >= xt.shape[2 + d]:
+                            break
+                        idx.append(q // lhs_dil[d])
+                    else:
+                        s += xt[(bg * nb + n, g * ci + cc) + tuple(idx)] * wt[(oo, cc) + tap]
+            out[(n, oo) + pos] = s
+    return np.transpose(out, np.argsort(os_))
+
+
+def _to(x, dt):
+    return np.asarray(x).astype(dt)
+
+
+# ---- hypothesis geometries ----
+
+@st.composite
+def geometries(draw, max_nsp=3, dtypes=(np.float32, np.float64)):
+    nsp = draw(st.integers(1, max_nsp))
+    fgc = draw(st.sampled_from([1, 1, 2, 3]))
+    bgc = 1 if fgc > 1 else draw(st.sampled_from([1, 1, 2]))
+    nb = draw(st.integers(0, 2))
+    ci = draw(st.integers(0 if fgc == 1 and bgc == 1 else 1, 3))
+    og = draw(st.integers(1, 2))
+    k = [draw(st.integers(1, 3)) for _ in range(nsp)]
+    rhs_dil = [draw(st.integers(1, 2)) for _ in range(nsp)]
+    lhs_dil = [draw(st.integers(1, 2)) for _ in range(nsp)]
+    strides = [draw(st.integers(1, 3)) for _ in range(nsp)]
+    size = [draw(st.integers(1, 6 if nsp < 3 else 4)) for _ in range(nsp)]
+    pads = []
+    for d in range(nsp):
+        lo, hi = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
+        dil = (size[d] - 1) * lhs_dil[d] + 1
+        if dil + lo + hi < 0:
+            lo = hi = 0
+        pads.append((lo, hi))
+    perms = [tuple(draw(st.permutations(range(nsp + 2)))) for _ in range(3)]
+    dn = lax.ConvDimensionNumbers(*perms)
+    lt = (nb * bgc, ci * fgc) + tuple(size)
+    rt = (og * fgc * bgc, ci) + tuple(k)
+    lshape = [0] * (nsp + 2)
+    rshape = [0] * (nsp + 2)
+    for i, a in enumerate(dn.lhs_spec):
+        lshape[a] = lt[i]
+    for i, a in enumerate(dn.rhs_spec):
+        rshape[a] = rt[i]
+    dtype = draw(st.sampled_from(dtypes))
+    return dict(lshape=tuple(lshape), rshape=tuple(rshape), strides=tuple(strides),
+                pads=tuple(pads), lhs_dil=tuple(lhs_dil), rhs_dil=tuple(rhs_dil), dn=dn,
+                fgc=fgc, bgc=bgc, dtype=np.dtype(dtype))
+
+
+def _operands(g, seed=0, ints=False):
+    rng = np.random.default_rng(seed)
+    if ints or g["dtype"].kind in "iu":
+        x = rng.integers(-4, 5, g["lshape"])
+        w = rng.integers(-4, 5, g["rshape"])
+    else:
+        x = rng.standard_normal(g["lshape"])
+        w = rng.standard_normal(g["rshape"])
+    return _to(x, g["dtype"]), _to(w, g["dtype"])
+
+
+def _conv(g, **kw):
+    return lambda x, w: lax.conv_general_dilated(
+        x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+        feature_group_count=g["fgc"], batch_group_count=g["bgc"], **kw)
+
+
+def _tol(dt):
+    return {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5, np.dtype(np.float16): 1e-2,
+            BF16: 2e-2}.get(np.dtype(dt), 0)
+
+
+@settings(max_examples=60)
+@given(geometries(dtypes=(np.float32, np.float64, np.float16, BF16, np.int8, np.int32)))
+def test_kernel_against_the_definition(g):
+    x, w = _operands(g)
+    got = np.asarray(_conv(g)(x, w))
+    want = naive_conv(x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+                      g["fgc"], g["bgc"], acc=np.int64 if g["dtype"].kind in "iu" else np.float64)
+    assert got.dtype == g["dtype"]
+    assert got.shape == want.shape
+    if g["dtype"].kind in "iu":
+        np.testing.assert_array_equal(got, want.astype(g["dtype"]))  # wraps as the result
+    else:
+        tol = _tol(g["dtype"])
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * 10)
+
+
+@settings(max_examples=40)
+@given(geometries())
+def test_reference_rule_against_the_definition(g):
+    x, w = _operands(g)
+    params = dict(window_strides=g["strides"], padding=g["pads"], lhs_dilation=g["lhs_dil"],
+                  rhs_dilation=g["rhs_dil"], dimension_numbers=g["dn"],
+                  feature_group_count=g["fgc"], batch_group_count=g["bgc"])
+    got = conv_general_dilated_p.reference(x, w, **params)
+    want = naive_conv(x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+                      g["fgc"], g["bgc"])
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=_tol(g["dtype"]),
+                               atol=_tol(g["dtype"]) * 10)
+
+
+def test_layouts_non_contiguous_and_broadcast_operands():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 9, 8))[:, :, ::2, ::-1]          # strided and flipped
+    w = np.broadcast_to(rng.standard_normal((1, 3, 3, 2)), (4, 3, 3, 2))  # zero stride
+    dn = lax.conv_dimension_numbers(x.shape, w.shape, ("NCHW", "OIHW", "NHWC"))
+    got = lax.conv_general_dilated(x, w, (1, 2), ((1, 0), (0, 1)), dimension_numbers=dn)
+    want = naive_conv(x, w, (1, 2), ((1, 0), (0, 1)), (1, 1), (1, 1), dn, 1, 1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+# ---- dtypes ----
+
+def test_accumulation_and_preferred_element_type():
+    x = np.full((1, 64, 1), 100, np.int8)
+    w = np.full((1, 64, 1), 100, np.int8)
+    y = lax.conv(x, w, (1,), "VALID", preferred_element_type=np.int32)
+    assert y.dtype == np.int32 and np.asarray(y).item() == 640000
+    # int8 wraps modulo 256 as the result (as XLA)
+    assert np.asarray(lax.conv(x, w, (1,), "VALID")).item() == np.array(640000).astype(np.int8)
+    x3 = np.full((1, 3, 1), 100, np.int8)
+    assert np.asarray(lax.conv(x3, x3, (1,), "VALID")).item() == np.array(30000).astype(np.int8)
+    # bfloat16 accumulates in float32: 256 ones then 1/256 would vanish in bfloat16 sums
+    xb = np.ones((1, 257, 1), BF16)
+    wb = np.concatenate([np.ones(256), [2.0 ** -8]]).reshape(1, 257, 1).astype(BF16)
+    got = lax.conv(xb, wb, (1,), "VALID", preferred_element_type=np.float32)
+    assert got.dtype == np.float32 and np.asarray(got).item() == 256 + 2.0 ** -8
+    assert lax.conv(xb, wb, (1,), "VALID").dtype == BF16
+    xf = np.ones((1, 2, 3), np.float32)
+    assert lax.conv(xf, xf[:, :, :2], (1,), "VALID",
+                    preferred_element_type=np.float64).dtype == np.float64
+
+
+# ---- the API: padding strings, dimension numbers, wrappers (JAX's values) ----
+
+def test_padtype_to_pads():
+    assert lax.padtype_to_pads((5, 6), (3, 4), (2, 1), "SAME") == [(1, 1), (1, 2)]
+    assert lax.padtype_to_pads((5, 6), (3, 4), (2, 1), "SAME_LOWER") == [(1, 1), (2, 1)]
+    assert lax.padtype_to_pads((5, 6), (3, 4), (2, 1), "VALID") == [(0, 0), (0, 0)]
+    assert lax.padtype_to_pads((4,), (1,), (3,), "SAME") == [(0, 0)]
+    with pytest.raises(RuntimeError, match="padding"):
+        lax.padtype_to_pads((4,), (1,), (1,), "FULL")
+
+
+def test_conv_dimension_numbers():
+    dn = lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+    assert dn == lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    dn = lax.conv_dimension_numbers((1, 2, 3, 4), (1, 2, 3, 4), ("NCWH", "IOHW", "WHNC"))
+    assert dn == lax.ConvDimensionNumbers((0, 1, 3, 2), (1, 0, 2, 3), (2, 3, 1, 0))
+    assert lax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), None) == ((0, 1, 2),) * 3
+    with pytest.raises(TypeError, match="exactly once"):
+        lax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), ("NCH", "OOH", "NCH"))
+    with pytest.raises(TypeError, match="same set of spatial"):
+        lax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), ("NCH", "OIW", "NCH"))
+    with pytest.raises(TypeError, match="len equal"):
+        lax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), ("NCHW", "OIH", "NCH"))
+
+
+def _rand(*shape, seed=0, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def test_same_padding_layouts_and_wrappers():
+    x, w = _rand(2, 7, 6, 3), _rand(3, 2, 3, 4, seed=1)  # NHWC, HWIO
+    dn = ("NHWC", "HWIO", "NHWC")
+    got = np.asarray(lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=dn))
+    dnn = lax.conv_dimension_numbers(x.shape, w.shape, dn)
+    want = naive_conv(x, w, (2, 2), [(1, 1), (0, 0)], (1, 1), (1, 1), dnn, 1, 1)
+    assert got.shape == (2, 4, 3, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    got = np.asarray(lax.conv_general_dilated(x, w, (1, 2), "SAME_LOWER", dimension_numbers=dn,
+                                              rhs_dilation=(2, 1)))
+    # H: window 5, pad 4 -> (2, 2); W: window 2, stride 2 -> pad 0
+    want = naive_conv(x, w, (1, 2), [(2, 2), (0, 0)], (1, 1), (2, 1), dnn, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    got = np.asarray(lax.conv_general_dilated(x, w, (1, 1), "SAME_LOWER", dimension_numbers=dn))
+    want = naive_conv(x, w, (1, 1), [(1, 1), (1, 0)], (1, 1), (1, 1), dnn, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    xn, wn = _rand(2, 3, 5, 4), _rand(4, 3, 2, 2, seed=2)
+    iota = lax.ConvDimensionNumbers((0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3))
+    np.testing.assert_allclose(np.asarray(lax.conv(xn, wn, (1, 1), "VALID")),
+                               naive_conv(xn, wn, (1, 1), [(0, 0)] * 2, (1, 1), (1, 1), iota,
+                                          1, 1), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(lax.conv_with_general_padding(xn, wn, (1, 2), [(2, -1), (1, 1)], (2, 1),
+                                                 (1, 2))),
+        naive_conv(xn, wn, (1, 2), [(2, -1), (1, 1)], (2, 1), (1, 2), iota, 1, 1), rtol=1e-12)
+
+
+def test_conv_transpose_is_the_input_gradient_with_transpose_kernel():
+    x, w = _rand(2, 8, 8, 3), _rand(3, 3, 3, 5, seed=1)   # NHWC, HWIO (the defaults)
+    fwd = lambda a: lax.conv_general_dilated(a, w, (2, 2), "SAME",
+                                             dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    y = fwd(x)
+    ct = _rand(*y.shape, seed=2)
+    (gx,) = pb.vjp(fwd, x)[1](ct)
+    # conv_transpose with transpose_kernel of the same kernel swaps its features: HWOI read as HWIO
+    got = lax.conv_transpose(ct, w, (2, 2), "SAME", transpose_kernel=True)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(gx), rtol=1e-12, atol=1e-12)
+    assert lax.conv_transpose(_rand(1, 28, 28, 4), _rand(3, 3, 4, 2), (2, 2),
+                              "SAME").shape == (1, 56, 56, 2)
+    assert lax.conv_transpose(_rand(1, 28, 28, 4), _rand(3, 3, 4, 2), (2, 2),
+                              "VALID").shape == (1, 57, 57, 2)
+
+
+def test_conv_general_dilated_patches():
+    x = _rand(2, 3, 5, 4)
+    p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"))
+    assert p.shape == (2, 3 * 6, 4, 2)
+    # feature c * 6 + (i * 3 + j) of patch (h, w) is x[c, h + i, w + j]
+    for c, i, j in itertools.product(range(3), range(2), range(3)):
+        np.testing.assert_array_equal(p[:, c * 6 + i * 3 + j], x[:, c, i:i + 4, j:j + 2])
+
+
+# ---- JAX as an optional oracle ----
+
+@settings(max_examples=25)
+@given(geometries(max_nsp=2))
+def test_against_jax(g):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x, w = _operands(g)
+    want = jax.lax.conv_general_dilated(
+        x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"],
+        jax.lax.ConvDimensionNumbers(*g["dn"]),
+        feature_group_count=g["fgc"], batch_group_count=g["bgc"])
+    np.testing.assert_allclose(np.asarray(_conv(g)(x, w), np.float64),
+                               np.asarray(want, np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose_against_jax():
+    jax = pytest.importorskip("jax")
+    x, w = _rand(2, 5, 6, 3), _rand(3, 2, 3, 4, seed=1)
+    for pad in ("SAME", "VALID", ((1, 2), (0, 1))):
+        for tk in (False, True):
+            w2 = w if not tk else _rand(3, 2, 4, 3, seed=1)
+            got = lax.conv_transpose(x, w2, (2, 3), pad, rhs_dilation=(1, 2), transpose_kernel=tk)
+            want = jax.lax.conv_transpose(x, w2, (2, 3), pad, rhs_dilation=(1, 2),
+                                          transpose_kernel=tk)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+
+
+# ---- derivatives ----
+
+GRAD_CASES = [
+    dict(lshape=(2, 3, 5), rshape=(2, 3, 2), strides=(2,), pads=((1, 0),), lhs_dil=(1,),
+         rhs_dil=(2,), dn=("NCH", "OIH", "NCH"), fgc=1, bgc=1),
+    dict(lshape=(2, 5, 4, 4), rshape=(3, 3, 2, 4), strides=(1, 2), pads=((1, 1), (-1, 2)),
+         lhs_dil=(2, 1), rhs_dil=(1, 1), dn=("NHWC", "HWIO", "NHWC"), fgc=2, bgc=1),
+    dict(lshape=(4, 2, 4, 3), rshape=(4, 2, 2, 2), strides=(1, 1), pads=((0, 1), (1, 0)),
+         lhs_dil=(1, 1), rhs_dil=(1, 1), dn=("NCHW", "OIHW", "NCHW"), fgc=1, bgc=2),
+    dict(lshape=(1, 2, 3, 3, 2), rshape=(2, 2, 2, 1, 2), strides=(1, 2, 1),
+         pads=((1, 0), (0, 0), (0, 1)), lhs_dil=(1, 1, 1), rhs_dil=(1, 1, 1),
+         dn=("NCDHW", "OIDHW", "NCDHW"), fgc=1, bgc=1),
+]
+
+
+def _case(c):
+    dn = lax.conv_dimension_numbers(c["lshape"], c["rshape"], c["dn"])
+    return dict(c, dn=dn, dtype=np.dtype(np.float64))
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_check_grads_order_2(case):
+    g = _case(case)
+    x, w = _operands(g, seed=3)
+    f = _conv(g)
+    check_grads(f, (x, w), order=2, modes=("fwd", "rev"))
+    check_grads(lambda a: f(a, w), (x,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda b: f(x, b), (w,), order=2, modes=("fwd", "rev"))
+
+
+def test_check_grads_conv_transpose():
+    x, w = _rand(1, 4, 3, 2), _rand(3, 2, 2, 3, seed=1)
+    for tk in (False, True):
+        w2 = w if not tk else _rand(3, 2, 3, 2, seed=1)
+        check_grads(lambda a, b: lax.conv_transpose(a, b, (2, 2), "SAME", transpose_kernel=tk),
+                    (x, w2), order=2, modes=("fwd", "rev"))
+
+
+def test_gradients_against_the_definition():
+    """The transposes are convolutions: check them against vjp of the naive loop's matrix."""
+    g = _case(GRAD_CASES[1])
+    x, w = _operands(g, seed=4)
+    f = _conv(g)
+    y, vjp = pb.vjp(f, x, w)
+    ct = _rand(*np.shape(y), seed=5)
+    gx, gw = vjp(ct)
+    # the conv is linear in x: gx = J^T ct with J from unit inputs
+    eye = np.eye(x.size).reshape((x.size,) + x.shape)
+    jx = np.stack([naive_conv(e, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+                              g["fgc"], g["bgc"]).ravel() for e in eye])
+    np.testing.assert_allclose(np.asarray(gx).ravel(), jx @ ct.ravel(), rtol=1e-10)
+    eye = np.eye(w.size).reshape((w.size,) + w.shape)
+    jw = np.stack([naive_conv(x, e, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+                              g["fgc"], g["bgc"]).ravel() for e in eye])
+    np.testing.assert_allclose(np.asarray(gw).ravel(), jw @ ct.ravel(), rtol=1e-10)
+
+
+def test_gradients_with_preferred_element_type_keep_the_operand_dtypes():
+    x, w = _rand(1, 2, 5, dtype=BF16), _rand(3, 2, 2, seed=1, dtype=BF16)
+    f = lambda a, b: lax.conv(a, b, (1,), "SAME", preferred_element_type=np.float32).sum()
+    gx, gw = pb.grad(f, argnums=(0, 1))(x, w)
+    assert gx.dtype == BF16 and gw.dtype == BF16
+    want = pb.grad(lambda a, b: lax.conv(a, b, (1,), "SAME").sum(), argnums=(0, 1))(
+        x.astype(np.float32), w.astype(np.float32))
+    np.testing.assert_allclose(np.asarray(gx, np.float32), np.asarray(want[0]), rtol=2e-2)
+    np.testing.assert_allclose(np.asarray(gw, np.float32), np.asarray(want[1]), rtol=2e-2)
+
+
+# ---- vmap ----
+
+@pytest.mark.parametrize("case", GRAD_CASES[:3] + [dict(GRAD_CASES[1], fgc=1, lshape=(2, 5, 4, 2))])
+def test_check_vmap(case):
+    g = _case(case)
+    x, w = _operands(g, seed=6)
+    check_vmap(_conv(g), (x, w), atol=1e-10, rtol=1e-10)
+
+
+def test_vmap_of_zero_size_batch():
+    x, w = _rand(0, 2, 3, 5), _rand(4, 3, 2)
+    out = pb.vmap(lambda a: lax.conv(a, w, (1,), "VALID"))(x)
+    assert out.shape == (0, 2, 4, 4)
+
+
+# ---- jit equals eager; edge sizes ----
+
+def test_jit_equals_eager():
+    g = _case(GRAD_CASES[1])
+    x, w = _operands(g, seed=7)
+    f = _conv(g)
+    np.testing.assert_array_equal(np.asarray(pb.jit(f)(x, w)), np.asarray(f(x, w)))
+    gf = pb.grad(lambda a, b: (f(a, b) ** 2).sum(), argnums=(0, 1))
+    for a, b in zip(pb.jit(gf)(x, w), gf(x, w)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+def test_zero_size_and_one_by_one():
+    w = _rand(4, 3, 3, 3, dtype=np.float32)
+    assert lax.conv(np.zeros((0, 3, 5, 5), np.float32), w, (1, 1), "SAME").shape == (0, 4, 5, 5)
+    x1 = _rand(2, 3, 1, 1, dtype=np.float32)
+    got = np.asarray(lax.conv(x1, w, (1, 1), "SAME"))
+    np.testing.assert_allclose(got[..., 0, 0], x1[..., 0, 0] @ w[:, :, 1, 1].T, rtol=1e-5)
+    assert lax.conv(x1, w, (1, 1), "VALID").shape == (2, 4, 0, 0)
+    gx = pb.grad(lambda a: lax.conv(a, w, (1, 1), "VALID").sum())(x1)
+    np.testing.assert_array_equal(np.asarray(gx), 0)
+
+
+# ---- errors ----
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 3, 2)), (1,), "VALID"), ValueError,
+     r"lhs feature dimension size divided by feature_group_count.*4 // 1 != 3"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((3, 2, 2)), (1,), "VALID",
+                                      feature_group_count=2), ValueError,
+     r"output feature dimension size 3 must be a multiple of feature_group_count"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((4, 4, 2)), (1,), "VALID",
+                                      batch_group_count=2), ValueError,
+     r"'batch_group_count' \(2\) must divide the lhs batch dimension size 1"),
+    (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 4, 2, 2)), (1,), "VALID"), TypeError,
+     r"ndim to be equal"),
+    (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1, 1), "VALID"), ValueError,
+     r"'window_strides' must have one entry per spatial dimension"),
+    (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (0,), "VALID"), ValueError,
+     r"'window_strides' must be positive"),
+    (lambda: lax.conv_with_general_padding(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,),
+                                           [(-4, -3)], None, None), ValueError,
+     r"negative padding"),
+    (lambda: lax.conv(np.ones((1, 4, 5), np.float32), np.ones((2, 4, 2)), (1,), "VALID"),
+     TypeError, r"same dtype.*float32 and float64"),
+    (lambda: lax.conv(np.ones((1, 4, 5), bool), np.ones((2, 4, 2), bool), (1,), "VALID"),
+     TypeError, r"argument 'lhs' must be an integer or floating"),
+    (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), "VALID",
+                      preferred_element_type=np.int32), TypeError,
+     r"'preferred_element_type' must be a floating dtype"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), "SAME",
+                                      lhs_dilation=(2,)), ValueError, r"String padding"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), "VALID",
+                                      feature_group_count=0), ValueError,
+     r"'feature_group_count' must be a positive integer"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), "VALID",
+                                      dimension_numbers=lax.ConvDimensionNumbers(
+                                          (0, 0, 2), (0, 1, 2), (0, 1, 2))), TypeError,
+     r"dimension_numbers.lhs_spec must be a permutation"),
+    (lambda: lax.conv(np.ones((1, 4)), np.ones((2, 4, 1)), (), "VALID"), TypeError,
+     r"ndim to be equal"),
+    (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), [(1, 1)] * 2),
+     TypeError, r"'padding' must have one \(low, high\) pair per spatial dimension"),
+])
+def test_bad_inputs(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_errors_under_vmap_name_the_users_shapes():
+    with pytest.raises(ValueError, match=r"4 // 1 != 3"):
+        pb.vmap(lambda a: lax.conv(a, np.ones((2, 3, 2)), (1,), "VALID"))(np.ones((2, 1, 4, 5)))

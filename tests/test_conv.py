@@ -442,3 +442,52 @@ def test_bad_inputs(call, exc, match):
 def test_errors_under_vmap_name_the_users_shapes():
     with pytest.raises(ValueError, match=r"4 // 1 != 3"):
         pb.vmap(lambda a: lax.conv(a, np.ones((2, 3, 2)), (1,), "VALID"))(np.ones((2, 1, 4, 5)))
+
+
+# ---- the float32 fast paths (conv_fast.h): geometries big enough to take them ----
+
+FAST_CASES = [
+    ((4, 16, 17, 16), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((4, 17, 16, 16), (3, 3, 16, 32), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NHWC"), 1),
+    ((4, 16, 17, 16), (32, 16, 3, 3), (2, 2), ((1, 0), (-1, 2)), (1, 1), (1, 2),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((4, 16, 17, 16), (32, 16, 3, 2), (1, 1), ((2, 1), (1, 2)), (2, 3), (1, 1),
+     ("NCHW", "OIHW", "NHWC"), 1),
+    ((4, 16, 17, 16), (32, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 2),
+    ((8, 16, 40), (32, 16, 5), (2,), ((2, 2),), (1,), (2,), ("NCH", "OIH", "NCH"), 1),
+    ((8, 40, 16), (4, 16, 32), (1,), ((3, 3),), (2,), (1,), ("NHC", "HIO", "NCH"), 1),
+    ((4, 16, 17, 16), (16, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 16),                                   # depthwise
+    ((4, 16, 17, 16), (32, 1, 3, 3), (2, 1), ((0, 2), (1, -1)), (1, 1), (2, 1),
+     ("NCHW", "OIHW", "NCHW"), 16),                                   # depthwise x2, strided
+    ((4, 17, 16, 16), (3, 3, 1, 16), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NHWC"), 16),                                   # depthwise NHWC
+]
+
+
+@pytest.mark.parametrize("case", FAST_CASES)
+def test_float32_fast_paths_and_their_gradients(case):
+    lshape, rshape, strides, pads, ld, rd, dn, fgc = case
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(lshape).astype(np.float32)
+    w = rng.standard_normal(rshape).astype(np.float32)
+    dnn = lax.conv_dimension_numbers(lshape, rshape, dn)
+    params = dict(window_strides=strides, padding=pads, lhs_dilation=ld, rhs_dilation=rd,
+                  dimension_numbers=dnn, feature_group_count=fgc, batch_group_count=1)
+    f = lambda a, b: lax.conv_general_dilated(a, b, strides, pads, ld, rd, dnn,
+                                              feature_group_count=fgc)
+    y = np.asarray(f(x, w))
+    want = conv_general_dilated_p.reference(x.astype(np.float64), w.astype(np.float64), **params)
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(y, want, atol=1e-5 * scale, rtol=0)
+    # the input and kernel gradients (transposed convolutions) against float64's
+    ct = rng.standard_normal(y.shape).astype(np.float32)
+    gx, gw = pb.vjp(f, x, w)[1](ct)
+    gx64, gw64 = pb.vjp(f, x.astype(np.float64), w.astype(np.float64))[1](ct.astype(np.float64))
+    for got, ref in ((gx, gx64), (gw, gw64)):
+        ref = np.asarray(ref)
+        np.testing.assert_allclose(np.asarray(got), ref, atol=1e-5 * np.abs(ref).max(), rtol=0)
+    np.testing.assert_array_equal(np.asarray(pb.jit(f)(x, w)), y)

@@ -327,6 +327,8 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
   return 0;
 }
 
+#include "conv_fast.h"
+
 static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                        const void *params, pb_kernel_ctx *ctx) {
   (void)nin;
@@ -334,6 +336,8 @@ static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   conv_geom g;
   int rc = conv_geometry(ins, &outs[0], (const conv_params *)params, &g, ctx);
   if (rc) return rc;
+  rc = conv_fast_forward(&g, ctx);
+  if (rc) return rc < 0 ? ctx->error : 0;
   return conv_generic(&g, ctx);
 }
 

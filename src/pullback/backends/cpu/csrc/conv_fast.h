@@ -1,0 +1,334 @@
+/* conv.c's float32 fast paths (1-D and 2-D, AVX-512): included once by conv.c after its
+ * geometry. Each returns 1 when it took the call (0: the generic path runs), or a negative
+ * error after pb_kernel_fail.
+ *
+ * Forward ("tap GEMM"): the input is copied once into a pixel-major, zero-padded buffer per
+ * image (channels innermost: NCHW input is transposed on the way; a strided convolution's input
+ * is split into its stride phases, so every tap reads a stride-1 window of one phase image; an
+ * lhs-dilated one is padded only, in the undilated domain). With rows of the buffer `width`
+ * pixels wide, the output over a block of rows, computed `width` pixels wide (the extra columns
+ * discarded), is for each kernel tap one product of a shifted window of the buffer (rows:
+ * pixels, contiguous channels) with the tap's (Cin x Cout) weights: the own AVX-512 GEMM
+ * (gemm.c), accumulating over the taps in the block's cache-resident output. No im2col matrix,
+ * no zero insertion: an lhs-dilated (transposed) convolution is split into its output phases,
+ * each a stride-1 convolution with the taps that land on input elements.
+ *
+ * Weight gradient: the convolution JAX's transpose rule builds for a kernel's cotangent (output
+ * spatial = the forward kernel, its own kernel = the forward output) runs as, per forward tap,
+ * one GEMM per image contracting over the image's pixels: (Cin x pixels) @ (pixels x Cout),
+ * over the same padded buffer and the cotangent in the same wide layout (zeros in the discarded
+ * columns), images summed in fixed chunks so the bits do not depend on the thread count.
+ *
+ * Depthwise: one task per (image, channel) plane, the phase-split padded plane in a thread's
+ * buffer, each tap one vectorized multiply-add over output rows. */
+#include "gemm.h"
+
+#define FAST_MAXTAPS 4096
+
+static bool fast_usable(void) {
+#if PB_HAVE_AVX512
+  return pb_avx512_usable();
+#else
+  return false;
+#endif
+}
+
+/* the 2-D view of a 1-D or 2-D geometry (1-D: a height of 1) */
+typedef struct {
+  int64_t in[2], k[2], out[2], xs[2], ws[2], ys[2], s[2], pl[2], ld[2], rd[2];
+} view2;
+
+static void view2_of(const conv_geom *g, view2 *v) {
+  const int off = 2 - g->nsp;
+  for (int d = 0; d < 2; ++d) {
+    const int e = d - off;
+    const bool real = e >= 0;
+    v->in[d] = real ? g->in[e] : 1;
+    v->k[d] = real ? g->k[e] : 1;
+    v->out[d] = real ? g->out[e] : 1;
+    v->xs[d] = real ? g->xs[e] : 0;
+    v->ws[d] = real ? g->ws[e] : 0;
+    v->ys[d] = real ? g->ys[e] : 0;
+    v->s[d] = real ? g->stride[e] : 1;
+    v->pl[d] = real ? g->pad_lo[e] : 0;
+    v->ld[d] = real ? g->lhs_dil[e] : 1;
+    v->rd[d] = real ? g->rhs_dil[e] : 1;
+  }
+}
+
+/* ---- the padded, pixel-major image buffers ---- */
+
+/* A buffer: `regions` images of rows x width pixels (+ tail zero pixels), each pixel `ch`
+ * floats; region pixel (u, v) holds input (rsrc[region][u], csrc[region][v]) or zero (-1). */
+typedef struct {
+  int64_t regions, rows, width, tail, ch, region_px, image_px;
+  int64_t *rsrc, *csrc; /* [regions * rows], [regions * width] */
+} pixbuf;
+
+static int pixbuf_alloc_tables(pixbuf *b, pb_kernel_ctx *ctx) {
+  b->region_px = b->rows * b->width + b->tail;
+  b->image_px = b->regions * b->region_px;
+  b->rsrc = ctx->scratch(ctx, (size_t)(b->regions * b->rows + 1) * sizeof(int64_t));
+  b->csrc = ctx->scratch(ctx, (size_t)(b->regions * b->width + 1) * sizeof(int64_t));
+  return b->rsrc && b->csrc ? 0 : -1;
+}
+
+/* fills image n's buffer (ch floats per pixel) from x: channel c of batch row `bn` */
+static void pixbuf_fill(const pixbuf *b, float *dst, const char *x, int64_t xs_c, int64_t xs_h,
+                        int64_t xs_w, int64_t in_h, int64_t in_w) {
+  for (int64_t r = 0; r < b->regions; ++r) {
+    float *reg = dst + r * b->region_px * b->ch;
+    for (int64_t u = 0; u < b->rows; ++u) {
+      float *row = reg + u * b->width * b->ch;
+      const int64_t h = b->rsrc[r * b->rows + u];
+      if (h < 0 || h >= in_h) {
+        memset(row, 0, (size_t)(b->width * b->ch) * 4);
+        continue;
+      }
+      const char *xr = x + h * xs_h;
+      for (int64_t v = 0; v < b->width; ++v) {
+        const int64_t w = b->csrc[r * b->width + v];
+        float *px = row + v * b->ch;
+        if (w < 0 || w >= in_w) {
+          memset(px, 0, (size_t)b->ch * 4);
+        } else if (xs_c == 4) {
+          memcpy(px, xr + w * xs_w, (size_t)b->ch * 4);
+        } else {
+          const char *xp = xr + w * xs_w;
+          for (int64_t c = 0; c < b->ch; ++c) px[c] = *(const float *)(xp + c * xs_c);
+        }
+      }
+    }
+    memset(reg + b->rows * b->width * b->ch, 0, (size_t)(b->tail * b->ch) * 4);
+  }
+}
+
+/* ---- the forward tap-GEMM path ---- */
+
+typedef struct { int64_t off, kh, kw; } ftap; /* off: pixels into the image's buffer */
+typedef struct {
+  int64_t rows, cols;        /* output rows and valid columns of this part */
+  int64_t oh0, ohs, ow0, ows; /* output position of (m, mw): (oh0 + ohs m, ow0 + ows mw) */
+  int64_t ntaps;
+  ftap *taps;
+} fpart;
+
+typedef struct {
+  const conv_geom *g;
+  const view2 *v;
+  pixbuf b;
+  float *bufs;      /* N images */
+  fpart *parts;
+  int64_t nparts, block_rows, tasks_per_image, *part_task0;
+  float *wide;      /* per thread: block_rows * width * O */
+  int64_t wide_len;
+  int failed;       /* a GEMM ran out of memory */
+} fjob;
+
+static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int64_t nrows,
+                       const float *wide) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t O = g->O, width = j->b.width;
+  char *yb = g->y + n * g->ys_n;
+  for (int64_t m = 0; m < nrows; ++m) {
+    const int64_t oh = p->oh0 + p->ohs * (m0 + m);
+    char *yr = yb + oh * v->ys[0];
+    const float *wr = wide ? wide + m * width * O : NULL;
+    if (g->ys_o == 4 && p->ows == 1 && v->ys[1] == O * 4) {
+      if (wide) memcpy(yr + p->ow0 * v->ys[1], wr, (size_t)(p->cols * O) * 4);
+      else memset(yr + p->ow0 * v->ys[1], 0, (size_t)(p->cols * O) * 4);
+      continue;
+    }
+    for (int64_t o = 0; o < O; ++o) {
+      char *yo = yr + o * g->ys_o + p->ow0 * v->ys[1];
+      const int64_t st = p->ows * v->ys[1];
+      if (!wide) {
+        for (int64_t mw = 0; mw < p->cols; ++mw) *(float *)(yo + mw * st) = 0.0f;
+      } else {
+        for (int64_t mw = 0; mw < p->cols; ++mw) *(float *)(yo + mw * st) = wr[mw * O + o];
+      }
+    }
+  }
+}
+
+static void fast_task(fjob *j, int64_t t, int tid) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t n = t / j->tasks_per_image, rest = t % j->tasks_per_image;
+  int64_t pi = 0;
+  while (pi + 1 < j->nparts && j->part_task0[pi + 1] <= rest) ++pi;
+  const fpart *p = &j->parts[pi];
+  const int64_t m0 = (rest - j->part_task0[pi]) * j->block_rows;
+  const int64_t nrows = p->rows - m0 < j->block_rows ? p->rows - m0 : j->block_rows;
+  if (nrows <= 0) return;
+  if (!p->ntaps) {
+    fast_store(j, p, n, m0, nrows, NULL);
+    return;
+  }
+  const int64_t C = g->C, O = g->O, G = g->G, Cg = g->Ci, Og = O / G, width = j->b.width;
+  float *wide = j->wide + (size_t)tid * (size_t)j->wide_len;
+  const float *img = j->bufs + (size_t)n * (size_t)(j->b.image_px * C);
+  const npy_intp M = nrows * width;
+  const npy_intp as[3] = {0, (npy_intp)(C * 4), 4}, bs[3] = {0, (npy_intp)g->ws_i,
+                                                             (npy_intp)g->ws_o};
+  const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
+  for (int64_t k = 0; k < p->ntaps; ++k) {
+    const ftap *tp = &p->taps[k];
+    const float *a = img + (tp->off + m0 * width) * C;
+    const char *b = g->w + tp->kh * v->ws[0] + tp->kw * v->ws[1];
+    for (int64_t gi = 0; gi < G; ++gi)
+      if (pb_sgemm(M, Og, Cg, (const char *)(a + gi * Cg), as, b + gi * Og * g->ws_o, bs,
+                   (char *)(wide + gi * Og), cs, k > 0, NULL))
+        j->failed = 1;
+  }
+  fast_store(j, p, n, m0, nrows, wide);
+}
+
+static int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
+  view2 v;
+  view2_of(g, &v);
+  const int64_t Og = g->G ? g->O / g->G : 0;
+  if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2 ||
+      !fast_usable())
+    return 0;
+  if (g->B != 1 || g->Ci < 4 || Og < 16 || g->Nb == 0 || g->plane == 0 || g->taps == 0 ||
+      g->taps > FAST_MAXTAPS || g->taps > 4 * g->plane)
+    return 0;
+  const bool dil = v.ld[0] > 1 || v.ld[1] > 1;
+  if (dil && (v.s[0] > 1 || v.s[1] > 1)) return 0;
+  if ((double)g->plane * (double)g->O * (double)g->Ci * (double)g->taps * (double)g->Nb < 2e6)
+    return 0;
+  fjob j;
+  memset(&j, 0, sizeof j);
+  j.g = g;
+  j.v = &v;
+  pixbuf *b = &j.b;
+  b->ch = g->C;
+  ftap *taps = ctx->scratch(ctx, (size_t)g->taps * sizeof(ftap));
+  if (!taps) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  if (!dil) {
+    /* stride phases: tap (kh, kw) reads phase (uh % s, uw % s) at (uh / s, uw / s) */
+    int64_t need[2], q[2], tmax = 0;
+    for (int d = 0; d < 2; ++d) {
+      need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
+      q[d] = (need[d] + v.s[d] - 1) / v.s[d];
+    }
+    tmax = ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1;
+    b->regions = v.s[0] * v.s[1];
+    b->rows = q[0];
+    b->width = q[1];
+    b->tail = tmax;
+    if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+    for (int64_t a = 0; a < v.s[0]; ++a)
+      for (int64_t c = 0; c < v.s[1]; ++c) {
+        const int64_t r = a * v.s[1] + c;
+        for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.s[0] + a - v.pl[0];
+        for (int64_t w = 0; w < b->width; ++w)
+          b->csrc[r * b->width + w] = w * v.s[1] + c - v.pl[1];
+      }
+    int64_t nt = 0;
+    for (int64_t kh = 0; kh < v.k[0]; ++kh)
+      for (int64_t kw = 0; kw < v.k[1]; ++kw) {
+        const int64_t uh = kh * v.rd[0], uw = kw * v.rd[1];
+        const int64_t r = (uh % v.s[0]) * v.s[1] + uw % v.s[1];
+        taps[nt++] = (ftap){r * b->region_px + (uh / v.s[0]) * b->width + uw / v.s[1], kh, kw};
+      }
+    fpart *part = ctx->scratch(ctx, sizeof(fpart));
+    if (!part) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+    *part = (fpart){v.out[0], v.out[1], 0, 1, 0, 1, nt, taps};
+    j.parts = part;
+    j.nparts = 1;
+  } else {
+    /* output phases of the lhs dilation: output (ph + d m) reads input m + e for the taps
+     * with (ph + k rd - pl) = d e */
+    int64_t emin[2], emax[2], mmax[2];
+    for (int d = 0; d < 2; ++d) {
+      emin[d] = INT64_MAX;
+      emax[d] = INT64_MIN;
+      mmax[d] = (v.out[d] + v.ld[d] - 1) / v.ld[d];
+      for (int64_t ph = 0; ph < v.ld[d]; ++ph)
+        for (int64_t k = 0; k < v.k[d]; ++k) {
+          const int64_t q0 = ph + k * v.rd[d] - v.pl[d];
+          if (floordiv(q0, v.ld[d]) * v.ld[d] != q0) continue;
+          const int64_t e = floordiv(q0, v.ld[d]);
+          if (e < emin[d]) emin[d] = e;
+          if (e > emax[d]) emax[d] = e;
+        }
+      if (emin[d] > emax[d]) emin[d] = emax[d] = 0;
+    }
+    b->regions = 1;
+    b->rows = mmax[0] + emax[0] - emin[0];
+    b->width = mmax[1] + emax[1] - emin[1];
+    b->tail = emax[1] - emin[1] + 1;
+    if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+    for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u + emin[0];
+    for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w + emin[1];
+    j.nparts = v.ld[0] * v.ld[1];
+    j.parts = ctx->scratch(ctx, (size_t)j.nparts * sizeof(fpart));
+    if (!j.parts) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+    int64_t nt = 0;
+    for (int64_t ph = 0; ph < v.ld[0]; ++ph)
+      for (int64_t pw = 0; pw < v.ld[1]; ++pw) {
+        fpart *p = &j.parts[ph * v.ld[1] + pw];
+        p->rows = ph < v.out[0] ? (v.out[0] - ph + v.ld[0] - 1) / v.ld[0] : 0;
+        p->cols = pw < v.out[1] ? (v.out[1] - pw + v.ld[1] - 1) / v.ld[1] : 0;
+        p->oh0 = ph;
+        p->ohs = v.ld[0];
+        p->ow0 = pw;
+        p->ows = v.ld[1];
+        p->taps = taps + nt;
+        p->ntaps = 0;
+        for (int64_t kh = 0; kh < v.k[0]; ++kh) {
+          const int64_t qh = ph + kh * v.rd[0] - v.pl[0];
+          if (floordiv(qh, v.ld[0]) * v.ld[0] != qh) continue;
+          for (int64_t kw = 0; kw < v.k[1]; ++kw) {
+            const int64_t qw = pw + kw * v.rd[1] - v.pl[1];
+            if (floordiv(qw, v.ld[1]) * v.ld[1] != qw) continue;
+            const int64_t eh = floordiv(qh, v.ld[0]) - emin[0], ew = floordiv(qw, v.ld[1]) - emin[1];
+            taps[nt++] = (ftap){eh * b->width + ew, kh, kw};
+            p->ntaps++;
+          }
+        }
+        if (p->cols == 0) p->rows = 0;
+      }
+  }
+  /* blocks of output rows of about 256 wide pixels: the block's output stays in cache */
+  j.block_rows = 256 / b->width > 0 ? 256 / b->width : 1;
+  j.part_task0 = ctx->scratch(ctx, (size_t)(j.nparts + 1) * sizeof(int64_t));
+  if (!j.part_task0) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  int64_t tpi = 0;
+  for (int64_t i = 0; i < j.nparts; ++i) {
+    j.part_task0[i] = tpi;
+    tpi += (j.parts[i].rows + j.block_rows - 1) / j.block_rows;
+  }
+  j.part_task0[j.nparts] = tpi;
+  j.tasks_per_image = tpi;
+  const int64_t N = g->Nb;
+  const size_t img_floats = (size_t)(b->image_px * g->C);
+  j.bufs = ctx->scratch(ctx, (size_t)N * img_floats * 4 + 64);
+  const double work = (double)g->plane * (double)g->O * (double)g->Ci * (double)g->taps *
+                      (double)N;
+  const int nt = pb_kernel_threads(ctx, (int64_t)(work / 1e5) + 1, 8);
+  j.wide_len = j.block_rows * b->width * g->O + 16;
+  j.wide = ctx->scratch(ctx, (size_t)nt * (size_t)j.wide_len * 4);
+  if (!j.bufs || !j.wide) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t n = 0; n < N; ++n)
+      pixbuf_fill(b, j.bufs + (size_t)n * img_floats, g->x + n * g->xs_n, g->xs_c, v.xs[0],
+                  v.xs[1], v.in[0], v.in[1]);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < N * tpi; ++t) fast_task(&j, t, tid);
+  }
+  if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
+  return 1;
+}

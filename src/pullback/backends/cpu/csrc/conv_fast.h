@@ -332,3 +332,216 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
   return 1;
 }
+
+/* ---- the weight-gradient path ---- */
+
+/* In this call's terms (JAX's kernel-cotangent convolution): y[b, o, p] = sum over images c and
+ * positions t of x[b, c, p s + t - pl] k[o, c, t]. Per output position p (a forward kernel tap)
+ * and image c: y_p^T (O x Nb) += k_c (O x wide t) @ x_c shifted (wide t x Nb), both operands
+ * with contiguous rows, k_c zero in the wide columns past the kernel's width. */
+#define WG_CHUNKS 8
+
+typedef struct {
+  const conv_geom *g;
+  const view2 *v;
+  pixbuf b;            /* one image of x, pixel-major over this call's batch (ch = Nb) */
+  int64_t kw_rows;     /* rows of the wide k: k_h * width */
+  int64_t nimg, chunk; /* images, images per chunk */
+  float *accs;         /* WG_CHUNKS x plane x O x Nb */
+  float *scr;          /* per thread: the image buffer and the wide k */
+  int64_t scr_len;
+  int failed;
+} wjob;
+
+static void wg_chunk(wjob *j, int64_t ch, int tid) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t Nb = g->Nb, O = g->O, width = j->b.width, P = g->plane;
+  float *buf = j->scr + (size_t)tid * (size_t)j->scr_len;
+  float *kw = buf + j->b.image_px * Nb;
+  float *acc = j->accs + (size_t)ch * (size_t)(P * O * Nb);
+  const int64_t c0 = ch * j->chunk, c1 = c0 + j->chunk < j->nimg ? c0 + j->chunk : j->nimg;
+  if (c0 >= c1) {
+    memset(acc, 0, (size_t)(P * O * Nb) * 4);
+    return;
+  }
+  const npy_intp as[3] = {0, (npy_intp)(j->kw_rows * 4), 4};
+  const npy_intp bs[3] = {0, (npy_intp)(Nb * 4), 4};
+  const npy_intp cs[3] = {0, (npy_intp)(Nb * 4), 4};
+  for (int64_t c = c0; c < c1; ++c) {
+    pixbuf_fill(&j->b, buf, g->x + c * g->xs_c, g->xs_n, v->xs[0], v->xs[1], v->in[0], v->in[1]);
+    /* the wide k of image c: kw[o][th * width + tw] */
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t th = 0; th < v->k[0]; ++th) {
+        float *row = kw + o * j->kw_rows + th * width;
+        const char *src = g->w + o * g->ws_o + c * g->ws_i + th * v->ws[0];
+        for (int64_t tw = 0; tw < width; ++tw)
+          row[tw] = tw < v->k[1] ? *(const float *)(src + tw * v->ws[1]) : 0.0f;
+      }
+    for (int64_t ph = 0; ph < v->out[0]; ++ph)
+      for (int64_t pw = 0; pw < v->out[1]; ++pw) {
+        const int64_t p = ph * v->out[1] + pw;
+        const float *b = buf + (ph * v->s[0] * width + pw * v->s[1]) * Nb;
+        if (pb_sgemm(O, Nb, j->kw_rows, (const char *)kw, as, (const char *)b, bs,
+                     (char *)(acc + p * O * Nb), cs, c > c0, NULL))
+          j->failed = 1;
+      }
+  }
+}
+
+static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
+  view2 v;
+  view2_of(g, &v);
+  if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2 || !fast_usable())
+    return 0;
+  if (g->B != 1 || g->G != 1 || g->Nb < 8 || g->O < 16 || g->C < 1 || g->plane == 0 ||
+      g->taps <= g->plane || g->plane > 1024)
+    return 0;
+  for (int d = 0; d < 2; ++d)
+    if (v.ld[d] != 1 || v.rd[d] != 1) return 0;
+  if ((double)g->plane * (double)g->O * (double)g->C * (double)g->taps * (double)g->Nb < 2e6)
+    return 0;
+  wjob j;
+  memset(&j, 0, sizeof j);
+  j.g = g;
+  j.v = &v;
+  pixbuf *b = &j.b;
+  b->ch = g->Nb;
+  b->regions = 1;
+  b->rows = (v.out[0] - 1) * v.s[0] + v.k[0];
+  b->width = (v.out[1] - 1) * v.s[1] + v.k[1];
+  b->tail = (v.out[1] - 1) * v.s[1] + 1;
+  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u - v.pl[0];
+  for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w - v.pl[1];
+  j.kw_rows = v.k[0] * b->width;
+  j.nimg = g->C;
+  j.chunk = (j.nimg + WG_CHUNKS - 1) / WG_CHUNKS;
+  const int64_t P = g->plane, O = g->O, Nb = g->Nb;
+  const double work = (double)P * (double)O * (double)g->C * (double)g->taps * (double)Nb;
+  const int nt = pb_kernel_threads(ctx, (int64_t)(work / 1e5) + 1, 8);
+  j.scr_len = b->image_px * Nb + O * j.kw_rows + 16;
+  j.scr = ctx->scratch(ctx, (size_t)nt * (size_t)j.scr_len * 4);
+  j.accs = ctx->scratch(ctx, (size_t)WG_CHUNKS * (size_t)(P * O * Nb) * 4);
+  if (!j.scr || !j.accs) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+  for (int64_t ch = 0; ch < WG_CHUNKS; ++ch) {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+    wg_chunk(&j, ch, tid);
+  }
+  if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
+  /* the chunks summed in order (the same bits whatever the threads), stored at y[b, o, p] */
+  for (int64_t p = 0; p < P; ++p) {
+    const int64_t ph = p / v.out[1], pw = p % v.out[1];
+    for (int64_t o = 0; o < O; ++o) {
+      char *yo = g->y + o * g->ys_o + ph * v.ys[0] + pw * v.ys[1];
+      for (int64_t bb = 0; bb < Nb; ++bb) {
+        float s = 0.0f;
+        for (int64_t ch = 0; ch < WG_CHUNKS; ++ch)
+          s += j.accs[(size_t)ch * (size_t)(P * O * Nb) + (p * O + o) * Nb + bb];
+        *(float *)(yo + bb * g->ys_n) = s;
+      }
+    }
+  }
+  return 1;
+}
+
+/* ---- the depthwise path ---- */
+
+static PB_CLONES void dw_axpy(float *restrict acc, const float *restrict src, float w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = __builtin_fmaf(w, src[i], acc[i]);
+}
+
+typedef struct {
+  const conv_geom *g;
+  const view2 *v;
+  pixbuf b; /* one channel plane: ch = 1, regions = stride phases */
+  ftap *taps;
+  float *scr;
+  int64_t scr_len;
+} djob;
+
+static void dw_task(djob *j, int64_t t, int tid) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t Og = g->O / g->G, n = t / g->G, gi = t % g->G;
+  float *plane = j->scr + (size_t)tid * (size_t)j->scr_len;
+  float *row = plane + j->b.image_px;
+  pixbuf_fill(&j->b, plane, g->x + n * g->xs_n + gi * g->xs_c, 4, v->xs[0], v->xs[1], v->in[0],
+              v->in[1]);
+  const int64_t width = j->b.width, ow = v->out[1], K = g->taps;
+  for (int64_t oo = 0; oo < Og; ++oo) {
+    const int64_t o = gi * Og + oo;
+    float wv[FAST_MAXTAPS];
+    for (int64_t k = 0; k < K; ++k)
+      wv[k] = *(const float *)(g->w + o * g->ws_o + j->taps[k].kh * v->ws[0] +
+                               j->taps[k].kw * v->ws[1]);
+    char *yo = g->y + n * g->ys_n + o * g->ys_o;
+    for (int64_t oh = 0; oh < v->out[0]; ++oh) {
+      memset(row, 0, (size_t)ow * 4);
+      for (int64_t k = 0; k < K; ++k) dw_axpy(row, plane + j->taps[k].off + oh * width, wv[k], ow);
+      char *yr = yo + oh * v->ys[0];
+      if (v->ys[1] == 4) memcpy(yr, row, (size_t)ow * 4);
+      else for (int64_t i = 0; i < ow; ++i) *(float *)(yr + i * v->ys[1]) = row[i];
+    }
+  }
+}
+
+static int conv_fast_depthwise(conv_geom *g, pb_kernel_ctx *ctx) {
+  view2 v;
+  view2_of(g, &v);
+  if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2)
+    return 0;
+  if (g->B != 1 || g->Ci != 1 || g->G < 2 || g->Nb == 0 || g->plane == 0 || g->taps == 0 ||
+      g->taps > FAST_MAXTAPS || v.ld[0] != 1 || v.ld[1] != 1)
+    return 0;
+  if ((double)g->plane * (double)g->O * (double)g->taps * (double)g->Nb < 2e5) return 0;
+  djob j;
+  memset(&j, 0, sizeof j);
+  j.g = g;
+  j.v = &v;
+  pixbuf *b = &j.b;
+  int64_t need[2];
+  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
+  b->ch = 1;
+  b->regions = v.s[0] * v.s[1];
+  b->rows = (need[0] + v.s[0] - 1) / v.s[0];
+  b->width = (need[1] + v.s[1] - 1) / v.s[1];
+  b->tail = ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1;
+  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  for (int64_t a = 0; a < v.s[0]; ++a)
+    for (int64_t c = 0; c < v.s[1]; ++c) {
+      const int64_t r = a * v.s[1] + c;
+      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.s[0] + a - v.pl[0];
+      for (int64_t w = 0; w < b->width; ++w) b->csrc[r * b->width + w] = w * v.s[1] + c - v.pl[1];
+    }
+  j.taps = ctx->scratch(ctx, (size_t)g->taps * sizeof(ftap));
+  if (!j.taps) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  int64_t nt = 0;
+  for (int64_t kh = 0; kh < v.k[0]; ++kh)
+    for (int64_t kw = 0; kw < v.k[1]; ++kw) {
+      const int64_t uh = kh * v.rd[0], uw = kw * v.rd[1];
+      const int64_t r = (uh % v.s[0]) * v.s[1] + uw % v.s[1];
+      j.taps[nt++] = (ftap){r * b->region_px + (uh / v.s[0]) * b->width + uw / v.s[1], kh, kw};
+    }
+  const int64_t tasks = g->Nb * g->G;
+  const double work = (double)g->plane * (double)g->O * (double)g->taps * (double)g->Nb;
+  const int threads = pb_kernel_threads(ctx, (int64_t)(work / 1e4) + 1, 8);
+  j.scr_len = b->image_px + v.out[1] + 16;
+  j.scr = ctx->scratch(ctx, (size_t)threads * (size_t)j.scr_len * 4);
+  if (!j.scr) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4) if (threads > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+    dw_task(&j, t, tid);
+  }
+  return 1;
+}

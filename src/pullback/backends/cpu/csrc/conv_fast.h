@@ -123,6 +123,11 @@ typedef struct {
   float *wide;      /* per thread: block_rows * width * O */
   int64_t wide_len;
   int failed;       /* a GEMM ran out of memory */
+  /* kcat: one group, taps along a row reading consecutive pixels (stride and dilation 1 along
+   * the width): the row's taps are one product with K = k_w * C, over weights packed as
+   * [kh][kw][c][o] (wpack), so the block's output is loaded and stored k_h times, not k_h k_w */
+  int kcat;
+  float *wpack;
 } fjob;
 
 static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int64_t nrows,
@@ -173,6 +178,19 @@ static void fast_task(fjob *j, int64_t t, int tid) {
   const npy_intp as[3] = {0, (npy_intp)(C * 4), 4}, bs[3] = {0, (npy_intp)g->ws_i,
                                                              (npy_intp)g->ws_o};
   const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
+  if (j->kcat) {
+    const int64_t kwn = v->k[1];
+    const npy_intp ps[3] = {0, (npy_intp)(O * 4), 4};
+    for (int64_t k = 0; k < p->ntaps; k += kwn) {
+      const ftap *tp = &p->taps[k];
+      if (pb_sgemm(M, O, kwn * C, (const char *)(img + (tp->off + m0 * width) * C), as,
+                   (const char *)(j->wpack + tp->kh * kwn * C * O), ps, (char *)wide, cs, k > 0,
+                   NULL))
+        j->failed = 1;
+    }
+    fast_store(j, p, n, m0, nrows, wide);
+    return;
+  }
   for (int64_t k = 0; k < p->ntaps; ++k) {
     const ftap *tp = &p->taps[k];
     const float *a = img + (tp->off + m0 * width) * C;
@@ -295,8 +313,8 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
         if (p->cols == 0) p->rows = 0;
       }
   }
-  /* blocks of output rows of about 256 wide pixels: the block's output stays in cache */
-  j.block_rows = 256 / b->width > 0 ? 256 / b->width : 1;
+  /* blocks of output rows of about 512 wide pixels: the block's output stays in cache */
+  j.block_rows = 512 / b->width > 0 ? 512 / b->width : 1;
   j.part_task0 = ctx->scratch(ctx, (size_t)(j.nparts + 1) * sizeof(int64_t));
   if (!j.part_task0) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
   int64_t tpi = 0;
@@ -306,6 +324,18 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
   }
   j.part_task0[j.nparts] = tpi;
   j.tasks_per_image = tpi;
+  if (!dil && g->G == 1 && v.s[1] == 1 && v.rd[1] == 1 && v.k[1] > 1) {
+    j.kcat = 1;
+    const int64_t C = g->C, O = g->O;
+    j.wpack = ctx->scratch(ctx, (size_t)(g->taps * C * O) * 4);
+    if (!j.wpack) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+    for (int64_t kh = 0; kh < v.k[0]; ++kh)
+      for (int64_t kw = 0; kw < v.k[1]; ++kw)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t o = 0; o < O; ++o)
+            j.wpack[((kh * v.k[1] + kw) * C + c) * O + o] =
+                *(const float *)(g->w + o * g->ws_o + c * g->ws_i + kh * v.ws[0] + kw * v.ws[1]);
+  }
   const int64_t N = g->Nb;
   const size_t img_floats = (size_t)(b->image_px * g->C);
   j.bufs = ctx->scratch(ctx, (size_t)N * img_floats * 4 + 64);

@@ -416,7 +416,7 @@ def test_zero_size_and_one_by_one():
     (lambda: lax.conv(np.ones((1, 4, 5), np.float32), np.ones((2, 4, 2)), (1,), "VALID"),
      TypeError, r"same dtype.*float32 and float64"),
     (lambda: lax.conv(np.ones((1, 4, 5), bool), np.ones((2, 4, 2), bool), (1,), "VALID"),
-     TypeError, r"argument 'lhs' must be an integer or floating"),
+     TypeError, r"argument 'lhs' must be an integer, floating or complex"),
     (lambda: lax.conv(np.ones((1, 4, 5)), np.ones((2, 4, 2)), (1,), "VALID",
                       preferred_element_type=np.int32), TypeError,
      r"'preferred_element_type' must be a floating dtype"),
@@ -491,3 +491,81 @@ def test_float32_fast_paths_and_their_gradients(case):
         ref = np.asarray(ref)
         np.testing.assert_allclose(np.asarray(got), ref, atol=1e-5 * np.abs(ref).max(), rtol=0)
     np.testing.assert_array_equal(np.asarray(pb.jit(f)(x, w)), y)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex(dtype):
+    g = _case(GRAD_CASES[1])
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(g["lshape"]) + 1j * rng.standard_normal(g["lshape"])).astype(dtype)
+    w = (rng.standard_normal(g["rshape"]) + 1j * rng.standard_normal(g["rshape"])).astype(dtype)
+    got = np.asarray(_conv(g)(x, w))
+    want = naive_conv(x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"], g["dn"],
+                      g["fgc"], g["bgc"], acc=np.complex128)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.complex64 else 1e-12,
+                               atol=1e-5 if dtype == np.complex64 else 1e-12)
+    if dtype == np.complex128:
+        check_grads(_conv(g), (x, w), order=2, modes=("fwd", "rev"))
+
+
+# ---- jnp.convolve / jnp.correlate, pullback.scipy.signal ----
+
+@pytest.mark.parametrize("na, nv", [(7, 3), (3, 8), (4, 4), (1, 5), (6, 1)])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_numpy_convolve_and_correlate(na, nv, mode):
+    rng = np.random.default_rng(na * 10 + nv)
+    a = rng.standard_normal(na) + 1j * rng.standard_normal(na)
+    v = rng.standard_normal(nv) + 1j * rng.standard_normal(nv)
+    np.testing.assert_allclose(np.asarray(pb.numpy.convolve(a, v, mode)), np.convolve(a, v, mode),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(pb.numpy.correlate(a, v, mode)),
+                               np.correlate(a, v, mode), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(pb.numpy.convolve(a.real, v.real, mode)),
+                               np.convolve(a.real, v.real, mode), rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_convolve_dtypes_and_errors():
+    x = np.arange(5, dtype=np.int32)
+    assert pb.numpy.convolve(x, x[:2]).dtype == np.float32  # inexact, as JAX (x64 too)
+    y = pb.numpy.convolve(x, x[:2], preferred_element_type=np.int32)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(y), np.convolve(x, x[:2]))
+    with pytest.raises(ValueError, match="1-dimensional"):
+        pb.numpy.convolve(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="cannot be empty"):
+        pb.numpy.correlate(np.ones(0), np.ones(2))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        pb.numpy.convolve(np.ones(3), np.ones(2), "circular")
+    g = pb.grad(lambda a: (pb.numpy.convolve(a, np.arange(3.0), "same") ** 2).sum())(np.ones(4))
+    check_grads(lambda a, b: pb.numpy.correlate(a, b, "full"), (np.arange(4.0), np.ones(3)),
+                order=2)
+    assert g.shape == (4,)
+
+
+@pytest.mark.parametrize("s1, s2", [((5, 6), (2, 3)), ((2, 3), (5, 6)), ((4, 4), (4, 4)),
+                                    ((7,), (3,)), ((3, 4, 5), (2, 2, 2))])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_scipy_signal(s1, s2, mode):
+    signal = pytest.importorskip("scipy.signal")
+    rng = np.random.default_rng(len(s1))
+    a = rng.standard_normal(s1) + 1j * rng.standard_normal(s1)
+    b = rng.standard_normal(s2) + 1j * rng.standard_normal(s2)
+    pairs = [("convolve", signal.convolve), ("correlate", signal.correlate)]
+    if len(s1) == 2:
+        pairs += [("convolve2d", signal.convolve2d), ("correlate2d", signal.correlate2d)]
+    for name, want in pairs:
+        got = np.asarray(getattr(pb.scipy.signal, name)(a, b, mode))
+        np.testing.assert_allclose(got, want(a, b, mode), rtol=1e-10, atol=1e-10,
+                                   err_msg=f"{name} {mode}")
+
+
+def test_scipy_signal_errors():
+    with pytest.raises(ValueError, match="smaller than the other in every dimension"):
+        pb.scipy.signal.convolve(np.ones((2, 5)), np.ones((3, 3)))
+    with pytest.raises(NotImplementedError, match="boundary='fill'"):
+        pb.scipy.signal.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="wrap")
+    with pytest.raises(ValueError, match="2-dimensional"):
+        pb.scipy.signal.correlate2d(np.ones(3), np.ones(2))
+    with pytest.raises(ValueError, match="expected 'auto', 'fft', or 'direct'"):
+        pb.scipy.signal.convolve(np.ones(3), np.ones(2), method="overlap")

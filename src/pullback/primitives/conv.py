@@ -9,7 +9,7 @@ the lhs features and the output features into ``feature_group_count`` group-majo
 batch groups split the lhs batch and the output features into ``batch_group_count``
 group-major blocks (output feature ``o`` reads lhs batch ``(o // (O / B)) * (N / B) + n``).
 
-Dtypes: both operands share one real dtype (bool and complex are rejected). float16/bfloat16
+Dtypes: both operands share one dtype (bool and float8 are rejected). float16/bfloat16
 accumulate in float32, integers in 64 bits (wrapping to the result's width);
 ``preferred_element_type`` picks the result dtype (an integer at least as wide as the
 operands', or a floating dtype), and the accumulation follows it.
@@ -80,9 +80,9 @@ def _check_positive(name: str, v, n: int) -> tuple[int, ...]:
 def result_dtype(lhs: np.dtype, rhs: np.dtype, preferred) -> np.dtype:
     """The result dtype, raising the user-facing dtype errors."""
     for arg, d in (("lhs", lhs), ("rhs", rhs)):
-        if d == dtypes.bool_ or dtypes.is_complex(d) or d in dtypes.FLOAT8:
-            raise TypeError(f"{_OP}: argument '{arg}' must be an integer or floating array "
-                            f"(not bool, complex or float8), got {d}")
+        if d == dtypes.bool_ or d in dtypes.FLOAT8:
+            raise TypeError(f"{_OP}: argument '{arg}' must be an integer, floating or complex "
+                            f"array (not bool or float8), got {d}")
     if lhs != rhs:
         raise TypeError(f"{_OP}: arguments 'lhs' and 'rhs' must have the same dtype, got {lhs} "
                         f"and {rhs}")
@@ -92,6 +92,8 @@ def result_dtype(lhs: np.dtype, rhs: np.dtype, preferred) -> np.dtype:
     if dtypes.is_integer(lhs):
         ok = dtypes.is_float(p) or (dtypes.is_integer(p) and p.itemsize >= lhs.itemsize)
         want = f"an integer dtype at least as wide as {lhs}, or a floating dtype"
+    elif dtypes.is_complex(lhs):
+        ok, want = dtypes.is_complex(p), "a complex dtype"
     else:
         ok, want = dtypes.is_float(p) and p not in dtypes.FLOAT8, "a floating dtype"
     if not ok:

@@ -12,6 +12,7 @@
  * Fast float32 paths (conv_fast.h) take the common geometries before it. */
 #include "kernel_abi.h"
 #include "cast.h"
+#include <complex.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -218,8 +219,13 @@ GENERIC(gen_f16_d, double, LD_HALF)
 GENERIC(gen_bf16_d, double, LD_BF16)
 GENERIC(gen_f32_d, double, LD_f32)
 GENERIC(gen_f64_d, double, LD_f64)
+#define LD_c64(p) (*(const float _Complex *)(p))
+#define LD_c128(p) (*(const double _Complex *)(p))
+GENERIC(gen_c64_c, float _Complex, LD_c64)
+GENERIC(gen_c64_z, double _Complex, LD_c64)
+GENERIC(gen_c128_z, double _Complex, LD_c128)
 
-enum { ACC_U64, ACC_F32, ACC_F64 };
+enum { ACC_U64, ACC_F32, ACC_F64, ACC_C64, ACC_C128 };
 
 static int is_int(int dt) { return dt >= PB_I8 && dt <= PB_U64; }
 
@@ -229,6 +235,8 @@ static int acc_kind(int in, int out) {
   if (in == PB_F16 || in == PB_BF16 || in == PB_F32)
     return (out == PB_F16 || out == PB_BF16 || out == PB_F32) ? ACC_F32 : out == PB_F64 ? ACC_F64 : -1;
   if (in == PB_F64) return out == PB_F64 ? ACC_F64 : (out >= PB_F16 && out <= PB_F32) ? ACC_F64 : -1;
+  if (in == PB_C64) return out == PB_C64 ? ACC_C64 : out == PB_C128 ? ACC_C128 : -1;
+  if (in == PB_C128) return out == PB_C128 || out == PB_C64 ? ACC_C128 : -1;
   return -1;
 }
 
@@ -267,7 +275,10 @@ static void store_plane(const conv_geom *g, int64_t n, int64_t o, const void *ac
     for (int d = 0; d < g->nsp; ++d) p += j[d] * g->ys[d];
     if (kind == ACC_U64) store_u64(g->out_dt, p, ((const uint64_t *)acc)[i]);
     else if (kind == ACC_F32) store_f32(g->out_dt, p, ((const float *)acc)[i]);
-    else store_f64(g->out_dt, p, ((const double *)acc)[i]);
+    else if (kind == ACC_F64) store_f64(g->out_dt, p, ((const double *)acc)[i]);
+    else if (kind == ACC_C64) *(float _Complex *)p = ((const float _Complex *)acc)[i];
+    else if (g->out_dt == PB_C64) *(float _Complex *)p = (float _Complex)((const double _Complex *)acc)[i];
+    else *(double _Complex *)p = ((const double _Complex *)acc)[i];
     for (int d = g->nsp - 1; d >= 0; --d) {
       if (++j[d] < g->out[d]) break;
       j[d] = 0;
@@ -278,12 +289,16 @@ static void store_plane(const conv_geom *g, int64_t n, int64_t o, const void *ac
 typedef void (*gen_u_fn)(const conv_geom *, int64_t, int64_t, uint64_t *);
 typedef void (*gen_f_fn)(const conv_geom *, int64_t, int64_t, float *);
 typedef void (*gen_d_fn)(const conv_geom *, int64_t, int64_t, double *);
+typedef void (*gen_c_fn)(const conv_geom *, int64_t, int64_t, float _Complex *);
+typedef void (*gen_z_fn)(const conv_geom *, int64_t, int64_t, double _Complex *);
 
 static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
   const int kind = acc_kind(g->in_dt, g->out_dt);
   gen_u_fn fu = NULL;
   gen_f_fn ff = NULL;
   gen_d_fn fd = NULL;
+  gen_c_fn fc = NULL;
+  gen_z_fn fz = NULL;
   switch (g->in_dt) {
     case PB_I8: fu = gen_i8_u; fd = gen_i8_d; break;
     case PB_I16: fu = gen_i16_u; fd = gen_i16_d; break;
@@ -297,9 +312,12 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
     case PB_BF16: ff = gen_bf16_f; fd = gen_bf16_d; break;
     case PB_F32: ff = gen_f32_f; fd = gen_f32_d; break;
     case PB_F64: fd = gen_f64_d; break;
+    case PB_C64: fc = gen_c64_c; fz = gen_c64_z; break;
+    case PB_C128: fz = gen_c128_z; break;
     default: break;
   }
-  if (kind < 0 || (kind == ACC_U64 && !fu) || (kind == ACC_F32 && !ff) || (kind == ACC_F64 && !fd))
+  if (kind < 0 || (kind == ACC_U64 && !fu) || (kind == ACC_F32 && !ff) || (kind == ACC_F64 && !fd) ||
+      (kind == ACC_C64 && !fc) || (kind == ACC_C128 && !fz))
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "unsupported dtypes");
   const int64_t tasks = g->Nb * g->O;
   if (tasks == 0) return 0;
@@ -307,7 +325,7 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
   if (rc) return rc;
   const double work = (double)tasks * (double)g->plane * (double)(g->Ci * g->taps + 1);
   const int nt = pb_kernel_threads(ctx, (int64_t)(work < 9e18 ? work : 9e18), 1 << 16);
-  const size_t esz = kind == ACC_F32 ? 4 : 8;
+  const size_t esz = kind == ACC_F32 ? 4 : kind == ACC_C128 ? 16 : 8;
   char *bufs = ctx->scratch(ctx, (size_t)nt * (size_t)(g->plane ? g->plane : 1) * esz + 64);
   if (!bufs) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for accumulators");
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
@@ -321,7 +339,9 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
     const int64_t n = t / g->O, o = t % g->O;
     if (kind == ACC_U64) fu(g, n, o, acc);
     else if (kind == ACC_F32) ff(g, n, o, acc);
-    else fd(g, n, o, acc);
+    else if (kind == ACC_F64) fd(g, n, o, acc);
+    else if (kind == ACC_C64) fc(g, n, o, acc);
+    else fz(g, n, o, acc);
     store_plane(g, n, o, acc, kind);
   }
   return 0;

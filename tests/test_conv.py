@@ -465,6 +465,11 @@ FAST_CASES = [
      ("NCHW", "OIHW", "NCHW"), 16),                                   # depthwise x2, strided
     ((4, 17, 16, 16), (3, 3, 1, 16), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
      ("NHWC", "HWIO", "NHWC"), 16),                                   # depthwise NHWC
+    # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
+    ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((8, 16, 21, 20), (32, 1, 5, 3), (2, 3), ((2, 2), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 16),
 ]
 
 

@@ -411,7 +411,10 @@ static void wg_chunk(wjob *j, int64_t ch, int tid) {
     for (int64_t ph = 0; ph < v->out[0]; ++ph)
       for (int64_t pw = 0; pw < v->out[1]; ++pw) {
         const int64_t p = ph * v->out[1] + pw;
-        const float *b = buf + (ph * v->s[0] * width + pw * v->s[1]) * Nb;
+        const int64_t uh = ph * v->s[0], uw = pw * v->s[1];
+        const int64_t region = (uh % v->rd[0]) * v->rd[1] + uw % v->rd[1];
+        const float *b = buf + (region * j->b.region_px + (uh / v->rd[0]) * width +
+                                uw / v->rd[1]) * Nb;
         if (pb_sgemm(O, Nb, j->kw_rows, (const char *)kw, as, (const char *)b, bs,
                      (char *)(acc + p * O * Nb), cs, c > c0, NULL))
           j->failed = 1;
@@ -428,7 +431,7 @@ static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
       g->taps <= g->plane || g->plane > 1024)
     return 0;
   for (int d = 0; d < 2; ++d)
-    if (v.ld[d] != 1 || v.rd[d] != 1) return 0;
+    if (v.ld[d] != 1) return 0;
   if ((double)g->plane * (double)g->O * (double)g->C * (double)g->taps * (double)g->Nb < 2e6)
     return 0;
   wjob j;
@@ -437,13 +440,22 @@ static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
   j.v = &v;
   pixbuf *b = &j.b;
   b->ch = g->Nb;
-  b->regions = 1;
-  b->rows = (v.out[0] - 1) * v.s[0] + v.k[0];
-  b->width = (v.out[1] - 1) * v.s[1] + v.k[1];
-  b->tail = (v.out[1] - 1) * v.s[1] + 1;
+  /* a strided forward (this call's rhs dilation rd): x split into its rd phases, so that
+   * output position p reads one phase image at a stride-1 window */
+  int64_t need[2];
+  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
+  b->regions = v.rd[0] * v.rd[1];
+  b->rows = (need[0] + v.rd[0] - 1) / v.rd[0];
+  b->width = (need[1] + v.rd[1] - 1) / v.rd[1];
+  b->tail = ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1;
   if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u - v.pl[0];
-  for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w - v.pl[1];
+  for (int64_t a = 0; a < v.rd[0]; ++a)
+    for (int64_t c = 0; c < v.rd[1]; ++c) {
+      const int64_t r = a * v.rd[1] + c;
+      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.rd[0] + a - v.pl[0];
+      for (int64_t w = 0; w < b->width; ++w)
+        b->csrc[r * b->width + w] = w * v.rd[1] + c - v.pl[1];
+    }
   j.kw_rows = v.k[0] * b->width;
   j.nimg = g->C;
   j.chunk = (j.nimg + WG_CHUNKS - 1) / WG_CHUNKS;
@@ -572,6 +584,109 @@ static int conv_fast_depthwise(conv_geom *g, pb_kernel_ctx *ctx) {
     const int tid = 0;
 #endif
     dw_task(&j, t, tid);
+  }
+  return 1;
+}
+
+/* ---- the depthwise weight gradient ---- */
+
+/* JAX's kernel cotangent of a depthwise convolution: batch groups, one per output feature
+ * (B of them, one lhs batch row each; O / B output features per group): y[0, o, p] = sum over images c and positions t of
+ * x[o / (O / B), c, p s + t rd - pl] k[o, c, t]. One task per o; per image, the phase-split padded plane
+ * of x and the wide plane of k, and per p one dot product over the wide rows. */
+static PB_CLONES float dw_dot(const float *restrict a, const float *restrict b, int64_t n) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 = __builtin_fmaf(a[i], b[i], s0);
+    s1 = __builtin_fmaf(a[i + 1], b[i + 1], s1);
+    s2 = __builtin_fmaf(a[i + 2], b[i + 2], s2);
+    s3 = __builtin_fmaf(a[i + 3], b[i + 3], s3);
+  }
+  for (; i < n; ++i) s0 = __builtin_fmaf(a[i], b[i], s0);
+  return (s0 + s1) + (s2 + s3);
+}
+
+typedef struct {
+  const conv_geom *g;
+  const view2 *v;
+  pixbuf b;
+  int64_t kw_rows;
+  float *scr;
+  int64_t scr_len;
+} dwjob;
+
+static void dwg_task(dwjob *j, int64_t o, int tid) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t width = j->b.width, P = g->plane;
+  float *plane = j->scr + (size_t)tid * (size_t)j->scr_len;
+  float *kw = plane + j->b.image_px;
+  float *acc = kw + j->kw_rows;
+  for (int64_t p = 0; p < P; ++p) acc[p] = 0.0f;
+  for (int64_t c = 0; c < g->C; ++c) {
+    pixbuf_fill(&j->b, plane, g->x + (o / (g->O / g->B)) * g->xs_n + c * g->xs_c, 4, v->xs[0],
+                v->xs[1], v->in[0], v->in[1]);
+    for (int64_t th = 0; th < v->k[0]; ++th) {
+      const char *src = g->w + o * g->ws_o + c * g->ws_i + th * v->ws[0];
+      for (int64_t tw = 0; tw < width; ++tw)
+        kw[th * width + tw] = tw < v->k[1] ? *(const float *)(src + tw * v->ws[1]) : 0.0f;
+    }
+    for (int64_t p = 0; p < P; ++p) {
+      const int64_t uh = (p / v->out[1]) * v->s[0], uw = (p % v->out[1]) * v->s[1];
+      const int64_t region = (uh % v->rd[0]) * v->rd[1] + uw % v->rd[1];
+      acc[p] += dw_dot(plane + region * j->b.region_px + (uh / v->rd[0]) * width + uw / v->rd[1],
+                       kw, j->kw_rows);
+    }
+  }
+  char *yo = g->y + o * g->ys_o;
+  for (int64_t p = 0; p < P; ++p)
+    *(float *)(yo + (p / v->out[1]) * v->ys[0] + (p % v->out[1]) * v->ys[1]) = acc[p];
+}
+
+static int conv_fast_depthwise_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
+  view2 v;
+  view2_of(g, &v);
+  if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2)
+    return 0;
+  if (g->B < 2 || g->O % g->B || g->Nb != 1 || g->G != 1 || g->C < 1 || g->plane == 0 ||
+      g->taps <= g->plane || g->plane > 1024 || v.ld[0] != 1 || v.ld[1] != 1)
+    return 0;
+  if ((double)g->plane * (double)g->O * (double)g->C * (double)g->taps < 1e5) return 0;
+  dwjob j;
+  memset(&j, 0, sizeof j);
+  j.g = g;
+  j.v = &v;
+  pixbuf *b = &j.b;
+  int64_t need[2];
+  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
+  b->ch = 1;
+  b->regions = v.rd[0] * v.rd[1];
+  b->rows = (need[0] + v.rd[0] - 1) / v.rd[0];
+  b->width = (need[1] + v.rd[1] - 1) / v.rd[1];
+  b->tail = ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1;
+  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  for (int64_t a = 0; a < v.rd[0]; ++a)
+    for (int64_t c = 0; c < v.rd[1]; ++c) {
+      const int64_t r = a * v.rd[1] + c;
+      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.rd[0] + a - v.pl[0];
+      for (int64_t w = 0; w < b->width; ++w)
+        b->csrc[r * b->width + w] = w * v.rd[1] + c - v.pl[1];
+    }
+  j.kw_rows = v.k[0] * b->width;
+  const double work = (double)g->plane * (double)g->O * (double)g->C * (double)g->taps;
+  const int threads = pb_kernel_threads(ctx, (int64_t)(work / 1e4) + 1, 8);
+  j.scr_len = b->image_px + j.kw_rows + g->plane + 16;
+  j.scr = ctx->scratch(ctx, (size_t)threads * (size_t)j.scr_len * 4);
+  if (!j.scr) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+  for (int64_t o = 0; o < g->O; ++o) {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+    dwg_task(&j, o, tid);
   }
   return 1;
 }

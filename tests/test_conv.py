@@ -465,6 +465,11 @@ FAST_CASES = [
      ("NCHW", "OIHW", "NCHW"), 16),                                   # depthwise x2, strided
     ((4, 17, 16, 16), (3, 3, 1, 16), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
      ("NHWC", "HWIO", "NHWC"), 16),                                   # depthwise NHWC
+    # Winograd F(2x2, 3x3): odd sizes, uneven and negative pads, one image (threads share it)
+    ((3, 19, 15, 24), (3, 3, 24, 16), (1, 1), ((0, 2), (-1, 1)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NCHW"), 1),
+    ((1, 32, 33, 31), (48, 32, 3, 3), (1, 1), ((1, 1), (2, 0)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NHWC"), 1),
     # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
     ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),

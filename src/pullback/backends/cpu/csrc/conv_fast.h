@@ -441,17 +441,27 @@ static void wg_chunk(wjob *j, int64_t ch, int tid) {
   for (int64_t c = c0; c < c1; ++c) {
     planebuf_fill(&j->b, buf, g->x + c * g->xs_c, g->xs_n, v->xs[0], v->xs[1], v->in[0],
                   v->in[1]);
-    /* the wide k of image c, pixel-major: kw[(th * width + tw) * O + o] */
-    for (int64_t th = 0; th < v->k[0]; ++th)
-      for (int64_t tw = 0; tw < width; ++tw) {
-        float *px = kw + (th * width + tw) * O;
-        if (tw >= v->k[1]) {
-          memset(px, 0, (size_t)O * 4);
-          continue;
+    /* the wide k of image c, pixel-major: kw[(th * width + tw) * O + o], read along its rows
+     * (o outermost) when o is not its innermost dimension */
+    if (g->ws_o == 4) {
+      for (int64_t th = 0; th < v->k[0]; ++th)
+        for (int64_t tw = 0; tw < width; ++tw) {
+          float *px = kw + (th * width + tw) * O;
+          if (tw >= v->k[1]) memset(px, 0, (size_t)O * 4);
+          else memcpy(px, g->w + c * g->ws_i + th * v->ws[0] + tw * v->ws[1], (size_t)O * 4);
         }
-        const char *src = g->w + c * g->ws_i + th * v->ws[0] + tw * v->ws[1];
-        for (int64_t o = 0; o < O; ++o) px[o] = *(const float *)(src + o * g->ws_o);
-      }
+    } else {
+      for (int64_t th = 0; th < v->k[0]; ++th)
+        for (int64_t tw = v->k[1]; tw < width; ++tw)
+          memset(kw + (th * width + tw) * O, 0, (size_t)O * 4);
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t th = 0; th < v->k[0]; ++th) {
+          const char *src = g->w + o * g->ws_o + c * g->ws_i + th * v->ws[0];
+          float *dst = kw + th * width * O + o;
+          for (int64_t tw = 0; tw < v->k[1]; ++tw)
+            dst[tw * O] = *(const float *)(src + tw * v->ws[1]);
+        }
+    }
     const pb_sgemm_opts opts = {NULL, NULL, false, pb_sgemm_product_id(), NULL, NULL};
     for (int64_t ph = 0; ph < v->out[0]; ++ph)
       for (int64_t pw = 0; pw < v->out[1]; ++pw) {

@@ -9,7 +9,8 @@
  * accumulate in float32 (float64 for a float64 result), integers in 64 bits (wrapping), float32
  * in float32, float64 in float64.
  *
- * Fast float32 paths (conv_fast.h) take the common geometries before it. */
+ * Fast float32 paths (conv_fast.h: forward tap GEMM, Winograd; conv_grad.h: weight gradient,
+ * depthwise) take the common geometries before it. */
 #include "kernel_abi.h"
 #include "cast.h"
 #include <complex.h>
@@ -348,6 +349,7 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
 }
 
 #include "conv_fast.h"
+#include "conv_grad.h"
 
 static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                        const void *params, pb_kernel_ctx *ctx) {

@@ -1,5 +1,5 @@
-/* conv.c's float32 fast paths (1-D and 2-D, AVX-512; more in conv_grad.h), included by conv.c after its
- * geometry. Each returns 1 when it took the call (0: the generic path runs), or a negative
+/* conv.c's float32 fast paths (1-D and 2-D, AVX-512; more in conv_grad.h), included by conv.c
+ * after its geometry. Each returns 1 when it took the call (0: the generic path runs), or a negative
  * error after pb_kernel_fail.
  *
  * Forward ("tap GEMM"): the input is copied once into a pixel-major, zero-padded buffer per

@@ -579,3 +579,53 @@ def test_scipy_signal_errors():
         pb.scipy.signal.correlate2d(np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match="expected 'auto', 'fft', or 'direct'"):
         pb.scipy.signal.convolve(np.ones(3), np.ones(2), method="overlap")
+
+
+@st.composite
+def fast_geometries(draw):
+    """float32 1-D/2-D geometries large enough for the fast paths (tap GEMM, Winograd,
+    depthwise, weight gradients), with drawn layouts, strides, dilations and pads."""
+    nsp = draw(st.integers(1, 2))
+    kind = draw(st.sampled_from(["dense", "dense", "grouped", "depthwise"]))
+    fgc = {"dense": 1, "grouped": 2, "depthwise": 16}[kind]
+    ci = 1 if kind == "depthwise" else draw(st.sampled_from([4, 16, 24]))
+    og = draw(st.sampled_from([1, 2])) if kind == "depthwise" else draw(st.sampled_from([16, 32]))
+    n = draw(st.integers(1, 8))
+    k = [draw(st.sampled_from([1, 2, 3, 3, 5])) for _ in range(nsp)]
+    size = [draw(st.integers(6, 18)) for _ in range(nsp)]
+    strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(nsp)]
+    rhs_dil = [draw(st.sampled_from([1, 1, 2])) for _ in range(nsp)]
+    lhs_dil = ([1] * nsp if any(s > 1 for s in strides) or kind == "depthwise"
+               else [draw(st.sampled_from([1, 1, 2])) for _ in range(nsp)])
+    pads = [(draw(st.integers(-1, 2)), draw(st.integers(-1, 2))) for _ in range(nsp)]
+    sp = "HW"[:nsp] if nsp == 2 else "H"
+    dn = (draw(st.sampled_from(["NC" + sp, "N" + sp + "C"])),
+          draw(st.sampled_from(["OI" + sp, sp + "IO"])),
+          draw(st.sampled_from(["NC" + sp, "N" + sp + "C"])))
+    lt = {"N": n, "C": ci * fgc, "H": size[0], "W": size[-1]}
+    rt = {"O": og * fgc, "I": ci, "H": k[0], "W": k[-1]}
+    return dict(lshape=tuple(lt[c] for c in dn[0]), rshape=tuple(rt[c] for c in dn[1]),
+                strides=tuple(strides), pads=tuple(pads), lhs_dil=tuple(lhs_dil),
+                rhs_dil=tuple(rhs_dil), dn=dn, fgc=fgc)
+
+
+@settings(max_examples=30)
+@given(fast_geometries())
+def test_float32_fast_paths_drawn(g):
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(g["lshape"]).astype(np.float32)
+    w = rng.standard_normal(g["rshape"]).astype(np.float32)
+    dnn = lax.conv_dimension_numbers(g["lshape"], g["rshape"], g["dn"])
+    f = lambda a, b: lax.conv_general_dilated(a, b, g["strides"], g["pads"], g["lhs_dil"],
+                                              g["rhs_dil"], dnn, feature_group_count=g["fgc"])
+    y = np.asarray(f(x, w))
+    with pb.enable_x64():  # float64 takes the generic path: the oracle of the fast ones
+        x64, w64 = x.astype(np.float64), w.astype(np.float64)
+        want = np.asarray(f(x64, w64))
+        ct = rng.standard_normal(y.shape)
+        gx64, gw64 = (np.asarray(t) for t in pb.vjp(f, x64, w64)[1](ct))
+    scale = lambda a: np.abs(a).max() if a.size else 1.0  # noqa: E731
+    np.testing.assert_allclose(y, want, atol=2e-5 * scale(want), rtol=0)
+    gx, gw = pb.vjp(f, x, w)[1](ct.astype(np.float32))
+    for got, ref in ((gx, gx64), (gw, gw64)):
+        np.testing.assert_allclose(np.asarray(got), ref, atol=2e-5 * scale(ref), rtol=0)

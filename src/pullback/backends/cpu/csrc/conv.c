@@ -358,7 +358,8 @@ static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   conv_geom g;
   int rc = conv_geometry(ins, &outs[0], (const conv_params *)params, &g, ctx);
   if (rc) return rc;
-  if (!(rc = conv_fast_depthwise(&g, ctx)) && !(rc = conv_fast_wgrad(&g, ctx)) &&
+  if (!(rc = conv_fast_depthwise(&g, ctx)) && !(rc = conv_fast_winograd_wgrad(&g, ctx)) &&
+      !(rc = conv_fast_wgrad(&g, ctx)) &&
       !(rc = conv_fast_depthwise_wgrad(&g, ctx)) && !(rc = conv_fast_winograd(&g, ctx)))
     rc = conv_fast_forward(&g, ctx);
   if (rc) return rc < 0 ? ctx->error : 0;

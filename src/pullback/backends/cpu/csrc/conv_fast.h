@@ -578,3 +578,158 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
   return 1;
 }
+
+/* ---- the Winograd weight gradient (the kernel cotangent of a 3x3 stride-1 convolution) ----
+ *
+ * In the forward's terms: with M = U . V per tile (U = G g G^T, V = B^T d B) and Y = A^T M A,
+ * dM = A dY A^T per tile and dU[xi] (Cin x Cout) = sum over tiles V[xi]^T dM[xi]; then
+ * dg = G^T dU G. In this call's terms (JAX's transpose: lhs = the forward input with batch and
+ * feature swapped, rhs = the output cotangent, output = the 3x3 kernel), per image: the input
+ * tiles' V (as the forward), the cotangent's 2x2 tiles' dM, and 16 products (Cin x tiles) @
+ * (tiles x Cout) accumulated in fixed chunks of images (the same bits whatever the threads). */
+#define WGW_CHUNKS 8
+#define WGW_TILES 128
+
+static PB_CLONES void wino_dy(const float *restrict y, int64_t rs, int64_t O, float *restrict Z,
+                              int64_t zs) {
+  /* y: the 2x2 cotangent tile, pixel-major (rows rs floats apart, O per pixel); per column b,
+   * A (y0b, y1b) = (y0b, y0b + y1b, y0b - y1b, -y1b), then the same along the rows */
+#define DROW(i, x0, x1)                                                                           \
+  Z[(i * 4 + 0) * zs + o] = x0;                                                                   \
+  Z[(i * 4 + 1) * zs + o] = x0 + x1;                                                              \
+  Z[(i * 4 + 2) * zs + o] = x0 - x1;                                                              \
+  Z[(i * 4 + 3) * zs + o] = -x1;
+  for (int64_t o = 0; o < O; ++o) {
+    const float y00 = y[o], y01 = y[O + o], y10 = y[rs + o], y11 = y[rs + O + o];
+    const float a1 = y00 + y10, b1 = y01 + y11, a2 = y00 - y10, b2 = y01 - y11;
+    DROW(0, y00, y01) DROW(1, a1, b1) DROW(2, a2, b2) DROW(3, -y10, -y11)
+  }
+#undef DROW
+}
+
+typedef struct {
+  const conv_geom *g;
+  const view2 *v;
+  pixbuf b;                 /* one image of the forward input, pixel-major (ch = Cin) */
+  int64_t th, tw, T, nimg, chunk, ywidth;
+  float *accs;              /* WGW_CHUNKS x 16 x Cin x Cout */
+  float *scr;
+  int64_t scr_len;
+  int failed;
+} wgw;
+
+static void wgw_chunk(wgw *j, int64_t ch, int tid) {
+  const conv_geom *g = j->g;
+  const view2 *v = j->v;
+  const int64_t C = g->Nb, O = g->O, width = j->b.width, T = j->T;
+  /* tiles in blocks whose transforms stay in cache until their products read them */
+  const int64_t vs = WGW_TILES * C + 16, zs = WGW_TILES * O + 16;
+  float *img = j->scr + (size_t)tid * (size_t)j->scr_len;
+  float *ybuf = img + j->b.image_px * C;           /* the cotangent, pixel-major, even-sized */
+  float *V = ybuf + 2 * j->th * j->ywidth * O + 16;
+  float *Z = V + 16 * vs;
+  float *acc = j->accs + (size_t)ch * (size_t)(16 * C * O);
+  const int64_t c0 = ch * j->chunk, c1 = c0 + j->chunk < j->nimg ? c0 + j->chunk : j->nimg;
+  if (c0 >= c1) {
+    memset(acc, 0, (size_t)(16 * C * O) * 4);
+    return;
+  }
+  const npy_intp as[3] = {0, 4, (npy_intp)(C * 4)}; /* V[xi]^T: (Cin x tiles) */
+  const npy_intp bs[3] = {0, (npy_intp)(O * 4), 4};
+  const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
+  for (int64_t c = c0; c < c1; ++c) {
+    pixbuf_fill(&j->b, img, g->x + c * g->xs_c, g->xs_n, v->xs[0], v->xs[1], v->in[0], v->in[1]);
+    /* the cotangent of image c: ybuf[(oh * ywidth + ow) * O + o], zero past the output */
+    memset(ybuf, 0, (size_t)(2 * j->th * j->ywidth * O) * 4);
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t oh = 0; oh < v->k[0]; ++oh) {
+        const char *src = g->w + o * g->ws_o + c * g->ws_i + oh * v->ws[0];
+        float *dst = ybuf + oh * j->ywidth * O + o;
+        for (int64_t ow = 0; ow < v->k[1]; ++ow) dst[ow * O] = *(const float *)(src + ow * v->ws[1]);
+      }
+    for (int64_t t0 = 0; t0 < T; t0 += WGW_TILES) {
+      const int64_t nt = T - t0 < WGW_TILES ? T - t0 : WGW_TILES;
+      for (int64_t k = 0; k < nt; ++k) {
+        const int64_t ti = (t0 + k) / j->tw, tj = (t0 + k) % j->tw;
+        wino_in(img + ((2 * ti) * width + 2 * tj) * C, width * C, C, V + k * C, vs);
+        wino_dy(ybuf + ((2 * ti) * j->ywidth + 2 * tj) * O, j->ywidth * O, O, Z + k * O, zs);
+      }
+      for (int xi = 0; xi < 16; ++xi)
+        if (pb_sgemm(C, O, nt, (const char *)(V + xi * vs), as, (const char *)(Z + xi * zs), bs,
+                     (char *)(acc + xi * C * O), cs, c > c0 || t0 > 0, NULL))
+          j->failed = 1;
+    }
+  }
+}
+
+static int conv_fast_winograd_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
+  view2 v;
+  view2_of(g, &v);
+  if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp != 2 || !fast_usable()) return 0;
+  if (g->B != 1 || g->G != 1 || g->Nb < 16 || g->O < 16 || g->C < 1 || v.out[0] != 3 ||
+      v.out[1] != 3 || v.k[0] < 4 || v.k[1] < 4)
+    return 0;
+  for (int d = 0; d < 2; ++d)
+    if (v.s[d] != 1 || v.rd[d] != 1 || v.ld[d] != 1) return 0;
+  if ((double)g->Nb * (double)g->O * (double)g->C * (double)g->taps * 9.0 < 2e6) return 0;
+  wgw j;
+  memset(&j, 0, sizeof j);
+  j.g = g;
+  j.v = &v;
+  const int64_t C = g->Nb, O = g->O;
+  j.th = (v.k[0] + 1) / 2;
+  j.tw = (v.k[1] + 1) / 2;
+  j.T = j.th * j.tw;
+  j.ywidth = 2 * j.tw;
+  pixbuf *b = &j.b;
+  b->ch = C;
+  b->regions = 1;
+  b->rows = 2 * j.th + 2;
+  b->width = 2 * j.tw + 2;
+  b->tail = 1;
+  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u - v.pl[0];
+  for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w - v.pl[1];
+  j.nimg = g->C;
+  j.chunk = (j.nimg + WGW_CHUNKS - 1) / WGW_CHUNKS;
+  const double work = (double)C * (double)O * (double)g->C * (double)g->taps * 9.0;
+  const int nt = pb_kernel_threads(ctx, (int64_t)(work / 1e5) + 1, 8);
+  j.scr_len = b->image_px * C + 2 * j.th * j.ywidth * O + 16 * (WGW_TILES * (C + O) + 32) + 64;
+  j.scr = ctx->scratch(ctx, (size_t)nt * (size_t)j.scr_len * 4);
+  j.accs = ctx->scratch(ctx, (size_t)WGW_CHUNKS * (size_t)(16 * C * O) * 4);
+  if (!j.scr || !j.accs) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+  for (int64_t ch = 0; ch < WGW_CHUNKS; ++ch) {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+#else
+    const int tid = 0;
+#endif
+    wgw_chunk(&j, ch, tid);
+  }
+  if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
+  /* the chunks summed in order, then dg = G^T dU G per (c, o), stored at y[c, o, kh, kw] */
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t o = 0; o < O; ++o) {
+      float du[4][4], t[3][4];
+      for (int xi = 0; xi < 16; ++xi) {
+        float s = 0.0f;
+        for (int64_t ch = 0; ch < WGW_CHUNKS; ++ch)
+          s += j.accs[(size_t)ch * (size_t)(16 * C * O) + (xi * C + c) * O + o];
+        du[xi / 4][xi % 4] = s;
+      }
+      /* G^T rows: (1, 1/2, 1/2, 0), (0, 1/2, -1/2, 0), (0, 1/2, 1/2, 1) */
+      for (int k = 0; k < 4; ++k) {
+        t[0][k] = du[0][k] + 0.5f * (du[1][k] + du[2][k]);
+        t[1][k] = 0.5f * (du[1][k] - du[2][k]);
+        t[2][k] = 0.5f * (du[1][k] + du[2][k]) + du[3][k];
+      }
+      char *yo = g->y + c * g->ys_n + o * g->ys_o;
+      for (int a = 0; a < 3; ++a) {
+        const float r[3] = {t[a][0] + 0.5f * (t[a][1] + t[a][2]), 0.5f * (t[a][1] - t[a][2]),
+                            0.5f * (t[a][1] + t[a][2]) + t[a][3]};
+        for (int e = 0; e < 3; ++e) *(float *)(yo + a * v.ys[0] + e * v.ys[1]) = r[e];
+      }
+    }
+  return 1;
+}

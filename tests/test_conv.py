@@ -470,6 +470,13 @@ FAST_CASES = [
      ("NHWC", "HWIO", "NCHW"), 1),
     ((1, 32, 33, 31), (48, 32, 3, 3), (1, 1), ((1, 1), (2, 0)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NHWC"), 1),
+    # 3-D: the 2-D paths over depth slices (strided and dilated in depth, Winograd, depthwise)
+    ((4, 16, 5, 17, 16), (32, 16, 3, 3, 3), (2, 1, 1), ((1, 1), (1, 1), (0, 1)), (1, 1, 1),
+     (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 1),
+    ((6, 5, 17, 16, 32), (3, 3, 3, 32, 32), (1, 1, 1), ((2, 0), (1, 1), (1, 1)), (1, 1, 1),
+     (2, 1, 1), ("NDHWC", "DHWIO", "NDHWC"), 1),
+    ((4, 16, 5, 17, 16), (16, 1, 2, 3, 3), (1, 1, 1), ((1, 1), (1, 1), (1, 1)), (2, 1, 1),
+     (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 16),
     # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
     ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),

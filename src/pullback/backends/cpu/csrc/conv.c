@@ -39,6 +39,7 @@ typedef struct {
   const char *x, *w;
   char *y;
   int32_t in_dt, out_dt;
+  int accumulate; /* fast paths: add to y (a 3-D convolution's later depth taps), else store */
   const int64_t *idx[CONV_MAXSP]; /* idx[d][tap * out[d] + j]: input position or -1 */
 } conv_geom;
 
@@ -348,8 +349,93 @@ static int conv_generic(conv_geom *g, pb_kernel_ctx *ctx) {
   return 0;
 }
 
+/* the fast paths' float32 stores: y = v, or y += v when accumulating */
+static inline void put1(const conv_geom *g, char *dst, float v) {
+  float *p = (float *)dst;
+  *p = g->accumulate ? *p + v : v;
+}
+
+static inline void put_f32(const conv_geom *g, char *dst, int64_t st, const float *src, int64_t n) {
+  if (!g->accumulate && st == 4) memcpy(dst, src, (size_t)n * 4);
+  else for (int64_t i = 0; i < n; ++i) put1(g, dst + i * st, src[i]);
+}
+
 #include "conv_fast.h"
 #include "conv_grad.h"
+
+/* a 1-D or 2-D geometry's fast path: 1 (done), 0 (none takes it), -1 (error) */
+static int conv_fast2(conv_geom *g, pb_kernel_ctx *ctx) {
+  int rc;
+  if (!(rc = conv_fast_depthwise(g, ctx)) && !(rc = conv_fast_winograd_wgrad(g, ctx)) &&
+      !(rc = conv_fast_wgrad(g, ctx)) && !(rc = conv_fast_depthwise_wgrad(g, ctx)) &&
+      !(rc = conv_fast_winograd(g, ctx)))
+    rc = conv_fast_forward(g, ctx);
+  return rc;
+}
+
+/* A 3-D float32 convolution as 2-D ones: output depth slice od is the sum over the depth taps
+ * kd that land on an input slice of the 2-D convolution of that slice with kernel slice kd (the
+ * first stores, the others add, in kd order). 0 when the 2-D paths do not take its slices. */
+static int conv_fast3(const conv_geom *g, pb_kernel_ctx *ctx) {
+  if (g->nsp != 3 || g->in_dt != PB_F32 || g->out_dt != PB_F32) return 0;
+  conv_geom s = *g;
+  s.nsp = 2;
+  for (int d = 0; d < 2; ++d) {
+    s.in[d] = g->in[d + 1]; s.k[d] = g->k[d + 1]; s.out[d] = g->out[d + 1];
+    s.xs[d] = g->xs[d + 1]; s.ws[d] = g->ws[d + 1]; s.ys[d] = g->ys[d + 1];
+    s.stride[d] = g->stride[d + 1]; s.pad_lo[d] = g->pad_lo[d + 1];
+    s.lhs_dil[d] = g->lhs_dil[d + 1]; s.rhs_dil[d] = g->rhs_dil[d + 1];
+  }
+  s.plane = s.out[0] * s.out[1];
+  s.taps = s.k[0] * s.k[1];
+  bool tried = false;
+  for (int64_t od = 0; od < g->out[0]; ++od) {
+    s.accumulate = 0;
+    s.y = g->y + od * g->ys[0];
+    for (int64_t kd = 0; kd < g->k[0]; ++kd) {
+      const int64_t q = od * g->stride[0] + kd * g->rhs_dil[0] - g->pad_lo[0];
+      if (q < 0 || q % g->lhs_dil[0] || q / g->lhs_dil[0] >= g->in[0]) continue;
+      s.x = g->x + (q / g->lhs_dil[0]) * g->xs[0];
+      s.w = g->w + kd * g->ws[0];
+      const int rc = conv_fast2(&s, ctx);
+      if (rc < 0) return -1;
+      if (rc == 0) {
+        if (!tried) return 0; /* the first slice: nothing written yet */
+        return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "a 3-D slice left the fast paths"), -1;
+      }
+      tried = true;
+      s.accumulate = 1;
+    }
+    if (!s.accumulate && s.plane) { /* no depth tap reads an input slice: zeros */
+      if (!tried) {
+        /* decide on a slice that has taps first, so that a declined geometry writes nothing */
+        continue;
+      }
+      for (int64_t n = 0; n < g->Nb; ++n)
+        for (int64_t o = 0; o < g->O; ++o)
+          for (int64_t i = 0; i < s.out[0]; ++i)
+            for (int64_t j = 0; j < s.out[1]; ++j)
+              *(float *)(s.y + n * g->ys_n + o * g->ys_o + i * s.ys[0] + j * s.ys[1]) = 0.0f;
+    }
+  }
+  if (!tried) return 0;
+  /* the zero slices skipped before the first taken one */
+  for (int64_t od = 0; od < g->out[0]; ++od) {
+    bool any = false;
+    for (int64_t kd = 0; kd < g->k[0] && !any; ++kd) {
+      const int64_t q = od * g->stride[0] + kd * g->rhs_dil[0] - g->pad_lo[0];
+      any = q >= 0 && q % g->lhs_dil[0] == 0 && q / g->lhs_dil[0] < g->in[0];
+    }
+    if (any) break;
+    char *y = g->y + od * g->ys[0];
+    for (int64_t n = 0; n < g->Nb; ++n)
+      for (int64_t o = 0; o < g->O; ++o)
+        for (int64_t i = 0; i < s.out[0]; ++i)
+          for (int64_t j = 0; j < s.out[1]; ++j)
+            *(float *)(y + n * g->ys_n + o * g->ys_o + i * s.ys[0] + j * s.ys[1]) = 0.0f;
+  }
+  return 1;
+}
 
 static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                        const void *params, pb_kernel_ctx *ctx) {
@@ -358,10 +444,7 @@ static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   conv_geom g;
   int rc = conv_geometry(ins, &outs[0], (const conv_params *)params, &g, ctx);
   if (rc) return rc;
-  if (!(rc = conv_fast_depthwise(&g, ctx)) && !(rc = conv_fast_winograd_wgrad(&g, ctx)) &&
-      !(rc = conv_fast_wgrad(&g, ctx)) &&
-      !(rc = conv_fast_depthwise_wgrad(&g, ctx)) && !(rc = conv_fast_winograd(&g, ctx)))
-    rc = conv_fast_forward(&g, ctx);
+  rc = g.nsp == 3 ? conv_fast3(&g, ctx) : conv_fast2(&g, ctx);
   if (rc) return rc < 0 ? ctx->error : 0;
   return conv_generic(&g, ctx);
 }

@@ -166,17 +166,18 @@ static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int
     char *yr = yb + oh * v->ys[0];
     const float *wr = wide ? wide + m * width * O : NULL;
     if (g->ys_o == 4 && p->ows == 1 && v->ys[1] == O * 4) {
-      if (wide) memcpy(yr + p->ow0 * v->ys[1], wr, (size_t)(p->cols * O) * 4);
-      else memset(yr + p->ow0 * v->ys[1], 0, (size_t)(p->cols * O) * 4);
+      if (wide) put_f32(g, yr + p->ow0 * v->ys[1], 4, wr, p->cols * O);
+      else if (!g->accumulate) memset(yr + p->ow0 * v->ys[1], 0, (size_t)(p->cols * O) * 4);
       continue;
     }
     for (int64_t o = 0; o < O; ++o) {
       char *yo = yr + o * g->ys_o + p->ow0 * v->ys[1];
       const int64_t st = p->ows * v->ys[1];
       if (!wide) {
-        for (int64_t mw = 0; mw < p->cols; ++mw) *(float *)(yo + mw * st) = 0.0f;
+        if (!g->accumulate)
+          for (int64_t mw = 0; mw < p->cols; ++mw) *(float *)(yo + mw * st) = 0.0f;
       } else {
-        for (int64_t mw = 0; mw < p->cols; ++mw) *(float *)(yo + mw * st) = wr[mw * O + o];
+        for (int64_t mw = 0; mw < p->cols; ++mw) put1(g, yo + mw * st, wr[mw * O + o]);
       }
     }
   }
@@ -487,8 +488,7 @@ static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *i
       const int64_t oh = 2 * ti + (q >> 1), ow = 2 * tj + (q & 1);
       if (oh >= v->out[0] || ow >= v->out[1]) continue;
       char *yp = yb + oh * v->ys[0] + ow * v->ys[1];
-      if (g->ys_o == 4) memcpy(yp, out + q * O, (size_t)O * 4);
-      else for (int64_t o = 0; o < O; ++o) *(float *)(yp + o * g->ys_o) = out[q * O + o];
+      put_f32(g, yp, g->ys_o, out + q * O, O);
     }
   }
 }
@@ -728,7 +728,7 @@ static int conv_fast_winograd_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
       for (int a = 0; a < 3; ++a) {
         const float r[3] = {t[a][0] + 0.5f * (t[a][1] + t[a][2]), 0.5f * (t[a][1] - t[a][2]),
                             0.5f * (t[a][1] + t[a][2]) + t[a][3]};
-        for (int e = 0; e < 3; ++e) *(float *)(yo + a * v.ys[0] + e * v.ys[1]) = r[e];
+        for (int e = 0; e < 3; ++e) put1(g, yo + a * v.ys[0] + e * v.ys[1], r[e]);
       }
     }
   return 1;

@@ -140,7 +140,7 @@ static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
         float s = 0.0f;
         for (int64_t ch = 0; ch < WG_CHUNKS; ++ch)
           s += j.accs[(size_t)ch * (size_t)(P * O * Nb) + (p * Nb + bb) * O + o];
-        *(float *)(yo + bb * g->ys_n) = s;
+        put1(g, yo + bb * g->ys_n, s);
       }
     }
   }
@@ -182,8 +182,7 @@ static void dw_task(djob *j, int64_t t, int tid) {
       memset(row, 0, (size_t)ow * 4);
       for (int64_t k = 0; k < K; ++k) dw_axpy(row, plane + j->taps[k].off + oh * width, wv[k], ow);
       char *yr = yo + oh * v->ys[0];
-      if (v->ys[1] == 4) memcpy(yr, row, (size_t)ow * 4);
-      else for (int64_t i = 0; i < ow; ++i) *(float *)(yr + i * v->ys[1]) = row[i];
+      put_f32(g, yr, v->ys[1], row, ow);
     }
   }
 }
@@ -296,7 +295,7 @@ static void dwg_task(dwjob *j, int64_t o, int tid) {
   }
   char *yo = g->y + o * g->ys_o;
   for (int64_t p = 0; p < P; ++p)
-    *(float *)(yo + (p / v->out[1]) * v->ys[0] + (p % v->out[1]) * v->ys[1]) = acc[p];
+    put1(g, yo + (p / v->out[1]) * v->ys[0] + (p % v->out[1]) * v->ys[1], acc[p]);
 }
 
 static int conv_fast_depthwise_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {

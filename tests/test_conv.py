@@ -477,6 +477,9 @@ FAST_CASES = [
      (2, 1, 1), ("NDHWC", "DHWIO", "NDHWC"), 1),
     ((4, 16, 5, 17, 16), (16, 1, 2, 3, 3), (1, 1, 1), ((1, 1), (1, 1), (1, 1)), (2, 1, 1),
      (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 16),
+    # depth slices no tap reads: leading (padding) and every other one (lhs dilation)
+    ((4, 16, 5, 17, 16), (32, 16, 1, 3, 3), (1, 1, 1), ((3, 1), (1, 1), (1, 1)), (2, 1, 1),
+     (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 1),
     # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
     ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),

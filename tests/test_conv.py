@@ -252,7 +252,8 @@ def test_conv_transpose_is_the_input_gradient_with_transpose_kernel():
 
 def test_conv_general_dilated_patches():
     x = _rand(2, 3, 5, 4)
-    p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"))
+    p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID",
+                                                    precision="highest"))
     assert p.shape == (2, 3 * 6, 4, 2)
     # feature c * 6 + (i * 3 + j) of patch (h, w) is x[c, h + i, w + j]
     for c, i, j in itertools.product(range(3), range(2), range(3)):

@@ -311,6 +311,12 @@ def conv_transpose(lhs: ArrayLike, rhs: ArrayLike, strides: Sequence[int],
                                 preferred_element_type=preferred_element_type)
 
 
+def _patches_precision(precision: Any) -> Any:
+    """JAX's ``(precision, DEFAULT)``: the one-hot kernel needs no precision of its own."""
+    p = canonicalize_precision(precision, "conv_general_dilated_patches")
+    return p if p is None or not isinstance(p, tuple) else (p[0], Precision.DEFAULT)
+
+
 def conv_general_dilated_patches(lhs: ArrayLike, filter_shape: Sequence[int],
                                  window_strides: Sequence[int],
                                  padding: str | Sequence[tuple[int, int]],
@@ -345,7 +351,7 @@ def conv_general_dilated_patches(lhs: ArrayLike, filter_shape: Sequence[int],
     return conv_general_dilated(
         lhs, Array(np.ascontiguousarray(w)), window_strides, padding, lhs_dilation,
         rhs_dilation, dn, feature_group_count=c,
-        precision=None if precision is None else (precision, Precision.DEFAULT),
+        precision=_patches_precision(precision),
         preferred_element_type=preferred_element_type)
 
 

@@ -932,6 +932,35 @@ def g_transformer_ops(g: Gen) -> bool:
                   [x, y], g.new(rest, x.dtype, C * y.bound * lse))
 
 
+def g_conv(g: Gen) -> bool:
+    """lax.conv_general_dilated (issue 27) over a 3-D float value as a 1-D convolution's input,
+    in NCH or NHC layout, with a kernel sliced from the same value (so the program is bilinear
+    in it) and drawn strides, padding (negative too), dilations and feature groups."""
+    x = g.pick(lambda v: v.is_float and v.ndim == 3 and min(v.shape) >= 1 and v.bound <= 100)
+    if x is None:
+        return False
+    nhc = g.flag()
+    n, c, w = (x.shape[0], x.shape[2], x.shape[1]) if nhc else x.shape
+    groups = g.choice([d for d in (1, 2, 3) if c % d == 0 and n % d == 0 and n >= d])
+    o = groups * max(1, min(n // groups, 2))
+    k = g.int_(1, min(w, 3))
+    kernel = (f"{x.name}[:{o}, :{k}, :{c // groups}]" if nhc
+              else f"{x.name}[:{o}, :{c // groups}, :{k}]")
+    s, ld, rd = g.int_(1, 2), g.int_(1, 2), g.int_(1, 2)
+    lo, hi = g.int_(-1, 2), g.int_(-1, 2)
+    size = (w - 1) * ld + 1 + lo + hi
+    if size < 0:
+        lo = hi = 0
+        size = (w - 1) * ld + 1
+    win = (k - 1) * rd + 1
+    ow = (size - win) // s + 1 if size >= win else 0
+    dn = ("NHC", "OHI", "NHC") if nhc else ("NCH", "OIH", "NCH")
+    shape = (n, ow, o) if nhc else (n, o, ow)
+    code = (f"lax.conv_general_dilated({x.name}, {kernel}, ({s},), (({lo}, {hi}),), ({ld},), "
+            f"({rd},), {dn}, feature_group_count={groups})")
+    return g.emit("conv", code, [x], g.new(shape, x.dtype, x.bound * x.bound * c * k))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -947,6 +976,7 @@ CATALOGUE = {
     "residual_norm": g_residual_norm,
     "attention": g_attention,
     "scaled_matmul": g_scaled_matmul,
+    "conv": g_conv,
 }
 
 

@@ -27,6 +27,7 @@ from .transforms.control_flow.policies import checkpoint_policies  # noqa: F401
 from .transforms.control_flow.remat import checkpoint, remat  # noqa: F401
 from . import ad_checkpoint  # noqa: F401,E402
 from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
+from . import scipy  # noqa: F401,E402  (pullback.scipy.signal, as jax.scipy.signal)
 from . import ffi  # noqa: F401,E402  (pullback.ffi, as jax.ffi: custom C kernels)
 from . import io  # noqa: F401,E402  (pullback.io: safetensors checkpoints, no pickle)
 

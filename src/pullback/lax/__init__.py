@@ -15,6 +15,7 @@ from ._random_bits import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._sort import *  # noqa: F401,F403
 from ._windows import *  # noqa: F401,F403
+from ._conv import *  # noqa: F401,F403
 from ._conditionals import *  # noqa: F401,F403
 from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ from ._dtype_info import (bfloat16, bool_, can_cast, complex64, complex128, comp
 from ._indexing import take, take_along_axis  # noqa: F401
 from ._matrices import diag, diagflat, tril, triu  # noqa: F401
 from ._padding import pad  # noqa: F401
+from ._convolve import convolve, correlate  # noqa: F401
 from ._quantiles import (median, nanmedian, nanpercentile, nanquantile,  # noqa: F401
                          percentile, quantile)
 from ._ranges import geomspace, linspace, logspace  # noqa: F401

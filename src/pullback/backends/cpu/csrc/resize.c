@@ -63,6 +63,8 @@ typedef struct {
   int64_t isz;
   const int64_t *lo, *cnt;      /* each output's band: first input index, number of taps */
   const void *wt;               /* (n, K) taps in the compute type */
+  const int32_t *lo32;          /* last axis, contiguous: K taps from lo32[j] for every j ... */
+  const void *wpad;             /* ... with these (n, K) weights (zero-padded bands) */
 } contract_job;
 
 static inline int64_t outer_offset(const contract_job *J, int64_t o) {
@@ -100,13 +102,40 @@ static inline int64_t outer_offset(const contract_job *J, int64_t o) {
     }                                                                                             \
   }
 
-/* One row o along the last axis: y[o, j] = sum_t wt[j, t] x[o, lo_j + t]. */
+/* One row o along the last axis: y[o, j] = sum_t wt[j, t] x[o, lo_j + t]. Strided rows take
+ * each band's own taps; contiguous rows take K taps for every output (the bands padded with
+ * zero weights, lo32 moved left where a band would run past the row), with K a constant for
+ * the common widths so the loop over outputs vectorizes (gathers of the taps). */
 #define LAST_TASK(NAME, T, CT, LD, ST)                                                            \
+  static inline __attribute__((always_inline)) void NAME##_k(                                    \
+      const CT *wt, const int32_t *lo, const T *x, T *y, int64_t n, const int64_t K) {          \
+    for (int64_t j = 0; j < n; ++j) {                                                             \
+      const CT *w = wt + j * K;                                                                   \
+      const T *xp = x + lo[j];                                                                    \
+      CT acc = 0;                                                                                 \
+      for (int64_t t = 0; t < K; ++t) acc += w[t] * LD(&xp[t]);                                   \
+      ST(&y[j], acc);                                                                             \
+    }                                                                                             \
+  }                                                                                               \
   static PB_CLONES void NAME(const contract_job *J, int64_t o, int64_t xoff) {                   \
-    const CT *wt = (const CT *)J->wt;                                                             \
-    const char *xr = J->x + xoff;                                                                 \
     T *yr = (T *)J->y + o * J->n;                                                                 \
     const int64_t K = J->K, sm = J->sm;                                                           \
+    if (sm == (int64_t)sizeof(T) && J->lo32) {                                                    \
+      const CT *wp = (const CT *)J->wpad;                                                         \
+      const T *xr = (const T *)(J->x + xoff);                                                     \
+      switch (K) {                                                                                \
+        case 1: NAME##_k(wp, J->lo32, xr, yr, J->n, 1); return;                                   \
+        case 2: NAME##_k(wp, J->lo32, xr, yr, J->n, 2); return;                                   \
+        case 3: NAME##_k(wp, J->lo32, xr, yr, J->n, 3); return;                                   \
+        case 4: NAME##_k(wp, J->lo32, xr, yr, J->n, 4); return;                                   \
+        case 5: NAME##_k(wp, J->lo32, xr, yr, J->n, 5); return;                                   \
+        case 6: NAME##_k(wp, J->lo32, xr, yr, J->n, 6); return;                                   \
+        case 8: NAME##_k(wp, J->lo32, xr, yr, J->n, 8); return;                                   \
+        default: NAME##_k(wp, J->lo32, xr, yr, J->n, K); return;                                  \
+      }                                                                                           \
+    }                                                                                             \
+    const CT *wt = (const CT *)J->wt;                                                             \
+    const char *xr = J->x + xoff;                                                                 \
     for (int64_t j = 0; j < J->n; ++j) {                                                          \
       const CT *w = wt + j * K;                                                                   \
       const char *xp = xr + J->lo[j] * sm;                                                        \
@@ -233,7 +262,21 @@ static int contract_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
     sr = isz;
   }
   contract_job J = {xd, (char *)y->data, axis, x->shape, xstr, m, n, R, K, xstr[axis], sr, isz,
-                    lo, cnt, wt};
+                    lo, cnt, wt, NULL, NULL};
+  if (R == 1 && J.sm == isz && K > 0 && m < INT32_MAX) { /* the padded bands */
+    int32_t *lo32 = ctx->scratch(ctx, (size_t)n * sizeof(int32_t));
+    char *wpad = ctx->scratch(ctx, (size_t)(n * K) * csz);
+    if (!lo32 || !wpad) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+    memset(wpad, 0, (size_t)(n * K) * csz);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t l = lo[j] < m - K ? lo[j] : m - K, shift = lo[j] - l;
+      lo32[j] = (int32_t)l;
+      memcpy(wpad + (size_t)(j * K + shift) * csz, wt + (size_t)(j * K) * csz,
+             (size_t)cnt[j] * csz);
+    }
+    J.lo32 = lo32;
+    J.wpad = wpad;
+  }
   const int threads = pb_kernel_threads(ctx, total * (K ? K : 1), RESIZE_GRAIN);
   if (R > 1) {
     const int64_t tasks = O * n;

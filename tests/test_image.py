@@ -443,3 +443,15 @@ def test_errors_name_the_argument():
                                axis=1)
     with pytest.raises(ValueError, match="resize_repeat: argument 'factors'"):
         resize_repeat_p.bind(jnp.ones((2, 3)), factors=(1, 0))
+
+
+def test_zero_size_and_size_one_dims():
+    # normalized weights: an all-ones image stays all ones, whatever the sizes
+    for ins, outs in [((0, 3, 4), (0, 6, 8)), ((2, 0, 4), (2, 0, 8)), ((2, 3, 4), (2, 3, 0)),
+                      ((1, 1), (5, 1)), ((3, 1), (1, 1)), ((1, 7), (1, 2))]:
+        for method in ALL_METHODS:
+            for antialias in (True, False):
+                got = pb.image.resize(np.ones(ins, np.float32), outs, method,
+                                      antialias=antialias)
+                assert got.shape == outs
+                np.testing.assert_allclose(np.asarray(got), np.ones(outs), rtol=1e-6)

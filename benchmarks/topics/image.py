@@ -38,7 +38,10 @@ def _case(fws, x, out_hw, method, antialias, torch_mode, label):
     if _fw(fws, "torch"):
         torch = importlib.import_module("torch")
         tx = torch.from_numpy(x)
-        kw = {} if torch_mode == "nearest" else {"align_corners": False, "antialias": antialias}
+        # antialias only acts when downsampling; torch's upsampling fast path has it off
+        down = out_hw[0] < x.shape[2]
+        kw = {} if torch_mode == "nearest" else {"align_corners": False,
+                                                  "antialias": antialias and down}
 
         def tf(tx=tx):
             with torch.no_grad():

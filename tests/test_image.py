@@ -455,3 +455,17 @@ def test_zero_size_and_size_one_dims():
                                       antialias=antialias)
                 assert got.shape == outs
                 np.testing.assert_allclose(np.asarray(got), np.ones(outs), rtol=1e-6)
+
+
+@pytest.mark.x32  # JAX's default mode, as the oracle runs
+@pytest.mark.parametrize("method", ALL_METHODS)
+def test_nchw_and_nhwc_against_jax(method):
+    # NCHW and NHWC images, the layouts of the benchmarks and the CNN
+    jax = pytest.importorskip("jax")
+    x = normal((4, 3, 9, 7), 32, np.float32)
+    for outs in [(4, 3, 18, 14), (4, 3, 4, 5), (4, 3, 9, 12)]:
+        for arr, shape in [(x, outs), (x.transpose(0, 2, 3, 1),
+                                       (outs[0], outs[2], outs[3], outs[1]))]:
+            want = np.asarray(jax.image.resize(arr, shape, method))
+            got = pb.image.resize(arr, shape, method)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)

@@ -67,11 +67,9 @@ def _contract_all(x: Any, dims: list[int], weights: list[Any], taps: list[int],
         re = _contract_all(jnp.real(x), dims, weights, taps, out_shape)
         im = _contract_all(jnp.imag(x), dims, weights, taps, out_shape)
         return lax.complex(re, im)
+    weights = [w if w.dtype == x.dtype else w.astype(x.dtype) for w in weights]
     for i in _pass_order(x.shape, dims, out_shape, taps):
-        w = weights[i]
-        if w.dtype != x.dtype:
-            w = w.astype(x.dtype)
-        x = resize_contract_p.bind(x, w, axis=dims[i])
+        x = resize_contract_p.bind(x, weights[i], axis=dims[i])
     return x
 
 

@@ -184,15 +184,144 @@ static void gather_contiguous(const pb_operand *x, char *dst) {
   }
 }
 
+/* One weight matrix's bands: lo/cnt/wt as the job reads them; lo32/wpad when `padded`. */
+typedef struct {
+  int64_t m, n, K;
+  int64_t *lo, *cnt;
+  char *wt;
+  int32_t *lo32;
+  char *wpad;
+} bands;
+
+static int make_bands(const pb_operand *w, size_t csz, int padded, bands *B,
+                      pb_kernel_ctx *ctx) {
+  const int64_t m = w->shape[0], n = w->shape[1];
+  const int f64 = csz == sizeof(double);
+  B->m = m;
+  B->n = n;
+  B->lo32 = NULL;
+  B->wpad = NULL;
+  B->lo = ctx->scratch(ctx, 2 * (size_t)(n ? n : 1) * sizeof(int64_t));
+  if (!B->lo) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  B->cnt = B->lo + n;
+  int64_t K = 0;
+  const char *wd = (const char *)w->data;
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t first = -1, last = -1;
+    for (int64_t i = 0; i < m; ++i) {
+      const double v = load_weight(wd + i * w->strides[0] + j * w->strides[1], w->dtype);
+      if (v != 0) { /* NaN != 0 too */
+        if (first < 0) first = i;
+        last = i;
+      }
+    }
+    B->lo[j] = first < 0 ? 0 : first;
+    B->cnt[j] = first < 0 ? 0 : last - first + 1;
+    if (B->cnt[j] > K) K = B->cnt[j];
+  }
+  B->K = K;
+  B->wt = ctx->scratch(ctx, (size_t)(n * (K ? K : 1)) * csz);
+  if (!B->wt) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t t = 0; t < B->cnt[j]; ++t) {
+      const double v = load_weight(wd + (B->lo[j] + t) * w->strides[0] + j * w->strides[1],
+                                   w->dtype);
+      if (f64) ((double *)B->wt)[j * K + t] = v;
+      else ((float *)B->wt)[j * K + t] = (float)v;
+    }
+  if (padded && K > 0 && m < INT32_MAX) {
+    B->lo32 = ctx->scratch(ctx, (size_t)n * sizeof(int32_t));
+    B->wpad = ctx->scratch(ctx, (size_t)(n * K) * csz);
+    if (!B->lo32 || !B->wpad) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+    memset(B->wpad, 0, (size_t)(n * K) * csz);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t l = B->lo[j] < m - K ? B->lo[j] : m - K, shift = B->lo[j] - l;
+      B->lo32[j] = (int32_t)l;
+      memcpy(B->wpad + (size_t)(j * K + shift) * csz, B->wt + (size_t)(j * K) * csz,
+             (size_t)B->cnt[j] * csz);
+    }
+  }
+  return 0;
+}
+
+static contract_job job_of(const bands *B, const char *x, char *y, int nouter,
+                           const int64_t *oshape, const int64_t *ostr, int64_t R, int64_t sm,
+                           int64_t sr, int64_t isz) {
+  contract_job J = {x, y, nouter, oshape, ostr, B->m, B->n, R, B->K, sm, sr, isz,
+                    B->lo, B->cnt, B->wt, NULL, NULL};
+  if (R == 1 && sm == isz) {
+    J.lo32 = B->lo32;
+    J.wpad = B->wpad;
+  }
+  return J;
+}
+
+/* Output row j of outer index o (R > 1), or all of row o (R == 1). */
+static void run_task(const contract_job *J, int dtype, int64_t o, int64_t j, int64_t xoff) {
+  if (J->R > 1) {
+    switch (dtype) {
+      case PB_F32: row_f32(J, o, j, xoff); break;
+      case PB_F64: row_f64(J, o, j, xoff); break;
+      case PB_F16: row_f16(J, o, j, xoff); break;
+      default: row_bf16(J, o, j, xoff); break;
+    }
+  } else {
+    switch (dtype) {
+      case PB_F32: last_f32(J, o, xoff); break;
+      case PB_F64: last_f64(J, o, xoff); break;
+      case PB_F16: last_f16(J, o, xoff); break;
+      default: last_bf16(J, o, xoff); break;
+    }
+  }
+}
+
+/* x's dims after `axis` merged into one stride (*sr), or x copied to contiguous memory: the
+ * data and strides to read x with. */
+static int inner_view(const pb_operand *x, int axis, const char **xd, const int64_t **xstr,
+                      int64_t *cstr, int64_t *sr, pb_kernel_ctx *ctx) {
+  const int nd = x->ndim;
+  const int64_t isz = x->itemsize;
+  int64_t expect = -1;
+  int merged = 1;
+  *xd = (const char *)x->data;
+  *xstr = x->strides;
+  *sr = isz;
+  for (int d = nd - 1; d > axis; --d) {
+    if (x->shape[d] == 1) continue;
+    if (expect < 0) *sr = x->strides[d];
+    else if (x->strides[d] != expect) merged = 0;
+    expect = x->strides[d] * x->shape[d];
+  }
+  if (merged) return 0;
+  char *c = ctx->scratch(ctx, (size_t)(pb_operand_size(x) * isz));
+  if (!c) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  gather_contiguous(x, c);
+  int64_t s = isz;
+  for (int d = nd - 1; d >= 0; --d) {
+    cstr[d] = s;
+    s *= x->shape[d];
+  }
+  *xd = c;
+  *xstr = cstr;
+  *sr = isz;
+  return 0;
+}
+
+static int check_contract(const pb_operand *x, const pb_operand *w, const pb_operand *y,
+                          int axis, pb_kernel_ctx *ctx) {
+  if (axis < 0 || axis >= x->ndim || w->ndim != 2 || !is_float_dtype(x->dtype) ||
+      w->dtype != x->dtype || w->shape[0] != x->shape[axis] || w->shape[1] != y->shape[axis])
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "params do not fit the operands");
+  return 0;
+}
+
 static int contract_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                            const void *params, pb_kernel_ctx *ctx) {
   const contract_params *p = (const contract_params *)params;
   const pb_operand *x = &ins[0], *w = &ins[1];
   pb_operand *y = &outs[0];
   const int nd = x->ndim, axis = p->axis;
-  if (axis < 0 || axis >= nd || w->ndim != 2 || y->ndim != nd || !is_float_dtype(x->dtype) ||
-      w->dtype != x->dtype || y->dtype != x->dtype || w->shape[0] != x->shape[axis] ||
-      w->shape[1] != y->shape[axis])
+  if (y->ndim != nd || y->dtype != x->dtype || check_contract(x, w, y, axis, ctx))
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "params do not fit the operands");
   for (int d = 0; d < nd; ++d)
     if (d != axis && y->shape[d] != x->shape[d])
@@ -204,103 +333,24 @@ static int contract_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
     memset(y->data, 0, (size_t)(total * isz));
     return 0;
   }
-  const int f64 = x->dtype == PB_F64;
-  const size_t csz = f64 ? sizeof(double) : sizeof(float);
-  /* the bands */
-  int64_t *lo = ctx->scratch(ctx, 2 * (size_t)n * sizeof(int64_t));
-  if (!lo) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  int64_t *cnt = lo + n, K = 0;
-  const char *wd = (const char *)w->data;
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t first = -1, last = -1;
-    for (int64_t i = 0; i < m; ++i) {
-      const double v = load_weight(wd + i * w->strides[0] + j * w->strides[1], w->dtype);
-      if (v != 0) { /* NaN != 0 too */
-        if (first < 0) first = i;
-        last = i;
-      }
-    }
-    lo[j] = first < 0 ? 0 : first;
-    cnt[j] = first < 0 ? 0 : last - first + 1;
-    if (cnt[j] > K) K = cnt[j];
-  }
-  char *wt = ctx->scratch(ctx, (size_t)(n * (K ? K : 1)) * csz);
-  if (!wt) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t t = 0; t < cnt[j]; ++t) {
-      const double v = load_weight(wd + (lo[j] + t) * w->strides[0] + j * w->strides[1],
-                                   w->dtype);
-      if (f64) ((double *)wt)[j * K + t] = v;
-      else ((float *)wt)[j * K + t] = (float)v;
-    }
-  /* x as (O, m, R): the inner dims must merge into one stride, else x is copied first */
+  const size_t csz = x->dtype == PB_F64 ? sizeof(double) : sizeof(float);
   int64_t O = 1, R = 1;
   for (int d = 0; d < axis; ++d) O *= x->shape[d];
   for (int d = axis + 1; d < nd; ++d) R *= x->shape[d];
-  const char *xd = (const char *)x->data;
-  const int64_t *xstr = x->strides;
-  int64_t cstr[PB_KERNEL_MAXDIMS];
-  int64_t sr = isz, expect = -1;
-  int merged = 1;
-  for (int d = nd - 1; d > axis; --d) {
-    if (x->shape[d] == 1) continue;
-    if (expect < 0) sr = xstr[d];
-    else if (xstr[d] != expect) merged = 0;
-    expect = xstr[d] * x->shape[d];
-  }
-  if (!merged) {
-    char *c = ctx->scratch(ctx, (size_t)(pb_operand_size(x) * isz));
-    if (!c) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-    gather_contiguous(x, c);
-    int64_t s = isz;
-    for (int d = nd - 1; d >= 0; --d) {
-      cstr[d] = s;
-      s *= x->shape[d];
-    }
-    xd = c;
-    xstr = cstr;
-    sr = isz;
-  }
-  contract_job J = {xd, (char *)y->data, axis, x->shape, xstr, m, n, R, K, xstr[axis], sr, isz,
-                    lo, cnt, wt, NULL, NULL};
-  if (R == 1 && J.sm == isz && K > 0 && m < INT32_MAX) { /* the padded bands */
-    int32_t *lo32 = ctx->scratch(ctx, (size_t)n * sizeof(int32_t));
-    char *wpad = ctx->scratch(ctx, (size_t)(n * K) * csz);
-    if (!lo32 || !wpad) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-    memset(wpad, 0, (size_t)(n * K) * csz);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t l = lo[j] < m - K ? lo[j] : m - K, shift = lo[j] - l;
-      lo32[j] = (int32_t)l;
-      memcpy(wpad + (size_t)(j * K + shift) * csz, wt + (size_t)(j * K) * csz,
-             (size_t)cnt[j] * csz);
-    }
-    J.lo32 = lo32;
-    J.wpad = wpad;
-  }
-  const int threads = pb_kernel_threads(ctx, total * (K ? K : 1), RESIZE_GRAIN);
-  if (R > 1) {
-    const int64_t tasks = O * n;
+  const char *xd;
+  const int64_t *xstr;
+  int64_t cstr[PB_KERNEL_MAXDIMS], sr;
+  if (inner_view(x, axis, &xd, &xstr, cstr, &sr, ctx)) return ctx->error;
+  bands B;
+  if (make_bands(w, csz, R == 1 && xstr[axis] == isz, &B, ctx)) return ctx->error;
+  const contract_job J = job_of(&B, xd, (char *)y->data, axis, x->shape, xstr, R, xstr[axis],
+                                sr, isz);
+  const int threads = pb_kernel_threads(ctx, total * (B.K ? B.K : 1), RESIZE_GRAIN);
+  const int64_t tasks = R > 1 ? O * n : O, per = R > 1 ? n : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int64_t q = 0; q < tasks; ++q) {
-      const int64_t o = q / n, j = q % n, xoff = outer_offset(&J, o);
-      switch (x->dtype) {
-        case PB_F32: row_f32(&J, o, j, xoff); break;
-        case PB_F64: row_f64(&J, o, j, xoff); break;
-        case PB_F16: row_f16(&J, o, j, xoff); break;
-        default: row_bf16(&J, o, j, xoff); break;
-      }
-    }
-  } else {
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int64_t o = 0; o < O; ++o) {
-      const int64_t xoff = outer_offset(&J, o);
-      switch (x->dtype) {
-        case PB_F32: last_f32(&J, o, xoff); break;
-        case PB_F64: last_f64(&J, o, xoff); break;
-        case PB_F16: last_f16(&J, o, xoff); break;
-        default: last_bf16(&J, o, xoff); break;
-      }
-    }
+  for (int64_t q = 0; q < tasks; ++q) {
+    const int64_t o = q / per;
+    run_task(&J, x->dtype, o, q % per, outer_offset(&J, o));
   }
   return 0;
 }

@@ -411,8 +411,11 @@ def test_errors_name_the_argument():
     x = np.ones((3, 4), np.float32)
     with pytest.raises(ValueError, match="argument 'shape' must have length"):
         pb.image.resize(x, (3, 4, 5), "linear")
-    with pytest.raises(ValueError, match='Unknown resize method "foo"'):
+    with pytest.raises(ValueError,
+                       match='resize: argument \'method\': Unknown resize method "foo"'):
         pb.image.resize(x, (6, 8), "foo")
+    with pytest.raises(ValueError, match="scale_and_translate: argument 'method'"):
+        pb.image.scale_and_translate(x, (6, 8), (0, 1), [2.0, 2.0], [0.0, 0.0], "bilinearr")
     with pytest.raises(TypeError, match="resize: argument 'method'"):
         pb.image.resize(x, (6, 8), 3)
     with pytest.raises(TypeError, match="resize: argument 'shape'"):

@@ -27,7 +27,10 @@ ArrayLike = Any
 
 def _method(method: Any, fn: str) -> ResizeMethod:
     if isinstance(method, str):
-        return ResizeMethod.from_string(method)
+        try:
+            return ResizeMethod.from_string(method)
+        except ValueError as e:  # JAX's words, after the function and argument
+            raise ValueError(f"{fn}: argument 'method': {e}") from None
     if not isinstance(method, ResizeMethod):
         raise TypeError(f"{fn}: argument 'method' must be a string or a ResizeMethod, got "
                         f"{method!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -47,8 +48,9 @@ def _check_shape(image: Any, shape: Any, fn: str) -> tuple[int, ...]:
 
 # ---- applying the weights ----
 
-def _pass_order(image_shape: tuple[int, ...], dims: list[int], out_shape: tuple[int, ...],
-                taps: list[int]) -> list[int]:
+@functools.lru_cache(maxsize=512)
+def _pass_order(image_shape: tuple[int, ...], dims: tuple[int, ...], out_shape: tuple[int, ...],
+                taps: tuple[int, ...]) -> tuple[int, ...]:
     """The order of the one-dimension passes (indices into ``dims``) with the least work: a
     pass costs its output's size times its taps, four times more along the last axis (short
     dot products instead of vectorized rows)."""
@@ -57,11 +59,11 @@ def _pass_order(image_shape: tuple[int, ...], dims: list[int], out_shape: tuple[
         for i in order:
             d = dims[i]
             shape[d] = out_shape[d]
-            total += int(np.prod(shape)) * taps[i] * (4 if d == len(shape) - 1 else 1)
+            total += math.prod(shape) * taps[i] * (4 if d == len(shape) - 1 else 1)
         return total
     if len(dims) > 4:
-        return list(range(len(dims)))
-    return list(min(itertools.permutations(range(len(dims))), key=cost))
+        return tuple(range(len(dims)))
+    return min(itertools.permutations(range(len(dims))), key=cost)
 
 
 def _contract_all(x: Any, dims: list[int], weights: list[Any], taps: list[int],
@@ -71,7 +73,7 @@ def _contract_all(x: Any, dims: list[int], weights: list[Any], taps: list[int],
         im = _contract_all(jnp.imag(x), dims, weights, taps, out_shape)
         return lax.complex(re, im)
     weights = [w if w.dtype == x.dtype else w.astype(x.dtype) for w in weights]
-    for i in _pass_order(x.shape, dims, out_shape, taps):
+    for i in _pass_order(tuple(x.shape), tuple(dims), tuple(out_shape), tuple(taps)):
         x = resize_contract_p.bind(x, weights[i], axis=dims[i])
     return x
 
@@ -97,8 +99,7 @@ def _static_weights(m: int, n: int, scale: float, method: ResizeMethod, antialia
         first = np.where(nz.any(0), nz.argmax(0), 0)
         last = np.where(nz.any(0), m - 1 - nz[::-1].argmax(0), -1)
         band = int(np.max(last - first + 1, initial=0))
-    w.flags.writeable = False
-    return w, max(band, 1)
+    return jnp.asarray(w), max(band, 1)
 
 
 # ---- nearest ----
@@ -179,7 +180,7 @@ def resize(image: ArrayLike, shape: Sequence[int], method: str | ResizeMethod,
         scale = 1.0 if n == 0 else n / m
         w, band = _static_weights(m, n, scale, method, bool(antialias), wdtype,
                                   np.dtype(image.dtype))
-        weights.append(jnp.asarray(w))
+        weights.append(w)
         taps.append(band)
     return _contract_all(image, dims, weights, taps, shape)
 

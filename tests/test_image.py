@@ -170,6 +170,14 @@ def test_dtype_rules_without_jax():
     with pb.enable_x64():
         assert pb.image.resize(x.astype(np.int32), (8, 12), "linear").dtype == np.float32
         assert pb.image.resize(x.astype(np.float64), (8, 12), "linear").dtype == np.float64
+    # 16-bit images compute in float32 (weights rounded to the image's dtype, one rounding per
+    # pass): close to the float32 resize of the same values
+    for dt, tol in ((BF16, 3e-2), (np.float16, 4e-3)):
+        h = (normal((3, 6, 5), 33) * 4).astype(dt)
+        for method in ("linear", "lanczos3", "area"):
+            got = np.asarray(pb.image.resize(h, (3, 11, 3), method)).astype(np.float32)
+            want = np.asarray(pb.image.resize(h.astype(np.float32), (3, 11, 3), method))
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 8)
     # an integer image resizes as its float32 conversion
     np.testing.assert_allclose(np.asarray(pb.image.resize(x, (3, 5), "linear")),
                                np.asarray(pb.image.resize(x.astype(np.float32), (3, 5),

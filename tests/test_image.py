@@ -236,6 +236,22 @@ def _layout(x, kind):
     return x
 
 
+def _pb_layout(x, kind):
+    """x as a pullback Array laid out as ``kind``: NumPy views are copied on the way in, so
+    the kernels see negative and permuted strides only from pullback's own views."""
+    if x.ndim == 0 or not kind.startswith("pb_"):
+        return jnp.asarray(_layout(x, kind))
+    d = {"pb_flip_last": x.ndim - 1, "pb_flip_first": 0}.get(kind)
+    if d is not None:
+        return jnp.flip(jnp.asarray(np.flip(x, d).copy()), d)
+    perm = tuple(range(x.ndim))[::-1]  # pb_transposed: a transposed view of the reversed copy
+    return jnp.transpose(jnp.asarray(np.ascontiguousarray(np.transpose(x, perm))), perm)
+
+
+LAYOUTS = ["contiguous", "transposed", "strided", "flipped", "broadcast", "pb_flip_last",
+           "pb_flip_first", "pb_transposed"]
+
+
 @st.composite
 def contract_cases(draw):
     nd = draw(st.integers(1, 4))
@@ -245,16 +261,15 @@ def contract_cases(draw):
     density = draw(st.sampled_from(["band", "dense", "zero"]))
     return (shape, axis, n, density, draw(st.sampled_from([np.float32, np.float64, np.float16,
                                                            BF16])),
-            draw(st.sampled_from(["contiguous", "transposed", "strided", "flipped",
-                                  "broadcast"])),
-            draw(st.booleans()))
+            draw(st.sampled_from(LAYOUTS)), draw(st.booleans()))
 
 
 @given(contract_cases())
 def test_resize_contract_matches_reference(case):
     shape, axis, n, density, dtype, layout, w_transposed = case
     m = shape[axis]
-    x = _layout(normal(shape, 8).astype(dtype), layout)
+    xn = normal(shape, 8).astype(dtype)
+    x = _pb_layout(xn, layout)
     w = normal((m, n), 9)
     if density == "band":  # a band of 1-3 taps per column, a zero inside some bands
         i, j = np.indices((m, n))
@@ -266,9 +281,9 @@ def test_resize_contract_matches_reference(case):
     w = w.astype(dtype)
     if w_transposed:  # the transpose rule hands the kernel a transposed view
         w = np.ascontiguousarray(w.T).T
-    got = resize_contract_p.bind(jnp.asarray(x), jnp.asarray(w), axis=axis)
-    want = contract_reference(x, w, axis=axis)
-    assert got.dtype == x.dtype and got.shape == want.shape
+    got = resize_contract_p.bind(x, jnp.asarray(w), axis=axis)
+    want = contract_reference(np.asarray(x), w, axis=axis)
+    assert got.dtype == xn.dtype and got.shape == want.shape
     tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 4e-3}.get(dtype, 3e-2)
     np.testing.assert_allclose(np.asarray(got).astype(np.float64), want.astype(np.float64),
                                rtol=tol, atol=tol * 4)
@@ -287,12 +302,13 @@ def test_resize_contract_nan_weight_and_zero_skip():
 @given(st.lists(st.integers(0, 4), min_size=0, max_size=5),
        st.lists(st.integers(1, 3), min_size=5, max_size=5),
        st.sampled_from([np.float32, np.float64, np.int16, np.bool_, np.complex64, BF16]),
-       st.sampled_from(["contiguous", "transposed", "strided", "flipped", "broadcast"]))
+       st.sampled_from(LAYOUTS))
 def test_resize_repeat_matches_reference(shape, factors, dtype, layout):
-    x = _layout((normal(tuple(shape), 10) * 5).astype(dtype), layout)
+    xn = (normal(tuple(shape), 10) * 5).astype(dtype)
     f = tuple(factors[:len(shape)])
-    got = resize_repeat_p.bind(jnp.asarray(x), factors=f)
-    np.testing.assert_array_equal(np.asarray(got), repeat_reference(x, factors=f))
+    x = _pb_layout(xn, layout)
+    got = resize_repeat_p.bind(x, factors=f)
+    np.testing.assert_array_equal(np.asarray(got), repeat_reference(np.asarray(x), factors=f))
 
 
 # ---- derivatives ----

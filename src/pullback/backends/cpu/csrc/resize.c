@@ -281,15 +281,16 @@ static int inner_view(const pb_operand *x, int axis, const char **xd, const int6
                       int64_t *cstr, int64_t *sr, pb_kernel_ctx *ctx) {
   const int nd = x->ndim;
   const int64_t isz = x->itemsize;
-  int64_t expect = -1;
-  int merged = 1;
+  int64_t expect = 0;
+  int merged = 1, first = 1; /* (strides may be negative: no sentinel value) */
   *xd = (const char *)x->data;
   *xstr = x->strides;
   *sr = isz;
   for (int d = nd - 1; d > axis; --d) {
     if (x->shape[d] == 1) continue;
-    if (expect < 0) *sr = x->strides[d];
+    if (first) *sr = x->strides[d];
     else if (x->strides[d] != expect) merged = 0;
+    first = 0;
     expect = x->strides[d] * x->shape[d];
   }
   if (merged) return 0;

@@ -959,6 +959,33 @@ def g_conv(g: Gen) -> bool:
     code = (f"lax.conv_general_dilated({x.name}, {kernel}, ({s},), (({lo}, {hi}),), ({ld},), "
             f"({rd},), {dn}, feature_group_count={groups})")
     return g.emit("conv", code, [x], g.new(shape, x.dtype, x.bound * x.bound * c * k))
+def g_image(g: Gen) -> bool:
+    """Issue 27's pullback.image: resize (every method, antialias on or off, sizes up, down or
+    kept, an integer upsample's repeat) and scale_and_translate with a constant scale and
+    translation. Linear in the image; a tap's weight is at most 1.5 in magnitude per resized
+    dimension (cubic and Lanczos lobes, normalized)."""
+    x = g.pick(lambda v: (v.is_float or v.dtype == "int32") and 1 <= v.ndim <= 4
+               and 0 not in v.shape)
+    if x is None:
+        return False
+    methods = ["nearest"] if not x.is_float else ["nearest", "linear", "cubic", "lanczos3",
+                                                  "lanczos5", "cubic-pytorch", "area"]
+    method = g.choice(methods)
+    shape = [g.choice([n, n, 1, 2 * n, n + 1, max(n // 2, 1)]) for n in x.shape]
+    k = sum(a != b for a, b in zip(shape, x.shape))
+    aa = g.flag()
+    out_dtype = x.dtype if method == "nearest" else ("float32" if x.dtype == "int32" else x.dtype)
+    bound = x.bound * (1 if method in ("nearest", "linear", "area") else 1.5 ** k)
+    if method != "nearest" and g.flag():
+        d = g.int_(0, x.ndim - 1)
+        s, t = g.choice([0.6, 1.3, 2.0]), g.choice([0.0, 0.4, -0.7])
+        shape = list(x.shape)
+        shape[d] = max(1, int(x.shape[d] * s))
+        return g.emit("image", f"jax.image.scale_and_translate({x.name}, {tuple(shape)}, ({d},), "
+                      f"jnp.array([{s}]), jnp.array([{t}]), {method!r}, antialias={aa})", [x],
+                      g.new(shape, out_dtype, x.bound * 1.5))
+    return g.emit("image", f"jax.image.resize({x.name}, {tuple(shape)}, {method!r}, "
+                  f"antialias={aa})", [x], g.new(shape, out_dtype, bound))
 
 
 CATALOGUE = {
@@ -977,6 +1004,7 @@ CATALOGUE = {
     "attention": g_attention,
     "scaled_matmul": g_scaled_matmul,
     "conv": g_conv,
+    "image": g_image,
 }
 
 

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "pullback"
 ROOT = "pullback"
 
 RANK = {"config": 0, "tracer": 1, "primitives": 2, "transforms": 3, "lax": 4, "numpy": 5,
-        "nn": 6, "random": 6, "scipy": 6, "public": 7}
+        "nn": 6, "random": 6, "scipy": 6, "image": 6, "public": 7}
 # backends stands beside transforms: it may import these layers, and only "public" imports it
 BACKENDS_MAY_IMPORT = {"config", "tracer", "primitives", "backends"}
 # top-level modules that import nothing of pullback: the bottom layer

@@ -6,6 +6,7 @@ Write NumPy-style code with ``pullback.numpy``; transform it with ``jit``, ``gra
 from . import backends as _backends  # noqa: F401  (installs level-0 evaluation)
 from . import dtypes, lax, numpy, tree_util  # noqa: F401
 from . import nn  # noqa: F401,E402
+from . import image  # noqa: F401,E402  (pullback.image, as jax.image)
 from .config import config  # noqa: F401
 from .config import (debug_infs, debug_nans, default_matmul_precision,  # noqa: F401
                      default_prng_impl, disable_jit, enable_x64, numpy_dtype_promotion,

@@ -266,12 +266,16 @@ def test_conv_general_dilated_patches():
 @given(geometries(max_nsp=2))
 def test_against_jax(g):
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     x, w = _operands(g)
-    want = jax.lax.conv_general_dilated(
-        x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"],
-        jax.lax.ConvDimensionNumbers(*g["dn"]),
-        feature_group_count=g["fgc"], batch_group_count=g["bgc"])
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:  # (restored: later tests use JAX as the oracle of its default 32-bit mode)
+        want = jax.lax.conv_general_dilated(
+            x, w, g["strides"], g["pads"], g["lhs_dil"], g["rhs_dil"],
+            jax.lax.ConvDimensionNumbers(*g["dn"]),
+            feature_group_count=g["fgc"], batch_group_count=g["bgc"])
+    finally:
+        jax.config.update("jax_enable_x64", old)
     np.testing.assert_allclose(np.asarray(_conv(g)(x, w), np.float64),
                                np.asarray(want, np.float64), rtol=1e-4, atol=1e-4)
 
@@ -481,6 +485,12 @@ FAST_CASES = [
     # depth slices no tap reads: leading (padding) and every other one (lhs dilation)
     ((4, 16, 5, 17, 16), (32, 16, 1, 3, 3), (1, 1, 1), ((3, 1), (1, 1), (1, 1)), (2, 1, 1),
      (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 1),
+    # a CNN's first layer: one or two input channels (tap GEMMs with K = k_w C; the weight
+    # gradient's products with one or two columns)
+    ((16, 28, 28, 1), (3, 3, 1, 32), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NHWC"), 1),
+    ((16, 2, 20, 21), (32, 2, 3, 3), (1, 1), ((1, 1), (0, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
     # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
     ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),

@@ -238,7 +238,7 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
   if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2 ||
       !fast_usable())
     return 0;
-  if (g->B != 1 || g->Ci < 4 || Og < 16 || g->Nb == 0 || g->plane == 0 || g->taps == 0 ||
+  if (g->B != 1 || g->Ci < 1 || Og < 16 || g->Nb == 0 || g->plane == 0 || g->taps == 0 ||
       g->taps > FAST_MAXTAPS || g->taps > 4 * g->plane)
     return 0;
   const bool dil = v.ld[0] > 1 || v.ld[1] > 1;

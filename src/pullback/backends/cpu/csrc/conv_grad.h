@@ -82,7 +82,7 @@ static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
   view2_of(g, &v);
   if (g->in_dt != PB_F32 || g->out_dt != PB_F32 || g->nsp < 1 || g->nsp > 2 || !fast_usable())
     return 0;
-  if (g->B != 1 || g->G != 1 || g->Nb < 8 || g->O < 16 || g->C < 1 || g->plane == 0 ||
+  if (g->B != 1 || g->G != 1 || g->Nb < 1 || g->O < 16 || g->C < 1 || g->plane == 0 ||
       g->taps <= g->plane || g->plane > 1024)
     return 0;
   for (int d = 0; d < 2; ++d)

@@ -4,9 +4,10 @@ As in JAX, a single operand whose ``computation`` is ``lax.add``, ``lax.max`` or
 (and here also ``lax.mul``) with that monoid's identity as a concrete ``init_value`` binds the
 matching primitive (``reduce_window_sum``/``max``/``min``/``mul``: one C kernel each, with their
 own derivative rules, see ``pullback.primitives.reduce_window``). Any other computation, and
-pytrees of operands, run the generic path: the operands are dilated and padded with their init
-values, and the computation, vectorised with ``vmap``, folds the windows' elements into the
-accumulators one window offset at a time (row-major), starting from the init values. That is a
+pytrees of operands, run the generic path: the computation, vectorised with ``vmap``, folds the
+windows' operand elements into accumulators started at the init values, one window offset at a
+time (row-major); padding and the holes of base dilation are skipped, as XLA's CPU backend
+does (so a non-identity init enters each window once). That is a
 composition of primitives (pad, strided slices, the computation), so it runs under ``jit``,
 ``vmap`` and ``grad`` (reverse mode included, which JAX's generic ``reduce_window`` lacks).
 """
@@ -20,6 +21,7 @@ import numpy as np
 from ..primitives import reduce_window as _rw
 from ..primitives.movement import broadcast_in_dim_p, pad_p, reshape_p, slice_p
 from ..tracer import core, pytree
+from ..tracer.array import Array
 from ..transforms.array_ops import as_operands
 from ..transforms.vmap import vmap
 from . import _elementwise as _ew
@@ -190,14 +192,27 @@ def _generic(xs: list, inits: list, computation: Callable, tree, geo: dict,
         (lo, hi, b - 1) for (lo, hi), b in zip(geo["padding"], geo["base_dilation"])))
         for x, i in zip(xs, inits)]
     pshape = core.get_aval(padded[0]).shape
+    # which window elements are operand elements (as XLA, padding and holes are skipped, not
+    # folded in as init values: that matters for a computation whose init is no identity)
+    real = _rw._dilate_pad(np.arange(math.prod(core.get_aval(xs[0]).shape), dtype=np.int64)
+                           .reshape(core.get_aval(xs[0]).shape), -1, geo["base_dilation"],
+                           geo["padding"]) >= 0
     flat = [reshape_p.bind(a, new_sizes=(size,), dimensions=None) for a in acc]
     for sl in _rw.window_slices(pshape, out_shape, geo["window_dimensions"],
                                 geo["window_strides"], geo["window_dilation"]):
+        mask = real[sl].reshape(-1)
+        if not mask.any():
+            continue
         elems = [reshape_p.bind(slice_p.bind(p, start_indices=tuple(s.start for s in sl),
                                              limit_indices=tuple(s.stop for s in sl),
                                              strides=tuple(s.step for s in sl)),
                                 new_sizes=(size,), dimensions=None) for p in padded]
-        flat = list(fold(flat, elems))
+        new = list(fold(flat, elems))
+        if mask.all():
+            flat = new
+        else:
+            keep = Array(mask)
+            flat = [_ew.select(keep, b, a) for a, b in zip(flat, new)]
     assert len(flat) == n
     return [reshape_p.bind(a, new_sizes=out_shape, dimensions=None) for a in flat]
 

@@ -255,6 +255,9 @@ def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> Ar
     return _cumulative(_r.cumlogsumexp_p, operand, axis, reverse)
 
 
+_SEQUENTIAL = 128  # up to this many reduced elements per output, a sequential fold
+
+
 def _identities(dtype: np.dtype) -> dict:
     intlike = dtype == np.bool_ or dtype.kind in "iu"
     big = (np.iinfo(dtype) if dtype.kind in "iu" else None)
@@ -277,10 +280,12 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
     As in JAX, one operand reduced by ``lax.add``, ``lax.mul``, ``lax.max``, ``lax.min`` (or,
     for booleans and integers, ``lax.bitwise_or``/``and``/``xor``) from that monoid's identity
     (concrete) binds the matching reduction primitive. Any other computation (pytrees of
-    operands included) is applied pairwise, vectorised with ``vmap``: halves of the reduced
-    elements are combined until one remains, which is then combined with the init values as
-    ``computation(init, result)``. That assumes ``computation`` associative, as XLA does; it
-    runs under ``jit``, ``vmap`` and ``grad``.
+    operands included) is vectorised with ``vmap`` over the kept positions and folds the
+    reduced elements in row-major order into accumulators started at the init values, as
+    XLA's CPU backend does for short reductions; beyond 128 reduced elements per output it
+    combines halves pairwise (log2(n) steps) and then the init, which assumes an associative
+    computation, as XLA does (it too reorders long reductions). It runs under ``jit``,
+    ``vmap`` and ``grad``.
 
     Args:
       operands: an array or a pytree of arrays of one shape.
@@ -332,18 +337,24 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
     def part(x, lo, hi):
         return slice_p.bind(x, start_indices=(lo, 0), limit_indices=(hi, k), strides=None)
 
-    while n > 1:  # pairwise: rows [0, h) with rows [h, 2h); an odd last row waits
-        h = n // 2
-        left = [reshape_p.bind(part(x, 0, h), new_sizes=(h * k,), dimensions=None) for x in rows]
-        right = [reshape_p.bind(part(x, h, 2 * h), new_sizes=(h * k,), dimensions=None)
-                 for x in rows]
-        combined = [reshape_p.bind(c, new_sizes=(h, k), dimensions=None)
-                    for c in fold(left, right)]
-        if n % 2:
-            combined = [concatenate_p.bind(c, part(x, 2 * h, n), dimension=0)
-                        for c, x in zip(combined, rows)]
-        rows, n = combined, h + n % 2
-    last = [reshape_p.bind(x, new_sizes=(k,), dimensions=None) for x in rows]
-    out = fold(inits, last)
+    if n <= _SEQUENTIAL:  # in order from the init values, as XLA's CPU backend folds
+        out = inits
+        for r in range(n):
+            out = fold(out, [reshape_p.bind(part(x, r, r + 1), new_sizes=(k,), dimensions=None)
+                             for x in rows])
+    else:
+        while n > 1:  # pairwise: rows [0, h) with rows [h, 2h); an odd last row waits
+            h = n // 2
+            left = [reshape_p.bind(part(x, 0, h), new_sizes=(h * k,), dimensions=None)
+                    for x in rows]
+            right = [reshape_p.bind(part(x, h, 2 * h), new_sizes=(h * k,), dimensions=None)
+                     for x in rows]
+            combined = [reshape_p.bind(c, new_sizes=(h, k), dimensions=None)
+                        for c in fold(left, right)]
+            if n % 2:
+                combined = [concatenate_p.bind(c, part(x, 2 * h, n), dimension=0)
+                            for c, x in zip(combined, rows)]
+            rows, n = combined, h + n % 2
+        out = fold(inits, [reshape_p.bind(x, new_sizes=(k,), dimensions=None) for x in rows])
     return pytree.tree_unflatten(tree, [reshape_p.bind(o, new_sizes=kshape, dimensions=None)
                                         for o in out])

@@ -603,3 +603,30 @@ def test_bad_inputs_name_the_argument(call, err, words):
 
 _G2 = dict(window_dimensions=(1, 1), window_strides=(1, 1), padding=((0, 0), (0, 0)),
            base_dilation=(1, 1), window_dilation=(1, 1))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 7, 9), (1, 1, 4, 4), (2, 2, 5, 6), (3, 2, 2), (1, 0, 4, 4),
+                                   (2, 1, 1, 5)])
+@pytest.mark.parametrize("select", ["max", "min"])
+def test_pool2x2_fast_paths_ties_nan_odd_sizes(shape, select):
+    """float32 2x2/2 windows over the last two dims (csrc's one-pass NCHW paths): ties go to
+    the first position, NaN wins, rows and columns past the last window get 0."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 3, shape).astype(np.float32)
+    if x.size:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = np.nan
+    nd = len(shape)
+    geo = dict(window_dimensions=(1,) * (nd - 2) + (2, 2), window_strides=(1,) * (nd - 2) + (2, 2),
+               padding=((0, 0),) * nd, base_dilation=(1,) * nd, window_dilation=(1,) * nd)
+    for op in ("max", "min", "sum", "mul"):
+        got = np.asarray(rw.MONOIDS[op].bind(jnp.asarray(x), **geo))
+        np.testing.assert_array_equal(got, oracle(x, op, geo))
+    src = rng.standard_normal(out_shape(shape, geo)).astype(np.float32)
+    got = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src), jnp.asarray(x),
+                                                      select=select, **geo))
+    np.testing.assert_array_equal(got, scatter_oracle(src, x, select, geo))
+    # a transposed (non-contiguous) source and operand take the general path: same values
+    xt = np.asarray(jnp.asarray(x.T).T) if nd > 2 else x
+    got_t = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src.T).T, jnp.asarray(x.T).T,
+                                                        select=select, **geo))
+    np.testing.assert_array_equal(got_t, scatter_oracle(src, xt, select, geo))

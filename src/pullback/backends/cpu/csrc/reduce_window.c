@@ -137,8 +137,9 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
 
 #define CMB_SUM(a, b) ((a) + (b))
 #define CMB_MUL(a, b) ((a) * (b))
-#define CMB_MAX(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
-#define CMB_MIN(a, b) (((b) < (a) || (b) != (b)) ? (b) : (a))
+/* NaN-propagating, the accumulator kept on ties; nested selects, no `||`: branch-free */
+#define CMB_MAX(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a))
+#define CMB_MIN(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
 
 /* acc[ow] = CMB(acc[ow], element) over [f, l]: contiguous rows get constant-stride loops */
 #define RW_LOOP(T, ACC, LD, CMB)                                                                  \
@@ -154,14 +155,6 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
     } else                                                                                        \
       for (int64_t ow = f; ow <= l; ++ow)                                                         \
         acc[ow] = CMB(acc[ow], (ACC)LD(*(const T *)(base + (ow * s + c) * str)));                 \
-  } while (0)
-
-/* the same for 2-wide, stride-2 windows (2x2/2 pooling along a contiguous W): one pass */
-#define RW_PAIR(T, ACC, LD, CMB)                                                                  \
-  do {                                                                                            \
-    const T *src = (const T *)base - g->lo[m];                                                    \
-    for (int64_t ow = f; ow <= l; ++ow)                                                           \
-      acc[ow] = CMB(acc[ow], CMB((ACC)LD(src[2 * ow]), (ACC)LD(src[2 * ow + 1])));                \
   } while (0)
 
 #define LD_ID(v) (v)
@@ -182,24 +175,6 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
     for (int64_t ow = 0; ow < OW; ++ow) acc[ow] = id;                                             \
     for (int64_t t = 0; t < ntaps; ++t) {                                                         \
       const char *base = x + taps[t];                                                             \
-      if (bd == 1 && contig && s == 2 && g->w[m] == 2 && g->wd[m] == 1 &&                         \
-          (op == OP_MAX || op == OP_MIN)) {                                                       \
-        int64_t f0, l0, f1, l1, c;                                                                \
-        last_range(g, 0, &f0, &l0, &c);                                                           \
-        last_range(g, 1, &f1, &l1, &c);                                                           \
-        int64_t f = f0 > f1 ? f0 : f1, l = l0 < l1 ? l0 : l1;                                     \
-        if (op == OP_MAX) RW_PAIR(T, ACC, LD, CMB_MAX); else RW_PAIR(T, ACC, LD, CMB_MIN);        \
-        for (int kw = 0; kw < 2; ++kw) { /* the ends where one element is padding */             \
-          int64_t ff, ll;                                                                         \
-          last_range(g, kw, &ff, &ll, &c);                                                        \
-          for (int64_t ow = ff; ow <= ll; ++ow) {                                                 \
-            if (ow >= f && ow <= l) continue;                                                     \
-            ACC v = (ACC)LD(((const T *)base)[ow * 2 + c]);                                       \
-            acc[ow] = op == OP_MAX ? CMB_MAX(acc[ow], v) : CMB_MIN(acc[ow], v);                   \
-          }                                                                                       \
-        }                                                                                         \
-        continue;                                                                                 \
-      }                                                                                           \
       for (int64_t kw = 0; kw < g->w[m]; ++kw) {                                                  \
         int64_t f, l, c;                                                                          \
         if (bd == 1) {                                                                            \
@@ -232,8 +207,9 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
     for (int64_t ow = 0; ow < OW; ++ow) pick[ow] = NONE;                                          \
     for (int64_t t = 0; t < ntaps; ++t)                                                           \
       for (int64_t kw = 0; kw < g->w[m]; ++kw) {                                                  \
-        const int64_t c = kw * g->wd[m] - g->lo[m];                                               \
-        for (int64_t ow = 0; ow < OW; ++ow) {                                                     \
+        int64_t f = 0, l = OW - 1, c = kw * g->wd[m] - g->lo[m];                                  \
+        if (bd == 1) last_range(g, kw, &f, &l, &c);                                               \
+        for (int64_t ow = f; ow <= l; ++ow) {                                                     \
           int64_t p = ow * s + c;                                                                 \
           if (p < 0 || p % bd || p / bd >= n) continue;                                           \
           p /= bd;                                                                                \
@@ -384,6 +360,129 @@ static void chunk(int64_t n, int tid, int nt, int64_t *a, int64_t *b) {
   *b = n * (tid + 1) / nt;
 }
 
+
+/* ---- 2x2 windows with stride 2 over the last two dimensions (NCHW pooling) ----
+ * No padding or dilation there and every leading dimension pass-through: each output row
+ * reads two operand rows, and each window element lands in one window (no overlap), so the
+ * forward writes its output in one pass and select-and-scatter writes every operand position
+ * of a window at once (the chosen one the source, the others 0), without a zeroing pass. */
+static bool pool2x2(const geom *g) {
+  const int m = g->m, h = m - 1;
+  if (g->nd < 2) return false;
+  for (int i = h; i <= m; ++i)
+    if (g->w[i] != 2 || g->s[i] != 2 || g->lo[i] != 0 || g->bd[i] != 1 || g->wd[i] != 1 ||
+        2 * g->on[i] > g->n[i])
+      return false;
+  for (int i = 0; i < h; ++i)
+    if (g->w[i] != 1 || g->s[i] != 1 || g->lo[i] != 0 || g->bd[i] != 1 || g->on[i] != g->n[i])
+      return false;
+  return true;
+}
+
+/* the offset (under `st`) of output row r's first operand row: its leading position and 2*oh */
+static inline int64_t pool2x2_row(const geom *g, int64_t r, const int64_t *st, int64_t *oh) {
+  const int h = g->m - 1;
+  *oh = r % g->on[h];
+  r /= g->on[h];
+  int64_t off = 2 * *oh * st[h];
+  for (int i = h - 1; i >= 0; --i) {
+    off += (r % g->on[i]) * st[i];
+    r /= g->on[i];
+  }
+  return off;
+}
+
+static inline float mx_f(float a, float b) { return CMB_MAX(a, b); }
+static inline float mn_f(float a, float b) { return CMB_MIN(a, b); }
+
+static PB_CLONES void pool2x2_fwd_f32(const float *restrict r0, const float *restrict r1,
+                                      float *restrict out, int64_t n, int op) {
+  if (op == OP_MAX)
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = mx_f(mx_f(mx_f(r0[2 * i], r0[2 * i + 1]), r1[2 * i]), r1[2 * i + 1]);
+  else if (op == OP_MIN)
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = mn_f(mn_f(mn_f(r0[2 * i], r0[2 * i + 1]), r1[2 * i]), r1[2 * i + 1]);
+  else if (op == OP_SUM)
+    for (int64_t i = 0; i < n; ++i) out[i] = ((r0[2 * i] + r0[2 * i + 1]) + r1[2 * i]) + r1[2 * i + 1];
+  else
+    for (int64_t i = 0; i < n; ++i) out[i] = ((r0[2 * i] * r0[2 * i + 1]) * r1[2 * i]) * r1[2 * i + 1];
+}
+
+/* each window's source value at its first max (min), 0 at its other three positions:
+ * branch-free (a NaN wins unless the best so far is NaN), so the loop vectorises */
+#define POOL2X2_SCATTER(NAME, BETTER)                                                             \
+  static PB_CLONES void NAME(const float *restrict r0, const float *restrict r1,                  \
+                             const float *restrict src, float *restrict o0, float *restrict o1,   \
+                             int64_t n) {                                                         \
+    for (int64_t i = 0; i < n; ++i) {                                                             \
+      const float a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];             \
+      float best = a, k = 0.0f; /* float flags: GCC vectorises these selects, not int ones */     \
+      const float tb = BETTER(b, best) || (b != b && best == best) ? 1.0f : 0.0f;                 \
+      best = tb != 0.0f ? b : best;                                                               \
+      k = tb != 0.0f ? 1.0f : k;                                                                  \
+      const float tc = BETTER(c, best) || (c != c && best == best) ? 1.0f : 0.0f;                 \
+      best = tc != 0.0f ? c : best;                                                               \
+      k = tc != 0.0f ? 2.0f : k;                                                                  \
+      const float td = BETTER(d, best) || (d != d && best == best) ? 1.0f : 0.0f;                 \
+      k = td != 0.0f ? 3.0f : k;                                                                  \
+      const float v = src[i];                                                                     \
+      o0[2 * i] = k == 0.0f ? v : 0.0f;                                                           \
+      o0[2 * i + 1] = k == 1.0f ? v : 0.0f;                                                       \
+      o1[2 * i] = k == 2.0f ? v : 0.0f;                                                           \
+      o1[2 * i + 1] = k == 3.0f ? v : 0.0f;                                                       \
+    }                                                                                             \
+  }
+#define GT(a, b) ((a) > (b))
+#define LT(a, b) ((a) < (b))
+POOL2X2_SCATTER(pool2x2_scatter_max_f32, GT)
+POOL2X2_SCATTER(pool2x2_scatter_min_f32, LT)
+
+static void pool2x2_forward(const geom *g, const pb_operand *x, pb_operand *out, int op,
+                            const int64_t *xs, int threads) {
+  const char *xd = x->data;
+  float *od = out->data;
+  const int h = g->m - 1;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(g->rows, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const char *a = xd + pool2x2_row(g, r, xs, &oh);
+      pool2x2_fwd_f32((const float *)a, (const float *)(a + xs[h]), od + r * g->OW, g->OW, op);
+    }
+  }
+}
+
+/* out is contiguous of the operand's shape; positions past the last full window are zeroed */
+static void pool2x2_scatter(const geom *g, const pb_operand *src, const pb_operand *x,
+                            pb_operand *out, bool is_max, const int64_t *xs, const int64_t *ss,
+                            int threads) {
+  const int m = g->m, h = m - 1;
+  const int64_t W = g->n[m], H = g->n[h], OW = g->OW, OH = g->on[h];
+  int64_t cs[MAXD];
+  for (int i = g->nd - 1, st = 1; i >= 0; --i) {
+    cs[i] = st * 4;
+    st *= g->n[i];
+  }
+  const char *xd = x->data, *sd = src->data;
+  char *od = out->data;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(g->rows, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const char *a = xd + pool2x2_row(g, r, xs, &oh);
+      const float *s = (const float *)(sd + pool2x2_row(g, r, ss, &oh) - 2 * oh * ss[h] +
+                                       oh * ss[h]);
+      float *o0 = (float *)(od + pool2x2_row(g, r, cs, &oh)), *o1 = o0 + W;
+      (is_max ? pool2x2_scatter_max_f32 : pool2x2_scatter_min_f32)(
+          (const float *)a, (const float *)(a + xs[h]), s, o0, o1, OW);
+      for (int64_t j = 2 * OW; j < W; ++j) o0[j] = o1[j] = 0.0f;
+      if (oh == OH - 1 && 2 * OH < H) /* the plane's rows below the last window */
+        memset(o1 + W, 0, (size_t)((H - 2 * OH) * W) * sizeof(float));
+    }
+  }
+}
+
 /* ---- reduce_window: out = op over each window of x ---- */
 static int reduce_window_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                                 const void *params, pb_kernel_ctx *ctx) {
@@ -399,6 +498,10 @@ static int reduce_window_kernel(const pb_operand *ins, int nin, pb_operand *outs
   int64_t one_stride = x->itemsize, xs[MAXD];
   for (int i = 0; i < g.nd; ++i) xs[i] = x->ndim ? x->strides[i] : one_stride;
   const int threads = pb_kernel_threads(ctx, g.rows * g.OW * g.ntaps_max * g.w[g.m], RW_GRAIN);
+  if (x->dtype == PB_F32 && xs[g.m] == 4 && pool2x2(&g)) {
+    pool2x2_forward(&g, x, out, op, xs, threads);
+    return 0;
+  }
   per_thread pt;
   if ((err = thread_scratch(ctx, &g, threads, (size_t)g.OW * 8, &pt))) return err;
   const char *xd = x->data;
@@ -615,6 +718,11 @@ static int select_kernel(const pb_operand *ins, pb_operand *outs, const void *pa
   if (scatter && (err = scatter_setup(ctx, &g, out, &F))) return err;
   const int64_t work = g.rows * g.OW * g.ntaps_max * g.w[g.m] + 1;
   int threads = pb_kernel_threads(ctx, work, RW_GRAIN);
+  if (scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && xs[g.m] == 4 && as[g.m] == 4 &&
+      pool2x2(&g)) {
+    pool2x2_scatter(&g, a, x, out, op == OP_MAX, xs, as, threads);
+    return 0;
+  }
   if (scatter && threads > g.groups) threads = (int)(g.groups > 0 ? g.groups : 1);
   per_thread pt;
   if ((err = thread_scratch(ctx, &g, threads, (size_t)g.OW * 8, &pt))) return err;

@@ -466,6 +466,10 @@ static void pool2x2_scatter(const geom *g, const pb_operand *src, const pb_opera
   }
   const char *xd = x->data, *sd = src->data;
   char *od = out->data;
+  if (OH == 0) { /* no window: every position is uncovered */
+    memset(od, 0, (size_t)pb_operand_size(out) * sizeof(float));
+    return;
+  }
   RW_PARALLEL(threads) {
     int64_t r0, r1, oh;
     chunk(g->rows, RW_TID, RW_NT, &r0, &r1);

@@ -625,6 +625,13 @@ def test_pool2x2_fast_paths_ties_nan_odd_sizes(shape, select):
     got = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src), jnp.asarray(x),
                                                       select=select, **geo))
     np.testing.assert_array_equal(got, scatter_oracle(src, x, select, geo))
+    t = rng.standard_normal(shape).astype(np.float32)
+    got = np.asarray(rw.select_and_gather_add_p.bind(jnp.asarray(t), jnp.asarray(x),
+                                                     select=select, **geo))
+    np.testing.assert_array_equal(got, gather_oracle(t, x, select, geo))
+    got = np.asarray(rw.reduce_window_sum_transpose_p.bind(jnp.asarray(src), operand_shape=shape,
+                                                           **geo))
+    np.testing.assert_array_equal(got, sum_transpose_oracle(src, shape, geo))
     # a transposed (non-contiguous) source and operand take the general path: same values
     xt = np.asarray(jnp.asarray(x.T).T) if nd > 2 else x
     got_t = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src.T).T, jnp.asarray(x.T).T,

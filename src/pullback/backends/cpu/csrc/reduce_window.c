@@ -438,6 +438,85 @@ static PB_CLONES void pool2x2_fwd_f32(const float *restrict r0, const float *res
 POOL2X2_SCATTER(pool2x2_scatter_max_f32, GT)
 POOL2X2_SCATTER(pool2x2_scatter_min_f32, LT)
 
+/* each window's tangent at its first max (min): the forward's selection, gathering */
+#define POOL2X2_GATHER(NAME, BETTER)                                                              \
+  static PB_CLONES void NAME(const float *restrict r0, const float *restrict r1,                  \
+                             const float *restrict t0, const float *restrict t1,                  \
+                             float *restrict out, int64_t n) {                                    \
+    for (int64_t i = 0; i < n; ++i) {                                                             \
+      const float a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];             \
+      const float u0 = t0[2 * i], u1 = t0[2 * i + 1], u2 = t1[2 * i], u3 = t1[2 * i + 1];         \
+      float best = a, v = u0; /* loads first: conditional loads would not vectorise */            \
+      const float tb = BETTER(b, best) || (b != b && best == best) ? 1.0f : 0.0f;                 \
+      best = tb != 0.0f ? b : best;                                                               \
+      v = tb != 0.0f ? u1 : v;                                                                    \
+      const float tc = BETTER(c, best) || (c != c && best == best) ? 1.0f : 0.0f;                 \
+      best = tc != 0.0f ? c : best;                                                               \
+      v = tc != 0.0f ? u2 : v;                                                                    \
+      const float td = BETTER(d, best) || (d != d && best == best) ? 1.0f : 0.0f;                 \
+      out[i] = td != 0.0f ? u3 : v;                                                               \
+    }                                                                                             \
+  }
+POOL2X2_GATHER(pool2x2_gather_max_f32, GT)
+POOL2X2_GATHER(pool2x2_gather_min_f32, LT)
+
+/* sum's transpose: every operand position of a window gets the window's cotangent */
+static PB_CLONES void pool2x2_spread_f32(const float *restrict src, float *restrict o0,
+                                         float *restrict o1, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = src[i];
+    o0[2 * i] = o0[2 * i + 1] = o1[2 * i] = o1[2 * i + 1] = v;
+  }
+}
+
+static void pool2x2_gather(const geom *g, const pb_operand *t, const pb_operand *x,
+                           pb_operand *out, bool is_max, const int64_t *xs, const int64_t *ts,
+                           int threads) {
+  const int h = g->m - 1;
+  const char *xd = x->data, *td = t->data;
+  float *od = out->data;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(g->rows, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const char *a = xd + pool2x2_row(g, r, xs, &oh), *b = td + pool2x2_row(g, r, ts, &oh);
+      (is_max ? pool2x2_gather_max_f32 : pool2x2_gather_min_f32)(
+          (const float *)a, (const float *)(a + xs[h]), (const float *)b,
+          (const float *)(b + ts[h]), od + r * g->OW, g->OW);
+    }
+  }
+}
+
+/* sum's transpose into out (contiguous, the operand's shape); uncovered positions get 0 */
+static void pool2x2_spread(const geom *g, const pb_operand *ct, pb_operand *out,
+                           const int64_t *cs_in, int threads) {
+  const int m = g->m, h = m - 1;
+  const int64_t W = g->n[m], H = g->n[h], OW = g->OW, OH = g->on[h];
+  int64_t cs[MAXD];
+  for (int i = g->nd - 1, st = 1; i >= 0; --i) {
+    cs[i] = st * 4;
+    st *= g->n[i];
+  }
+  char *od = out->data;
+  if (OH == 0) {
+    memset(od, 0, (size_t)pb_operand_size(out) * sizeof(float));
+    return;
+  }
+  const char *cd = ct->data;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(g->rows, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *s = (const float *)(cd + pool2x2_row(g, r, cs_in, &oh) - oh * cs_in[h]);
+      float *o0 = (float *)(od + pool2x2_row(g, r, cs, &oh)), *o1 = o0 + W;
+      pool2x2_spread_f32(s, o0, o1, OW);
+      for (int64_t j = 2 * OW; j < W; ++j) o0[j] = o1[j] = 0.0f;
+      if (oh == OH - 1 && 2 * OH < H)
+        memset(o1 + W, 0, (size_t)((H - 2 * OH) * W) * sizeof(float));
+    }
+  }
+}
+
 static void pool2x2_forward(const geom *g, const pb_operand *x, pb_operand *out, int op,
                             const int64_t *xs, int threads) {
   const char *xd = x->data;
@@ -673,6 +752,10 @@ static int sum_transpose_kernel(const pb_operand *ins, int nin, pb_operand *outs
   if ((err = thread_scratch(ctx, &g, threads, 0, &pt))) return err;
   int64_t cs[MAXD];
   for (int i = 0; i < g.nd; ++i) cs[i] = ct->ndim ? ct->strides[i] : ct->itemsize;
+  if (ct->dtype == PB_F32 && cs[g.m] == 4 && pool2x2(&g)) {
+    pool2x2_spread(&g, ct, out, cs, threads);
+    return 0;
+  }
   const int64_t rpg = g.groups ? g.rows / g.groups : 0;
   const char *cd = ct->data;
   char *base = F.wide ? (char *)F.wide : (char *)out->data;
@@ -725,6 +808,11 @@ static int select_kernel(const pb_operand *ins, pb_operand *outs, const void *pa
   if (scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && xs[g.m] == 4 && as[g.m] == 4 &&
       pool2x2(&g)) {
     pool2x2_scatter(&g, a, x, out, op == OP_MAX, xs, as, threads);
+    return 0;
+  }
+  if (!scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && xs[g.m] == 4 && as[g.m] == 4 &&
+      pool2x2(&g)) {
+    pool2x2_gather(&g, a, x, out, op == OP_MAX, xs, as, threads);
     return 0;
   }
   if (scatter && threads > g.groups) threads = (int)(g.groups > 0 ? g.groups : 1);

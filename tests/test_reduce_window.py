@@ -208,12 +208,13 @@ def test_nan_propagates_and_float16_sums_round_once():
 
 
 @given(geometries(), st.sampled_from(["max", "min"]), st.sampled_from(FLOATS),
-       st.sampled_from((dtypes.float32, dtypes.int32, dtypes.float16)), st.integers(0, 2**16))
-def test_select_primitives_match_the_oracle(case, select, tdtype, xdtype, seed):
+       st.sampled_from((dtypes.float32, dtypes.int32, dtypes.float16)), st.sampled_from(LAYOUTS),
+       st.integers(0, 2**16))
+def test_select_primitives_match_the_oracle(case, select, tdtype, xdtype, kind, seed):
     shape, geo = case
     rng = np.random.default_rng(seed)
-    x = rand(rng, shape, xdtype)  # few distinct values: ties everywhere
-    t = rand(rng, shape, tdtype)
+    x = layout(rand(rng, shape, xdtype), kind)  # few distinct values: ties everywhere
+    t = layout(rand(rng, shape, tdtype), kind)
     got = np.asarray(rw.select_and_gather_add_p.bind(jnp.asarray(t), jnp.asarray(x),
                                                      select=select, **geo))
     np.testing.assert_array_equal(got, gather_oracle(t, x, select, geo))
@@ -355,6 +356,21 @@ def test_sum_transpose_derivatives(name, shape, geo):
     x = _distinct(shape, 7)
     lhs = np.vdot(np.asarray(rw.reduce_window_sum_p.bind(jnp.asarray(x), **geo)), ct)
     np.testing.assert_allclose(lhs, np.vdot(x, np.asarray(f(jnp.asarray(ct)))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "transposed"])
+def test_select_ties_every_row_loop(stride, kind):
+    """Ties along the last dimension, in the contiguous stride-1 and stride-2 loops and the
+    general strided one: the first position wins."""
+    x = layout(np.array([[1.0, 1.0, 1.0, 2.0, 2.0, 0.0, 2.0]] * 2, np.float32), kind)
+    t = np.arange(14, dtype=np.float32).reshape(2, 7)
+    geo = dict(window_dimensions=(1, 3), window_strides=(1, stride), padding=((0, 0), (0, 0)),
+               base_dilation=(1, 1), window_dilation=(1, 1))
+    for select in ("max", "min"):
+        got = np.asarray(rw.select_and_gather_add_p.bind(jnp.asarray(t), jnp.asarray(x),
+                                                         select=select, **geo))
+        np.testing.assert_array_equal(got, gather_oracle(t, np.asarray(x), select, geo))
 
 
 def test_max_gradient_goes_to_the_first_maximum():

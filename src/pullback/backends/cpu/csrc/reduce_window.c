@@ -157,6 +157,22 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
         acc[ow] = CMB(acc[ow], (ACC)LD(*(const T *)(base + (ow * s + c) * str)));                 \
   } while (0)
 
+#define GT(a, b) ((a) > (b))
+#define LT(a, b) ((a) < (b))
+/* one window element's selection update over [f, l] of a contiguous row, stride S: float flags
+ * (GCC vectorises those selects) */
+#define SEL_LOOP(T, ACC, LD, BETTER, S)                                                           \
+  do {                                                                                            \
+    const T *src = (const T *)base;                                                               \
+    for (int64_t ow = f; ow <= l; ++ow) {                                                         \
+      const ACC v = (ACC)LD(src[(S) * ow]), b = best[ow];                                         \
+      const float cur = kk[ow];                                                                   \
+      const float tk = cur < 0.0f || BETTER(v, b) || (v != v && b == b) ? 1.0f : 0.0f;            \
+      best[ow] = tk != 0.0f ? v : b;                                                              \
+      kk[ow] = tk != 0.0f ? kf : cur;                                                             \
+    }                                                                                             \
+  } while (0)
+
 #define LD_ID(v) (v)
 #define ST_ID(v) (v)
 #define LD_F16(v) pb_half_to_float(v)
@@ -198,18 +214,50 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
-  /* pick[ow]: tb-offset of the window's first extreme (+ its last coordinate * bstr), or NONE */ \
-  static void NAME##_select_row(const geom *g, bool is_max, const char *x, const int64_t *ta,     \
-                                const int64_t *tb, int64_t ntaps, int64_t str, int64_t bstr,     \
-                                ACC *best, int64_t *pick) {                                       \
+  /* pick[ow]: tb-offset of the window's first extreme (+ its last coordinate * bstr), or NONE. \
+   * Without base dilation the window element's number k (tap * w + kw, exact in a float below \
+   * 2^24) is tracked in `kk` with float flags, a loop GCC vectorises, then turned to offsets. */ \
+  static PB_CLONES void NAME##_select_row(const geom *g, bool is_max, const char *x,             \
+                                          const int64_t *ta, const int64_t *tb, int64_t ntaps,    \
+                                          int64_t str, int64_t bstr, ACC *restrict best,          \
+                                          int64_t *restrict pick, float *restrict kk) {           \
     const int m = g->m;                                                                           \
-    const int64_t OW = g->OW, s = g->s[m], bd = g->bd[m], n = g->n[m];                            \
+    const int64_t OW = g->OW, s = g->s[m], bd = g->bd[m], n = g->n[m], W = g->w[m];              \
+    if (bd == 1 && ntaps * W < (1 << 24)) {                                                       \
+      for (int64_t ow = 0; ow < OW; ++ow) { kk[ow] = -1.0f; best[ow] = 0; }                       \
+      for (int64_t t = 0; t < ntaps; ++t)                                                         \
+        for (int64_t kw = 0; kw < W; ++kw) {                                                      \
+          int64_t f, l, c;                                                                        \
+          last_range(g, kw, &f, &l, &c);                                                          \
+          const char *base = x + ta[t] + c * str;                                                 \
+          const float kf = (float)(t * W + kw);                                                   \
+          if (str == (int64_t)sizeof(T) && s == 1) {                                              \
+            if (is_max) SEL_LOOP(T, ACC, LD, GT, 1); else SEL_LOOP(T, ACC, LD, LT, 1);            \
+          } else if (str == (int64_t)sizeof(T) && s == 2) {                                       \
+            if (is_max) SEL_LOOP(T, ACC, LD, GT, 2); else SEL_LOOP(T, ACC, LD, LT, 2);            \
+          } else {                                                                                \
+            const int64_t step = s * str;                                                         \
+            for (int64_t ow = f; ow <= l; ++ow) {                                                 \
+              const ACC v = (ACC)LD(*(const T *)(base + ow * step)), b = best[ow];                \
+              const float cur = kk[ow];                                                           \
+              const bool tk = cur < 0.0f || (is_max ? v > b : v < b) || (v != v && b == b);       \
+              best[ow] = tk ? v : b;                                                              \
+              kk[ow] = tk ? kf : cur;                                                             \
+            }                                                                                     \
+          }                                                                                       \
+        }                                                                                         \
+      for (int64_t ow = 0; ow < OW; ++ow) {                                                       \
+        if (kk[ow] < 0.0f) { pick[ow] = NONE; continue; }                                         \
+        const int64_t k = (int64_t)kk[ow], t = k / W, kw = k % W;                                 \
+        pick[ow] = tb[t] + (ow * s + kw * g->wd[m] - g->lo[m]) * bstr;                            \
+      }                                                                                           \
+      return;                                                                                     \
+    }                                                                                             \
     for (int64_t ow = 0; ow < OW; ++ow) pick[ow] = NONE;                                          \
     for (int64_t t = 0; t < ntaps; ++t)                                                           \
-      for (int64_t kw = 0; kw < g->w[m]; ++kw) {                                                  \
-        int64_t f = 0, l = OW - 1, c = kw * g->wd[m] - g->lo[m];                                  \
-        if (bd == 1) last_range(g, kw, &f, &l, &c);                                               \
-        for (int64_t ow = f; ow <= l; ++ow) {                                                     \
+      for (int64_t kw = 0; kw < W; ++kw) {                                                        \
+        const int64_t c = kw * g->wd[m] - g->lo[m];                                               \
+        for (int64_t ow = 0; ow < OW; ++ow) {                                                     \
           int64_t p = ow * s + c;                                                                 \
           if (p < 0 || p % bd || p / bd >= n) continue;                                           \
           p /= bd;                                                                                \
@@ -280,8 +328,8 @@ static void fwd_row(int slot, const geom *g, int op, const char *x, const int64_
 
 static void select_row(int slot, const geom *g, bool is_max, const char *x, const int64_t *ta,
                        const int64_t *tb, int64_t ntaps, int64_t str, int64_t bstr, void *best,
-                       int64_t *pick) {
-#define SEL(NAME) NAME##_select_row(g, is_max, x, ta, tb, ntaps, str, bstr, best, pick)
+                       int64_t *pick, float *kk) {
+#define SEL(NAME) NAME##_select_row(g, is_max, x, ta, tb, ntaps, str, bstr, best, pick, kk)
   switch (slot) {
   case 0: SEL(u8); break;
   case 1: SEL(i8); break;
@@ -433,8 +481,6 @@ static PB_CLONES void pool2x2_fwd_f32(const float *restrict r0, const float *res
       o1[2 * i + 1] = k == 3.0f ? v : 0.0f;                                                       \
     }                                                                                             \
   }
-#define GT(a, b) ((a) > (b))
-#define LT(a, b) ((a) < (b))
 POOL2X2_SCATTER(pool2x2_scatter_max_f32, GT)
 POOL2X2_SCATTER(pool2x2_scatter_min_f32, LT)
 
@@ -839,7 +885,7 @@ static int select_kernel(const pb_operand *ins, pb_operand *outs, const void *pa
         /* gather: picks are byte offsets into t; scatter: element offsets into the output */
         int64_t nt = row_taps(&g, r, xs, ta, scatter ? F.celem : as, tb);
         select_row(slot, &g, is_max, xd, ta, tb, nt, xs[g.m], scatter ? 1 : as[g.m], best,
-                   pick);
+                   pick, (float *)(pick + g.OW));
         if (scatter) {
           int64_t so = 0, rr = r;
           for (int i = g.m - 1; i >= 0; --i) {

@@ -5,8 +5,9 @@ Issue 27's targets (float32, 2x2 windows, stride 2, (64, 64, 56, 56) NCHW):
   * forward <= 1.0x PyTorch's ``F.max_pool2d``;
   * forward + backward (the operand's gradient for a given output cotangent) <= 1.0x PyTorch's
     (``max_pool2d`` then ``backward``).
-The NHWC forward (``nn.max_pool``, Flax's layout; PyTorch on a channels_last tensor) is
-reported without a target.
+The NHWC forward (``nn.max_pool``, Flax's layout; PyTorch on a channels_last tensor) and a
+ResNet stem's overlapping 3x3/2 pooling with padding 1 on (16, 64, 112, 112), forward +
+backward (the general window loops, not the 2x2 path), are reported without a target.
 """
 from __future__ import annotations
 
@@ -107,5 +108,37 @@ def _nhwc_case(fws):
                 reference="torch" if torch is not None else "pullback")
 
 
+def _stem_case(fws):
+    import pullback as pb
+    import pullback.numpy as pnp
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 64, 112, 112)).astype(np.float32)
+    ct = rng.standard_normal((16, 64, 56, 56)).astype(np.float32)
+    pads = ((0, 0), (0, 0), (1, 1), (1, 1))
+
+    def g_of(jax_like):
+        lax = jax_like.lax
+        f = lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), pads)
+        return jax_like.jit(lambda x, ct: jax_like.grad(lambda x: (f(x) * ct).sum())(x))
+    impls = {"pullback": Impl("g(x, ct)", {"g": g_of(pb), "x": pnp.asarray(x),
+                                           "ct": pnp.asarray(ct)}, result=np.asarray)}
+    torch = importlib.import_module("torch") if _fw(fws, "torch") else None
+    if torch is not None:
+        rx, tct = torch.from_numpy(x).requires_grad_(), torch.from_numpy(ct)
+
+        def both():
+            rx.grad = None
+            torch.nn.functional.max_pool2d(rx, 3, 2, 1).backward(tct)
+            return rx.grad
+        impls["torch"] = Impl("both()", {"both": both}, result=lambda r: r.numpy())
+    if _fw(fws, "jax"):
+        jax = importlib.import_module("jax")
+        impls["jax"] = Impl("g(x, ct)", {"g": g_of(jax), "x": jax.numpy.asarray(x),
+                                         "ct": jax.numpy.asarray(ct)},
+                            sync=lambda r: r.block_until_ready(), result=np.asarray)
+    return Case("pooling", "max_pool 3x3/2 pad 1 (16,64,112,112) NCHW forward+backward", impls,
+                "us", rtol=0, reference="torch" if torch is not None else "pullback")
+
+
 def cases(fws) -> list[Case]:
-    return _nchw_cases(fws) + [_nhwc_case(fws)]
+    return _nchw_cases(fws) + [_nhwc_case(fws), _stem_case(fws)]

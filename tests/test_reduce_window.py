@@ -653,3 +653,29 @@ def test_pool2x2_fast_paths_ties_nan_odd_sizes(shape, select):
     got_t = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src.T).T, jnp.asarray(x.T).T,
                                                         select=select, **geo))
     np.testing.assert_array_equal(got_t, scatter_oracle(src, xt, select, geo))
+
+
+@pytest.mark.parametrize("shape", [(2, 7, 9, 3), (1, 4, 4, 5), (3, 5, 6, 1), (2, 1, 5, 2),
+                                   (6, 6, 4), (2, 0, 4, 3)])
+@pytest.mark.parametrize("select", ["max", "min"])
+def test_pool2x2_nhwc_paths_ties_nan_odd_sizes(shape, select):
+    """float32 2x2/2 windows over dimensions -3 and -2 with the channels last (csrc's NHWC
+    paths): the same values as the oracle, ties to the first position, NaN winning."""
+    rng = np.random.default_rng(sum(shape) + 1)
+    x = rng.integers(0, 3, shape).astype(np.float32)
+    if x.size:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = np.nan
+    nd = len(shape)
+    geo = dict(window_dimensions=(1,) * (nd - 3) + (2, 2, 1),
+               window_strides=(1,) * (nd - 3) + (2, 2, 1), padding=((0, 0),) * nd,
+               base_dilation=(1,) * nd, window_dilation=(1,) * nd)
+    for op in ("max", "min", "sum", "mul"):
+        got = np.asarray(rw.MONOIDS[op].bind(jnp.asarray(x), **geo))
+        np.testing.assert_array_equal(got, oracle(x, op, geo))
+    src = rng.standard_normal(out_shape(shape, geo)).astype(np.float32)
+    got = np.asarray(rw.select_and_scatter_add_p.bind(jnp.asarray(src), jnp.asarray(x),
+                                                      select=select, **geo))
+    np.testing.assert_array_equal(got, scatter_oracle(src, x, select, geo))
+    g = pb.grad(lambda x: (pb.nn.max_pool(x, (2, 2), (2, 2)) * src).sum())
+    if select == "max" and nd == 4:
+        np.testing.assert_array_equal(np.asarray(g(x)), scatter_oracle(src, x, "max", geo))

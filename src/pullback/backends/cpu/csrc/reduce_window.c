@@ -612,6 +612,139 @@ static void pool2x2_scatter(const geom *g, const pb_operand *src, const pb_opera
   }
 }
 
+/* ---- the same over dimensions -3 and -2 with a pass-through last dimension (NHWC) ----
+ * An output row (leading position, oh) reads two operand rows of W*C contiguous elements;
+ * the loops run along C, contiguous and vectorised. */
+static bool pool2x2_nhwc(const geom *g, const int64_t *xs) {
+  const int m = g->m;
+  if (g->nd < 3 || g->w[m] != 1 || g->s[m] != 1 || g->lo[m] != 0 || g->bd[m] != 1 ||
+      g->on[m] != g->n[m] || xs[m] != 4 || xs[m - 1] != 4 * g->n[m])
+    return false;
+  for (int i = m - 2; i < m; ++i)
+    if (g->w[i] != 2 || g->s[i] != 2 || g->lo[i] != 0 || g->bd[i] != 1 || g->wd[i] != 1 ||
+        2 * g->on[i] > g->n[i])
+      return false;
+  for (int i = 0; i < m - 2; ++i)
+    if (g->w[i] != 1 || g->s[i] != 1 || g->lo[i] != 0 || g->bd[i] != 1 || g->on[i] != g->n[i])
+      return false;
+  return true;
+}
+
+/* offset (under st) of the first operand row of output row r2 = (leading position, oh) */
+static inline int64_t nhwc_row(const geom *g, int64_t r2, const int64_t *st, int64_t *oh) {
+  const int h = g->m - 2;
+  *oh = r2 % g->on[h];
+  r2 /= g->on[h];
+  int64_t off = 2 * *oh * st[h];
+  for (int i = h - 1; i >= 0; --i) {
+    off += (r2 % g->on[i]) * st[i];
+    r2 /= g->on[i];
+  }
+  return off;
+}
+
+static PB_CLONES void nhwc_fwd_f32(const float *restrict a, const float *restrict b,
+                                   const float *restrict c, const float *restrict d,
+                                   float *restrict out, int64_t C, int op) {
+  if (op == OP_MAX)
+    for (int64_t i = 0; i < C; ++i) out[i] = mx_f(mx_f(mx_f(a[i], b[i]), c[i]), d[i]);
+  else if (op == OP_MIN)
+    for (int64_t i = 0; i < C; ++i) out[i] = mn_f(mn_f(mn_f(a[i], b[i]), c[i]), d[i]);
+  else if (op == OP_SUM)
+    for (int64_t i = 0; i < C; ++i) out[i] = ((a[i] + b[i]) + c[i]) + d[i];
+  else
+    for (int64_t i = 0; i < C; ++i) out[i] = ((a[i] * b[i]) * c[i]) * d[i];
+}
+
+static void pool2x2_nhwc_forward(const geom *g, const pb_operand *x, pb_operand *out, int op,
+                                 const int64_t *xs, int threads) {
+  const int m = g->m;
+  const int64_t C = g->n[m], OW = g->on[m - 1], rows2 = g->rows / (OW ? OW : 1);
+  const char *xd = x->data;
+  float *od = out->data;
+  if (OW == 0) return;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(rows2, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *a = (const float *)(xd + nhwc_row(g, r, xs, &oh));
+      const float *b = (const float *)((const char *)a + xs[m - 2]);
+      float *o = od + r * OW * C;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        nhwc_fwd_f32(a + 2 * ow * C, a + (2 * ow + 1) * C, b + 2 * ow * C, b + (2 * ow + 1) * C,
+                     o + ow * C, C, op);
+    }
+  }
+}
+
+/* select-and-scatter, one window column at a time (float flags, as pool2x2's) */
+#define NHWC_SCATTER(NAME, BETTER)                                                                \
+  static PB_CLONES void NAME(const float *restrict a, const float *restrict b,                    \
+                             const float *restrict c, const float *restrict d,                    \
+                             const float *restrict src, float *restrict oa, float *restrict ob,   \
+                             float *restrict oc, float *restrict od, int64_t C) {                 \
+    for (int64_t i = 0; i < C; ++i) {                                                             \
+      const float va = a[i], vb = b[i], vc = c[i], vd = d[i];                                     \
+      float best = va, k = 0.0f;                                                                  \
+      const float tb = BETTER(vb, best) || (vb != vb && best == best) ? 1.0f : 0.0f;              \
+      best = tb != 0.0f ? vb : best;                                                              \
+      k = tb != 0.0f ? 1.0f : k;                                                                  \
+      const float tc = BETTER(vc, best) || (vc != vc && best == best) ? 1.0f : 0.0f;              \
+      best = tc != 0.0f ? vc : best;                                                              \
+      k = tc != 0.0f ? 2.0f : k;                                                                  \
+      const float td = BETTER(vd, best) || (vd != vd && best == best) ? 1.0f : 0.0f;              \
+      k = td != 0.0f ? 3.0f : k;                                                                  \
+      const float v = src[i];                                                                     \
+      oa[i] = k == 0.0f ? v : 0.0f;                                                               \
+      ob[i] = k == 1.0f ? v : 0.0f;                                                               \
+      oc[i] = k == 2.0f ? v : 0.0f;                                                               \
+      od[i] = k == 3.0f ? v : 0.0f;                                                               \
+    }                                                                                             \
+  }
+NHWC_SCATTER(nhwc_scatter_max_f32, GT)
+NHWC_SCATTER(nhwc_scatter_min_f32, LT)
+
+/* out contiguous, the operand's shape; ss: the source's strides (its last two contiguous) */
+static void pool2x2_nhwc_scatter(const geom *g, const pb_operand *src, const pb_operand *x,
+                                 pb_operand *out, bool is_max, const int64_t *xs,
+                                 const int64_t *ss, int threads) {
+  const int m = g->m, h = m - 2;
+  const int64_t C = g->n[m], W = g->n[m - 1], H = g->n[h], OW = g->on[m - 1], OH = g->on[h];
+  int64_t cs[MAXD];
+  for (int i = g->nd - 1, st = 1; i >= 0; --i) {
+    cs[i] = st * 4;
+    st *= g->n[i];
+  }
+  char *o_d = out->data;
+  if (OH == 0 || OW == 0) {
+    memset(o_d, 0, (size_t)pb_operand_size(out) * sizeof(float));
+    return;
+  }
+  const int64_t rows2 = g->rows / OW;
+  const char *xd = x->data, *sd = src->data;
+  RW_PARALLEL(threads) {
+    int64_t r0, r1, oh;
+    chunk(rows2, RW_TID, RW_NT, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *a = (const float *)(xd + nhwc_row(g, r, xs, &oh));
+      const float *b = (const float *)((const char *)a + xs[h]);
+      const float *s = (const float *)(sd + nhwc_row(g, r, ss, &oh) - oh * ss[h]);
+      float *o0 = (float *)(o_d + nhwc_row(g, r, cs, &oh)), *o1 = o0 + W * C;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        (is_max ? nhwc_scatter_max_f32 : nhwc_scatter_min_f32)(
+            a + 2 * ow * C, a + (2 * ow + 1) * C, b + 2 * ow * C, b + (2 * ow + 1) * C,
+            s + ow * C, o0 + 2 * ow * C, o0 + (2 * ow + 1) * C, o1 + 2 * ow * C,
+            o1 + (2 * ow + 1) * C, C);
+      if (2 * OW < W) {
+        memset(o0 + 2 * OW * C, 0, (size_t)((W - 2 * OW) * C) * sizeof(float));
+        memset(o1 + 2 * OW * C, 0, (size_t)((W - 2 * OW) * C) * sizeof(float));
+      }
+      if (oh == OH - 1 && 2 * OH < H)
+        memset(o1 + W * C, 0, (size_t)((H - 2 * OH) * W * C) * sizeof(float));
+    }
+  }
+}
+
 /* ---- reduce_window: out = op over each window of x ---- */
 static int reduce_window_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                                 const void *params, pb_kernel_ctx *ctx) {
@@ -629,6 +762,10 @@ static int reduce_window_kernel(const pb_operand *ins, int nin, pb_operand *outs
   const int threads = pb_kernel_threads(ctx, g.rows * g.OW * g.ntaps_max * g.w[g.m], RW_GRAIN);
   if (x->dtype == PB_F32 && xs[g.m] == 4 && pool2x2(&g)) {
     pool2x2_forward(&g, x, out, op, xs, threads);
+    return 0;
+  }
+  if (x->dtype == PB_F32 && pool2x2_nhwc(&g, xs)) {
+    pool2x2_nhwc_forward(&g, x, out, op, xs, threads);
     return 0;
   }
   per_thread pt;
@@ -854,6 +991,11 @@ static int select_kernel(const pb_operand *ins, pb_operand *outs, const void *pa
   if (scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && xs[g.m] == 4 && as[g.m] == 4 &&
       pool2x2(&g)) {
     pool2x2_scatter(&g, a, x, out, op == OP_MAX, xs, as, threads);
+    return 0;
+  }
+  if (scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && pool2x2_nhwc(&g, xs) &&
+      as[g.m] == 4 && as[g.m - 1] == 4 * g.n[g.m]) {
+    pool2x2_nhwc_scatter(&g, a, x, out, op == OP_MAX, xs, as, threads);
     return 0;
   }
   if (!scatter && x->dtype == PB_F32 && a->dtype == PB_F32 && xs[g.m] == 4 && as[g.m] == 4 &&

@@ -598,7 +598,8 @@ def test_reduce_generic_pytree_jit_grad_vmap():
      TypeError, "window_dilation"),
     (lambda x: lax.reduce_window(x, np.zeros(2, np.float32), lax.add, (1, 1)), TypeError,
      "init_value"),
-    (lambda x: lax.reduce_window(x, np.int32(0), lax.add, (1, 1)), TypeError, "init_value"),
+    (lambda x: lax.reduce_window(x, np.int32(0), lambda a, b: a + b, (1, 1)), TypeError,
+     "init_value"),
     (lambda x: lax.reduce_window((x, x), 0.0, lax.add, (1, 1)), ValueError, "init_value"),
     (lambda x: lax.reduce_window(x, 0.0, lambda a, b: (a, b), (1, 1)), ValueError,
      "computation"),
@@ -679,3 +680,14 @@ def test_pool2x2_nhwc_paths_ties_nan_odd_sizes(shape, select):
     g = pb.grad(lambda x: (pb.nn.max_pool(x, (2, 2), (2, 2)) * src).sum())
     if select == "max" and nd == 4:
         np.testing.assert_array_equal(np.asarray(g(x)), scatter_oracle(src, x, "max", geo))
+
+
+def test_monoid_init_of_another_dtype_is_jaxs():
+    # JAX 0.10: a concrete init equal to the identity in the operand's dtype selects the
+    # monoid whatever its own dtype; the generic path needs matching dtypes (TypeError)
+    x = np.arange(6, dtype=np.float16)
+    np.testing.assert_array_equal(
+        np.asarray(lax.reduce_window(x, np.float32(-np.inf), lax.max, (2,))), x[1:])
+    assert np.asarray(lax.reduce(x, np.float32(0), lax.add, (0,))).dtype == np.float16
+    with pytest.raises(TypeError, match="init_value"):
+        lax.reduce_window(x, np.float32(1), lambda a, b: a + b, (2,))

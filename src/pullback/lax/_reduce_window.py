@@ -155,9 +155,15 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
         if ia.shape != ():
             raise TypeError(f"{op}: argument 'init_value' must hold scalars, got shape "
                             f"{ia.shape}")
-        if ia.dtype != a.dtype:
-            raise TypeError(f"{op}: argument 'init_value' has dtype {ia.dtype} but its operand "
-                            f"has dtype {a.dtype}")
+    # as JAX: a concrete init equal to the monoid's identity in the operand's dtype selects the
+    # monoid whatever the init's own dtype (a float32 -inf for a float16 max)
+    monoid = _monoid(computation, flat_init, avals[0].dtype)
+    if monoid is None:
+        for i, a in enumerate(avals):
+            ia = core.get_aval(flat_init[i])
+            if ia.dtype != a.dtype:
+                raise TypeError(f"{op}: argument 'init_value' has dtype {ia.dtype} but its "
+                                f"operand has dtype {a.dtype}")
     shape = avals[0].shape
     window = _ints(window_dimensions, op, "window_dimensions")
     nd = len(window)
@@ -172,7 +178,6 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
     geo = dict(window_dimensions=window, window_strides=strides, padding=pads,
                base_dilation=bdil, window_dilation=wdil)
     out_shape = _rw.check_geometry(op, shape, **geo)
-    monoid = _monoid(computation, flat_init, avals[0].dtype)
     if monoid is not None:
         return pytree.tree_unflatten(tree, [_rw.MONOIDS[monoid].bind(flat_x[0], **geo)])
     return pytree.tree_unflatten(

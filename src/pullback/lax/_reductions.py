@@ -308,6 +308,14 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
     flat = as_operands(flat)
     flat_init = [as_operands(scalars_to((i, x)))[0] for i, x in zip(flat_init, flat)]
     avals = [core.get_aval(x) for x in flat]
+    shape = avals[0].shape
+    dims = canonicalize_axes(tuple(dimensions), len(shape), op, "dimensions")
+    if len(flat) == 1 and avals[0].dtype in _r.REAL[0] + _r.NUMBER[0]:
+        # as JAX: a concrete init equal to the monoid's identity picks the reduction primitive
+        prim, ident = _identities(avals[0].dtype).get(id(computation), (None, None))
+        v = concrete_scalar(flat_init[0]) if prim is not None else None
+        if v is not None and v.shape == () and np.equal(v, ident):
+            return pytree.tree_unflatten(tree, [prim.bind(flat[0], axes=tuple(sorted(dims)))])
     for a, i in zip(avals, flat_init):
         ia = core.get_aval(i)
         if a.shape != avals[0].shape:
@@ -316,13 +324,6 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
         if ia.shape != () or ia.dtype != a.dtype:
             raise TypeError(f"{op}: argument 'init_values' must hold scalars of the operands' "
                             f"dtypes, got {ia.str_short()} for an operand of dtype {a.dtype}")
-    shape = avals[0].shape
-    dims = canonicalize_axes(tuple(dimensions), len(shape), op, "dimensions")
-    if len(flat) == 1:
-        prim, ident = _identities(avals[0].dtype).get(id(computation), (None, None))
-        v = concrete_scalar(flat_init[0]) if prim is not None else None
-        if v is not None and v.shape == () and np.equal(v, ident):
-            return pytree.tree_unflatten(tree, [prim.bind(flat[0], axes=tuple(sorted(dims)))])
     kept = tuple(d for d in range(len(shape)) if d not in dims)
     kshape = tuple(shape[d] for d in kept)
     n, k = math.prod(shape[d] for d in dims), math.prod(kshape)

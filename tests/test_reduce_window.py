@@ -691,3 +691,15 @@ def test_monoid_init_of_another_dtype_is_jaxs():
     assert np.asarray(lax.reduce(x, np.float32(0), lax.add, (0,))).dtype == np.float16
     with pytest.raises(TypeError, match="init_value"):
         lax.reduce_window(x, np.float32(1), lambda a, b: a + b, (2,))
+
+
+def test_generic_results_keep_the_operands_weak_type():
+    # a Python-scalar init is weakly typed; an empty window grid must not hand it back as is
+    # (under x64 a weak float32 + 1.5 would become float64)
+    x = jnp.asarray(np.ones((2, 2), np.float32))
+    for window in ((1, 3), (1, 2)):
+        y = lax.reduce_window(x, 0.0, lambda a, b: a + b, window)
+        assert y.dtype == np.float32 and not y.weak_type
+    for z in (x, jnp.zeros((0, 2), np.float32)):
+        y = lax.reduce(z, 0.0, lambda a, b: a + b, (0,))
+        assert y.dtype == np.float32 and not y.weak_type

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..primitives import reduce_window as _rw
+from ..primitives.conversion import convert_element_type_p
 from ..primitives.movement import broadcast_in_dim_p, pad_p, reshape_p, slice_p
 from ..tracer import core, pytree
 from ..tracer.array import Array
@@ -180,8 +181,16 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
     out_shape = _rw.check_geometry(op, shape, **geo)
     if monoid is not None:
         return pytree.tree_unflatten(tree, [_rw.MONOIDS[monoid].bind(flat_x[0], **geo)])
-    return pytree.tree_unflatten(
-        tree, _generic(flat_x, flat_init, computation, tree, geo, out_shape))
+    outs = _generic(flat_x, flat_init, computation, tree, geo, out_shape)
+    return pytree.tree_unflatten(tree, [like_operand(o, a) for o, a in zip(outs, avals)])
+
+
+def like_operand(out: Any, aval) -> Any:
+    """``out`` with its operand's weak type: the generic paths start from the (often weakly
+    typed, Python scalar) init values, which an empty window grid returns as they are."""
+    if core.get_aval(out).weak_type == aval.weak_type:
+        return out
+    return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=aval.weak_type)
 
 
 def _generic(xs: list, inits: list, computation: Callable, tree, geo: dict,

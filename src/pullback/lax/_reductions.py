@@ -28,7 +28,7 @@ from ..tracer.shapes import canonicalize_axes, canonicalize_axis
 from ..transforms.array_ops import as_operands
 from . import _elementwise as _ew
 from ._operands import ArrayLike, scalars_to
-from ._reduce_window import concrete_scalar, lanes
+from ._reduce_window import concrete_scalar, lanes, like_operand
 
 __all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
            "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
@@ -329,8 +329,8 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
     n, k = math.prod(shape[d] for d in dims), math.prod(kshape)
     inits = [broadcast_in_dim_p.bind(i, shape=(k,), broadcast_dimensions=()) for i in flat_init]
     if n == 0 or k == 0:
-        return pytree.tree_unflatten(tree, [broadcast_in_dim_p.bind(
-            i, shape=kshape, broadcast_dimensions=()) for i in flat_init])
+        return pytree.tree_unflatten(tree, [like_operand(broadcast_in_dim_p.bind(
+            i, shape=kshape, broadcast_dimensions=()), a) for i, a in zip(flat_init, avals)])
     rows = [reshape_p.bind(transpose_p.bind(x, permutation=tuple(dims) + kept),
                            new_sizes=(n, k), dimensions=None) for x in flat]
     fold = lanes(computation, tree, op)
@@ -357,5 +357,5 @@ def reduce(operands: Any, init_values: Any, computation: Callable,
                             for c, x in zip(combined, rows)]
             rows, n = combined, h + n % 2
         out = fold(inits, [reshape_p.bind(x, new_sizes=(k,), dimensions=None) for x in rows])
-    return pytree.tree_unflatten(tree, [reshape_p.bind(o, new_sizes=kshape, dimensions=None)
-                                        for o in out])
+    return pytree.tree_unflatten(tree, [like_operand(reshape_p.bind(
+        o, new_sizes=kshape, dimensions=None), a) for o, a in zip(out, avals)])

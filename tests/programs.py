@@ -986,6 +986,73 @@ def g_image(g: Gen) -> bool:
                       g.new(shape, out_dtype, x.bound * 1.5))
     return g.emit("image", f"jax.image.resize({x.name}, {tuple(shape)}, {method!r}, "
                   f"antialias={aa})", [x], g.new(shape, out_dtype, bound))
+def g_reduce_window(g: Gen) -> bool:
+    """Issue 27's window reductions: lax.reduce_window with lax.add/max/min (their primitives,
+    C kernels) or a generic computation (a vmapped fold), with strides, explicit or string
+    padding and dilations; jax.nn.max_pool/avg_pool over a channels-last value."""
+    x = g.pick(lambda v: v.ndim >= 1)
+    if x is None:
+        return False
+    op = g.choice(["add", "max", "min", "generic", "pool"])
+    if x.dtype == "bool" and op != "max" and op != "min":
+        return False
+    nd = x.ndim
+    window = [g.int_(1, 3) for _ in range(nd)]
+    strides = [g.int_(1, 2) for _ in range(nd)]
+    if op == "pool":
+        if nd < 2 or not x.is_float:
+            return False
+        k = min(nd - 1, 2)
+        win, st_ = tuple(window[:k]), tuple(strides[:k])
+        pad = g.choice(["VALID", "SAME"])
+        fn = g.choice(["max_pool", "avg_pool"])
+        full = (1,) * (nd - 1 - k) + win + (1,)
+        fstr = (1,) * (nd - 1 - k) + st_ + (1,)
+        if nd - 1 - k == 0:  # unbatched (spatial..., features)
+            full, fstr = win + (1,), st_ + (1,)
+        shape = _window_shape(x.shape, full, fstr, pad)
+        return g.emit("pool", f"jax.nn.{fn}({x.name}, {win}, {st_}, {pad!r})", [x],
+                      g.new(shape, x.dtype, x.bound))
+    if g.flag():
+        pad = g.choice(["VALID", "SAME", "SAME_LOWER"])
+        bdil = wdil = (1,) * nd
+    else:
+        pad = tuple((g.int_(0, 1), g.int_(0, 1)) for _ in range(nd))
+        bdil = tuple(g.int_(1, 2) for _ in range(nd))
+        wdil = tuple(g.int_(1, 2) for _ in range(nd))
+    shape = _window_shape(x.shape, tuple(window), tuple(strides), pad, bdil, wdil)
+    n = math.prod(window)
+    if op in ("max", "min"):
+        init = {"bool": "False" if op == "max" else "True",
+                "int32": "-2147483648" if op == "max" else "2147483647"}.get(
+            x.dtype, "-np.inf" if op == "max" else "np.inf")
+        comp, b = f"lax.{op}", x.bound
+    else:
+        init, b = lit(x.dtype, 0), x.bound * n
+        comp = "lax.add" if op == "add" else "lambda a, b: a + b"
+        if not fits(x.dtype, b):
+            return False
+    return g.emit("reduce_window", f"lax.reduce_window({x.name}, {init}, {comp}, "
+                  f"{tuple(window)}, {tuple(strides)}, {pad!r}, {bdil}, {wdil})", [x],
+                  g.new(shape, x.dtype, b))
+
+
+def _window_shape(shape, window, strides, pad, bdil=None, wdil=None):
+    nd = len(shape)
+    bdil, wdil = bdil or (1,) * nd, wdil or (1,) * nd
+    ext = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+    if isinstance(pad, str):
+        pairs = []
+        for n, e, s in zip(shape, ext, strides):
+            total = max((-(-n // s) - 1) * s + e - n, 0) if pad != "VALID" else 0
+            lo = total // 2 if pad != "SAME_LOWER" else total - total // 2
+            pairs.append((lo, total - lo))
+        pad = pairs
+    out = []
+    for n, e, s, b, (lo, hi) in zip(shape, ext, strides, bdil, pad):
+        padded = (max(n - 1, 0) * b + (1 if n else 0)) + lo + hi
+        out.append((padded - e) // s + 1 if padded >= e else 0)
+    return out
 
 
 CATALOGUE = {
@@ -1005,6 +1072,7 @@ CATALOGUE = {
     "scaled_matmul": g_scaled_matmul,
     "conv": g_conv,
     "image": g_image,
+    "reduce_window": g_reduce_window,
 }
 
 

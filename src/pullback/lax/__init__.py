@@ -13,6 +13,7 @@ from ._indexing import *  # noqa: F401,F403
 from ._movement import *  # noqa: F401,F403
 from ._random_bits import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
+from ._reduce_window import *  # noqa: F401,F403
 from ._sort import *  # noqa: F401,F403
 from ._windows import *  # noqa: F401,F403
 from ._conv import *  # noqa: F401,F403

@@ -13,16 +13,24 @@ int64 raise when they are made, naming the shape.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from ..primitives import reductions as _r
-from ..tracer import core, dtypes
+from ..primitives.movement import (broadcast_in_dim_p, concatenate_p, reshape_p, slice_p,
+                                   transpose_p)
+from ..tracer import core, dtypes, pytree
 from ..tracer.array import Array
 from ..tracer.core import Primitive
 from ..tracer.shapes import canonicalize_axes, canonicalize_axis
+from ..transforms.array_ops import as_operands
+from . import _elementwise as _ew
 from ._operands import ArrayLike, scalars_to
+from ._reduce_window import concrete_scalar, lanes, like_operand
 
-__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+__all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
            "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
            "cumlogsumexp"]
 
@@ -245,3 +253,109 @@ def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> Ar
       An array of ``operand``'s shape and dtype.
     """
     return _cumulative(_r.cumlogsumexp_p, operand, axis, reverse)
+
+
+_SEQUENTIAL = 128  # up to this many reduced elements per output, a sequential fold
+
+
+def _identities(dtype: np.dtype) -> dict:
+    intlike = dtype == np.bool_ or dtype.kind in "iu"
+    big = (np.iinfo(dtype) if dtype.kind in "iu" else None)
+    out = {id(_ew.add): (_r.reduce_sum_p, 0), id(_ew.mul): (_r.reduce_prod_p, 1),
+           id(_ew.max): (_r.reduce_max_p, False if dtype == np.bool_ else
+                         big.min if big else -np.inf),
+           id(_ew.min): (_r.reduce_min_p, True if dtype == np.bool_ else
+                         big.max if big else np.inf)}
+    if intlike:
+        out.update({id(_ew.bitwise_or): (_r.reduce_or_p, 0),
+                    id(_ew.bitwise_xor): (_r.reduce_xor_p, 0),
+                    id(_ew.bitwise_and): (_r.reduce_and_p, np.array(-1).astype(dtype))})
+    return out
+
+
+def reduce(operands: Any, init_values: Any, computation: Callable,
+           dimensions: Sequence[int]) -> Any:
+    """Reduces ``operands`` over ``dimensions`` with ``computation`` (XLA's Reduce).
+
+    As in JAX, one operand reduced by ``lax.add``, ``lax.mul``, ``lax.max``, ``lax.min`` (or,
+    for booleans and integers, ``lax.bitwise_or``/``and``/``xor``) from that monoid's identity
+    (concrete) binds the matching reduction primitive. Any other computation (pytrees of
+    operands included) is vectorised with ``vmap`` over the kept positions and folds the
+    reduced elements in row-major order into accumulators started at the init values, as
+    XLA's CPU backend does for short reductions; beyond 128 reduced elements per output it
+    combines halves pairwise (log2(n) steps) and then the init, which assumes an associative
+    computation, as XLA does (it too reorders long reductions). It runs under ``jit``,
+    ``vmap`` and ``grad``.
+
+    Args:
+      operands: an array or a pytree of arrays of one shape.
+      init_values: scalars, a pytree like ``operands`` (each of its operand's dtype).
+      computation: a binary function of two pytrees like ``init_values`` returning one.
+      dimensions: the dimensions to reduce (distinct; negative ones count from the end).
+
+    Returns:
+      A pytree like ``operands`` of arrays without ``dimensions``; the init values where the
+      reduced dimensions are empty.
+    """
+    op = "reduce"
+    flat, tree = pytree.tree_flatten(operands)
+    flat_init, init_tree = pytree.tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"{op}: argument 'init_values' must have the same tree structure as "
+                         f"'operands': {tree} vs. {init_tree}")
+    if not flat:
+        raise ValueError(f"{op}: argument 'operands' must hold at least one array")
+    flat = as_operands(flat)
+    flat_init = [as_operands(scalars_to((i, x)))[0] for i, x in zip(flat_init, flat)]
+    avals = [core.get_aval(x) for x in flat]
+    shape = avals[0].shape
+    dims = canonicalize_axes(tuple(dimensions), len(shape), op, "dimensions")
+    if len(flat) == 1 and avals[0].dtype in _r.REAL[0] + _r.NUMBER[0]:
+        # as JAX: a concrete init equal to the monoid's identity picks the reduction primitive
+        prim, ident = _identities(avals[0].dtype).get(id(computation), (None, None))
+        v = concrete_scalar(flat_init[0]) if prim is not None else None
+        if v is not None and v.shape == () and np.equal(v, ident):
+            return pytree.tree_unflatten(tree, [prim.bind(flat[0], axes=tuple(sorted(dims)))])
+    for a, i in zip(avals, flat_init):
+        ia = core.get_aval(i)
+        if a.shape != avals[0].shape:
+            raise ValueError(f"{op}: the operands must share one shape, got "
+                             f"{[b.shape for b in avals]}")
+        if ia.shape != () or ia.dtype != a.dtype:
+            raise TypeError(f"{op}: argument 'init_values' must hold scalars of the operands' "
+                            f"dtypes, got {ia.str_short()} for an operand of dtype {a.dtype}")
+    kept = tuple(d for d in range(len(shape)) if d not in dims)
+    kshape = tuple(shape[d] for d in kept)
+    n, k = math.prod(shape[d] for d in dims), math.prod(kshape)
+    inits = [broadcast_in_dim_p.bind(i, shape=(k,), broadcast_dimensions=()) for i in flat_init]
+    if n == 0 or k == 0:
+        return pytree.tree_unflatten(tree, [like_operand(broadcast_in_dim_p.bind(
+            i, shape=kshape, broadcast_dimensions=()), a) for i, a in zip(flat_init, avals)])
+    rows = [reshape_p.bind(transpose_p.bind(x, permutation=tuple(dims) + kept),
+                           new_sizes=(n, k), dimensions=None) for x in flat]
+    fold = lanes(computation, tree, op)
+
+    def part(x, lo, hi):
+        return slice_p.bind(x, start_indices=(lo, 0), limit_indices=(hi, k), strides=None)
+
+    if n <= _SEQUENTIAL:  # in order from the init values, as XLA's CPU backend folds
+        out = inits
+        for r in range(n):
+            out = fold(out, [reshape_p.bind(part(x, r, r + 1), new_sizes=(k,), dimensions=None)
+                             for x in rows])
+    else:
+        while n > 1:  # pairwise: rows [0, h) with rows [h, 2h); an odd last row waits
+            h = n // 2
+            left = [reshape_p.bind(part(x, 0, h), new_sizes=(h * k,), dimensions=None)
+                    for x in rows]
+            right = [reshape_p.bind(part(x, h, 2 * h), new_sizes=(h * k,), dimensions=None)
+                     for x in rows]
+            combined = [reshape_p.bind(c, new_sizes=(h, k), dimensions=None)
+                        for c in fold(left, right)]
+            if n % 2:
+                combined = [concatenate_p.bind(c, part(x, 2 * h, n), dimension=0)
+                            for c, x in zip(combined, rows)]
+            rows, n = combined, h + n % 2
+        out = fold(inits, [reshape_p.bind(x, new_sizes=(k,), dimensions=None) for x in rows])
+    return pytree.tree_unflatten(tree, [like_operand(reshape_p.bind(
+        o, new_sizes=kshape, dimensions=None), a) for o, a in zip(out, avals)])

@@ -13,3 +13,4 @@ from ._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general, 
                              scaled_matmul)
 from ._norms import batch_norm, batch_stats, group_norm, layer_norm, rms_norm  # noqa: F401
 from ._attention import dot_product_attention  # noqa: F401
+from ._pooling import avg_pool, max_pool, min_pool  # noqa: F401

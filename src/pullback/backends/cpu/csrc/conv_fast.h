@@ -70,7 +70,44 @@ static int pixbuf_alloc_tables(pixbuf *b, pb_kernel_ctx *ctx) {
   b->image_px = b->regions * b->region_px;
   b->rsrc = ctx->scratch(ctx, (size_t)(b->regions * b->rows + 1) * sizeof(int64_t));
   b->csrc = ctx->scratch(ctx, (size_t)(b->regions * b->width + 1) * sizeof(int64_t));
-  return b->rsrc && b->csrc ? 0 : -1;
+  if (b->rsrc && b->csrc) return 0;
+  return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+}
+
+/* one region of rows x width pixels (and tail), pixel (u, w) reading input (u + lo0, w + lo1);
+ * 0, or -1 with the error set */
+static int pixbuf_window(pixbuf *b, int64_t rows, int64_t width, int64_t tail, int64_t lo0,
+                         int64_t lo1, pb_kernel_ctx *ctx) {
+  b->regions = 1;
+  b->rows = rows;
+  b->width = width;
+  b->tail = tail;
+  if (pixbuf_alloc_tables(b, ctx)) return -1;
+  for (int64_t u = 0; u < rows; ++u) b->rsrc[u] = u + lo0;
+  for (int64_t w = 0; w < width; ++w) b->csrc[w] = w + lo1;
+  return 0;
+}
+
+/* the input split into its p0 x p1 phases (region (a, c) holds input pixels (u p0 + a,
+ * w p1 + c)), each tall and wide enough for the window the outputs read at stride 1 there
+ * (strided forwards: p = the stride; strided weight gradients: p = this call's rhs dilation);
+ * 0, or -1 with the error set */
+static int pixbuf_phases(pixbuf *b, const view2 *v, int64_t p0, int64_t p1, int64_t tail,
+                         pb_kernel_ctx *ctx) {
+  int64_t need[2];
+  for (int d = 0; d < 2; ++d) need[d] = (v->out[d] - 1) * v->s[d] + (v->k[d] - 1) * v->rd[d] + 1;
+  b->regions = p0 * p1;
+  b->rows = (need[0] + p0 - 1) / p0;
+  b->width = (need[1] + p1 - 1) / p1;
+  b->tail = tail;
+  if (pixbuf_alloc_tables(b, ctx)) return -1;
+  for (int64_t a = 0; a < p0; ++a)
+    for (int64_t c = 0; c < p1; ++c) {
+      const int64_t r = a * p1 + c;
+      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * p0 + a - v->pl[0];
+      for (int64_t w = 0; w < b->width; ++w) b->csrc[r * b->width + w] = w * p1 + c - v->pl[1];
+    }
+  return 0;
 }
 
 /* fills image n's buffer (ch floats per pixel) from x: channel c of batch row `bn` */
@@ -255,24 +292,8 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
   if (!taps) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
   if (!dil) {
     /* stride phases: tap (kh, kw) reads phase (uh % s, uw % s) at (uh / s, uw / s) */
-    int64_t need[2], q[2], tmax = 0;
-    for (int d = 0; d < 2; ++d) {
-      need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
-      q[d] = (need[d] + v.s[d] - 1) / v.s[d];
-    }
-    tmax = ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1;
-    b->regions = v.s[0] * v.s[1];
-    b->rows = q[0];
-    b->width = q[1];
-    b->tail = tmax;
-    if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-    for (int64_t a = 0; a < v.s[0]; ++a)
-      for (int64_t c = 0; c < v.s[1]; ++c) {
-        const int64_t r = a * v.s[1] + c;
-        for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.s[0] + a - v.pl[0];
-        for (int64_t w = 0; w < b->width; ++w)
-          b->csrc[r * b->width + w] = w * v.s[1] + c - v.pl[1];
-      }
+    if (pixbuf_phases(b, &v, v.s[0], v.s[1], ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1, ctx))
+      return -1;
     int64_t nt = 0;
     for (int64_t kh = 0; kh < v.k[0]; ++kh)
       for (int64_t kw = 0; kw < v.k[1]; ++kw) {
@@ -303,13 +324,9 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
         }
       if (emin[d] > emax[d]) emin[d] = emax[d] = 0;
     }
-    b->regions = 1;
-    b->rows = mmax[0] + emax[0] - emin[0];
-    b->width = mmax[1] + emax[1] - emin[1];
-    b->tail = emax[1] - emin[1] + 1;
-    if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-    for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u + emin[0];
-    for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w + emin[1];
+    if (pixbuf_window(b, mmax[0] + emax[0] - emin[0], mmax[1] + emax[1] - emin[1],
+                      emax[1] - emin[1] + 1, emin[0], emin[1], ctx))
+      return -1;
     j.nparts = v.ld[0] * v.ld[1];
     j.parts = ctx->scratch(ctx, (size_t)j.nparts * sizeof(fpart));
     if (!j.parts) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
@@ -514,13 +531,7 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
   j.blocks = (j.T + WINO_TILES - 1) / WINO_TILES;
   pixbuf *b = &j.b;
   b->ch = C;
-  b->regions = 1;
-  b->rows = 2 * j.th + 2;
-  b->width = 2 * j.tw + 2;
-  b->tail = 1;
-  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u - v.pl[0];
-  for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w - v.pl[1];
+  if (pixbuf_window(b, 2 * j.th + 2, 2 * j.tw + 2, 1, -v.pl[0], -v.pl[1], ctx)) return -1;
   /* U = G g G^T per (c, o), G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]] */
   j.U = ctx->scratch(ctx, (size_t)(16 * C * O) * 4);
   if (!j.U) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
@@ -683,13 +694,7 @@ static int conv_fast_winograd_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
   j.ywidth = 2 * j.tw;
   pixbuf *b = &j.b;
   b->ch = C;
-  b->regions = 1;
-  b->rows = 2 * j.th + 2;
-  b->width = 2 * j.tw + 2;
-  b->tail = 1;
-  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t u = 0; u < b->rows; ++u) b->rsrc[u] = u - v.pl[0];
-  for (int64_t w = 0; w < b->width; ++w) b->csrc[w] = w - v.pl[1];
+  if (pixbuf_window(b, 2 * j.th + 2, 2 * j.tw + 2, 1, -v.pl[0], -v.pl[1], ctx)) return -1;
   j.nimg = g->C;
   j.chunk = (j.nimg + WGW_CHUNKS - 1) / WGW_CHUNKS;
   const double work = (double)C * (double)O * (double)g->C * (double)g->taps * 9.0;

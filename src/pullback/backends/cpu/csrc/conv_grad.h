@@ -97,20 +97,8 @@ static int conv_fast_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
   b->ch = g->Nb;
   /* a strided forward (this call's rhs dilation rd): x split into its rd phases, so that
    * output position p reads one phase image at a stride-1 window */
-  int64_t need[2];
-  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
-  b->regions = v.rd[0] * v.rd[1];
-  b->rows = (need[0] + v.rd[0] - 1) / v.rd[0];
-  b->width = (need[1] + v.rd[1] - 1) / v.rd[1];
-  b->tail = ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1;
-  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t a = 0; a < v.rd[0]; ++a)
-    for (int64_t c = 0; c < v.rd[1]; ++c) {
-      const int64_t r = a * v.rd[1] + c;
-      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.rd[0] + a - v.pl[0];
-      for (int64_t w = 0; w < b->width; ++w)
-        b->csrc[r * b->width + w] = w * v.rd[1] + c - v.pl[1];
-    }
+  if (pixbuf_phases(b, &v, v.rd[0], v.rd[1], ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1, ctx))
+    return -1;
   j.kw_rows = v.k[0] * b->width;
   j.nimg = g->C;
   j.chunk = (j.nimg + WG_CHUNKS - 1) / WG_CHUNKS;
@@ -201,20 +189,9 @@ static int conv_fast_depthwise(conv_geom *g, pb_kernel_ctx *ctx) {
   j.g = g;
   j.v = &v;
   pixbuf *b = &j.b;
-  int64_t need[2];
-  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
   b->ch = 1;
-  b->regions = v.s[0] * v.s[1];
-  b->rows = (need[0] + v.s[0] - 1) / v.s[0];
-  b->width = (need[1] + v.s[1] - 1) / v.s[1];
-  b->tail = ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1;
-  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t a = 0; a < v.s[0]; ++a)
-    for (int64_t c = 0; c < v.s[1]; ++c) {
-      const int64_t r = a * v.s[1] + c;
-      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.s[0] + a - v.pl[0];
-      for (int64_t w = 0; w < b->width; ++w) b->csrc[r * b->width + w] = w * v.s[1] + c - v.pl[1];
-    }
+  if (pixbuf_phases(b, &v, v.s[0], v.s[1], ((v.k[1] - 1) * v.rd[1]) / v.s[1] + 1, ctx))
+    return -1;
   j.taps = ctx->scratch(ctx, (size_t)g->taps * sizeof(ftap));
   if (!j.taps) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
   int64_t nt = 0;
@@ -312,21 +289,9 @@ static int conv_fast_depthwise_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
   j.g = g;
   j.v = &v;
   pixbuf *b = &j.b;
-  int64_t need[2];
-  for (int d = 0; d < 2; ++d) need[d] = (v.out[d] - 1) * v.s[d] + (v.k[d] - 1) * v.rd[d] + 1;
   b->ch = 1;
-  b->regions = v.rd[0] * v.rd[1];
-  b->rows = (need[0] + v.rd[0] - 1) / v.rd[0];
-  b->width = (need[1] + v.rd[1] - 1) / v.rd[1];
-  b->tail = ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1;
-  if (pixbuf_alloc_tables(b, ctx)) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
-  for (int64_t a = 0; a < v.rd[0]; ++a)
-    for (int64_t c = 0; c < v.rd[1]; ++c) {
-      const int64_t r = a * v.rd[1] + c;
-      for (int64_t u = 0; u < b->rows; ++u) b->rsrc[r * b->rows + u] = u * v.rd[0] + a - v.pl[0];
-      for (int64_t w = 0; w < b->width; ++w)
-        b->csrc[r * b->width + w] = w * v.rd[1] + c - v.pl[1];
-    }
+  if (pixbuf_phases(b, &v, v.rd[0], v.rd[1], ((v.out[1] - 1) * v.s[1]) / v.rd[1] + 1, ctx))
+    return -1;
   j.kw_rows = v.k[0] * b->width;
   const double work = (double)g->plane * (double)g->O * (double)g->C * (double)g->taps;
   const int threads = pb_kernel_threads(ctx, (int64_t)(work / 1e4) + 1, 8);

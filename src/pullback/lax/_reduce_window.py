@@ -26,6 +26,7 @@ from ..tracer.array import Array
 from ..transforms.array_ops import as_operands
 from ..transforms.vmap import vmap
 from . import _elementwise as _ew
+from ._conv import padtype_to_pads
 from ._operands import ArrayLike, scalars_to
 
 __all__ = ["reduce_window", "reduce_window_shape_tuple"]
@@ -59,20 +60,13 @@ def reduce_window_shape_tuple(operand_shape: Sequence[int], window_dimensions: S
 
 
 def _pads(op: str, in_shape, window, strides, padding) -> tuple[tuple[int, int], ...]:
-    """``padding`` as (low, high) pairs; strings as ``jax.lax.padtype_to_pads``."""
+    """``padding`` as (low, high) pairs; strings as ``padtype_to_pads``."""
     if isinstance(padding, str):
-        kind = padding.upper()
-        if kind not in ("VALID", "SAME", "SAME_LOWER"):
-            raise RuntimeError(f"{op}: argument 'padding': unrecognized padding type: expected "
-                               f"'VALID', 'SAME', or 'SAME_LOWER', got {padding}.")
-        if kind == "VALID":
-            return ((0, 0),) * len(in_shape)
-        out = []
-        for n, w, s in zip(in_shape, window, strides):
-            total = max((-(-n // s) - 1) * s + w - n, 0)
-            lo = total // 2 if kind == "SAME" else total - total // 2
-            out.append((lo, total - lo))
-        return tuple(out)
+        try:
+            return tuple(padtype_to_pads(in_shape, window, strides, padding))
+        except RuntimeError as e:
+            raise RuntimeError(f"{op}: argument 'padding': {str(e)[0].lower()}{str(e)[1:]}") \
+                from None
     try:
         return tuple((core.operator_index(lo), core.operator_index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):

@@ -414,10 +414,10 @@ static void chunk(int64_t n, int tid, int nt, int64_t *a, int64_t *b) {
  * reads two operand rows, and each window element lands in one window (no overlap), so the
  * forward writes its output in one pass and select-and-scatter writes every operand position
  * of a window at once (the chosen one the source, the others 0), without a zeroing pass. */
-static bool pool2x2(const geom *g) {
-  const int m = g->m, h = m - 1;
-  if (g->nd < 2) return false;
-  for (int i = h; i <= m; ++i)
+/* dimensions h and h + 1 have 2x2 windows at stride 2 (no padding or dilation), every
+ * dimension before h passes through */
+static bool windows2x2_at(const geom *g, int h) {
+  for (int i = h; i <= h + 1; ++i)
     if (g->w[i] != 2 || g->s[i] != 2 || g->lo[i] != 0 || g->bd[i] != 1 || g->wd[i] != 1 ||
         2 * g->on[i] > g->n[i])
       return false;
@@ -427,9 +427,11 @@ static bool pool2x2(const geom *g) {
   return true;
 }
 
-/* the offset (under `st`) of output row r's first operand row: its leading position and 2*oh */
-static inline int64_t pool2x2_row(const geom *g, int64_t r, const int64_t *st, int64_t *oh) {
-  const int h = g->m - 1;
+static bool pool2x2(const geom *g) { return g->nd >= 2 && windows2x2_at(g, g->m - 1); }
+
+/* the offset (under `st`) of output row r's first operand row, r = (leading position, oh)
+ * with oh along dimension h: the leading position and 2*oh */
+static inline int64_t row_at(const geom *g, int h, int64_t r, const int64_t *st, int64_t *oh) {
   *oh = r % g->on[h];
   r /= g->on[h];
   int64_t off = 2 * *oh * st[h];
@@ -438,6 +440,10 @@ static inline int64_t pool2x2_row(const geom *g, int64_t r, const int64_t *st, i
     r /= g->on[i];
   }
   return off;
+}
+
+static inline int64_t pool2x2_row(const geom *g, int64_t r, const int64_t *st, int64_t *oh) {
+  return row_at(g, g->m - 1, r, st, oh);
 }
 
 static inline float mx_f(float a, float b) { return CMB_MAX(a, b); }
@@ -620,27 +626,12 @@ static bool pool2x2_nhwc(const geom *g, const int64_t *xs) {
   if (g->nd < 3 || g->w[m] != 1 || g->s[m] != 1 || g->lo[m] != 0 || g->bd[m] != 1 ||
       g->on[m] != g->n[m] || xs[m] != 4 || xs[m - 1] != 4 * g->n[m])
     return false;
-  for (int i = m - 2; i < m; ++i)
-    if (g->w[i] != 2 || g->s[i] != 2 || g->lo[i] != 0 || g->bd[i] != 1 || g->wd[i] != 1 ||
-        2 * g->on[i] > g->n[i])
-      return false;
-  for (int i = 0; i < m - 2; ++i)
-    if (g->w[i] != 1 || g->s[i] != 1 || g->lo[i] != 0 || g->bd[i] != 1 || g->on[i] != g->n[i])
-      return false;
-  return true;
+  return windows2x2_at(g, m - 2);
 }
 
 /* offset (under st) of the first operand row of output row r2 = (leading position, oh) */
 static inline int64_t nhwc_row(const geom *g, int64_t r2, const int64_t *st, int64_t *oh) {
-  const int h = g->m - 2;
-  *oh = r2 % g->on[h];
-  r2 /= g->on[h];
-  int64_t off = 2 * *oh * st[h];
-  for (int i = h - 1; i >= 0; --i) {
-    off += (r2 % g->on[i]) * st[i];
-    r2 /= g->on[i];
-  }
-  return off;
+  return row_at(g, g->m - 2, r2, st, oh);
 }
 
 static PB_CLONES void nhwc_fwd_f32(const float *restrict a, const float *restrict b,

@@ -18,3 +18,4 @@ from ._windows import *  # noqa: F401,F403
 from ._conditionals import *  # noqa: F401,F403
 from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403
+from . import linalg  # noqa: F401

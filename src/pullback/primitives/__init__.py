@@ -3,6 +3,7 @@ from . import (collectives, conversion, dot, elementwise, ffi, gradient_control,
                indexing, movement, random_bits, reductions, sort, windows)
 from . import cross_entropy, rope  # noqa: F401
 from . import norms  # noqa: F401
+from . import linalg  # noqa: F401
 from . import attention  # noqa: F401  (after the families its rules bind)
 from ..tracer.core import Primitive
 

@@ -336,6 +336,8 @@ def _lu_jvp(primals, tangents):
 def _take_rows(x, perm):
     """x[..., perm[...], :] for int32 perm (..., m): one batched gather."""
     shape = _shape(x)
+    if 0 in shape:  # nothing to permute (and no valid gather over an empty axis)
+        return x
     nd = len(shape)
     idx = _mv.broadcast_in_dim_p.bind(perm, shape=shape, broadcast_dimensions=tuple(range(nd - 1)))
     return _take_along_axis(x, idx, nd - 2)

@@ -236,25 +236,30 @@ def test_kernels_match_their_references():
     a = rng.standard_normal((2, 4, 3))
     s = _spd(rng, (2,), 3, np.float64)
     b = rng.standard_normal((2, 3, 2))
+    s[1, 0, 0] = -1  # not positive definite: NaNs on both backends
     for f, args in [(lambda x: lax_linalg.lu(x), (a,)), (lax_linalg.cholesky, (s,)),
                     (lambda x, y: lax_linalg.triangular_solve(x, y, left_side=True), (s, b))]:
         got = f(*args)
         with reference_backend():
             want = f(*args)
         for g, w in zip(pb.tree_util.tree_leaves(got), pb.tree_util.tree_leaves(want)):
-            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12,
+                                       equal_nan=False if f is not lax_linalg.cholesky else True)
+    assert np.isnan(np.asarray(lax_linalg.cholesky(s))[1]).all()
+    with reference_backend():
+        assert np.isnan(np.asarray(lax_linalg.cholesky(s))[1]).all()
 
 
 def test_large_batch_splits_over_threads():
     """Many small matrices in one call (the batch-split path) equal one call per matrix."""
     rng = np.random.default_rng(3)
     for dt in (np.float32, np.complex128):
-        s = _spd(rng, (257,), 8, dt)
-        b = _rand(rng, (257, 8, 3), dt)
+        s = _spd(rng, (1025,), 8, dt)
+        b = _rand(rng, (1025, 8, 3), dt)
         L = np.asarray(lax_linalg.cholesky(s))
         x = np.asarray(lax_linalg.triangular_solve(L, b, left_side=True, lower=True))
         lu = np.asarray(lax_linalg.lu(s)[0])
-        for i in (0, 100, 256):
+        for i in (0, 100, 513, 1024):
             np.testing.assert_array_equal(L[i], np.asarray(lax_linalg.cholesky(s[i])))
             np.testing.assert_array_equal(x[i], np.asarray(lax_linalg.triangular_solve(
                 L[i], b[i], left_side=True, lower=True)))

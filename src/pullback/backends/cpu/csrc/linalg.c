@@ -121,8 +121,10 @@ static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, in
  * per-thread setting (each thread then runs LAPACK on one thread). */
 static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
   if (nb < 2 || ctx->threads <= 1) return 1;
-  /* about 20 us of work per thread before a split pays */
-  const int64_t grain = flops >= 2e5 ? 1 : (int64_t)(2e5 / (flops + 1.0)) + 1;
+  /* about 20 us of work per thread before a split pays; a small matrix costs LAPACK's call
+   * overhead (~0.3 us) plus its flops at ~2 GFlop/s */
+  const double ns = 300.0 + flops / 2.0;
+  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
   const int t = pb_kernel_threads(ctx, nb, grain);
   if (t <= 1) return 1;
   const int old = pb_blas_local_threads(1); /* probe: can threads be pinned? */

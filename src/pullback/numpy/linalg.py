@@ -22,7 +22,9 @@ from ._linalg import diagonal, matmul, outer, tensordot, trace, vecdot  # noqa: 
 from ._promotion import promote_dtypes_inexact
 from ._reductions import any as _any, count_nonzero, prod, sum as _sum
 from ._shape import broadcast_to, expand_dims, matrix_transpose, squeeze  # noqa: F401
-from ._ufuncs import abs as _abs, conj, equal, log, multiply, not_equal, where
+from ._creation import zeros_like
+from ._ufuncs import abs as _abs, conj, equal, log, multiply, not_equal, real, where
+from ..transforms.custom_derivatives import custom_jvp
 
 __all__ = ["cholesky", "det", "inv", "slogdet", "solve", "SlogdetResult", "diagonal", "matmul",
            "matrix_transpose", "outer", "tensordot", "trace", "vecdot"]
@@ -62,10 +64,22 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     return conj(matrix_transpose(L)) if upper else L
 
 
-def _solve_matrix(fn: str, a: Any, b: Any) -> Any:
-    """``a⁻¹ b`` for (..., n, n) ``a`` and (..., n, k) ``b`` with broadcast batch dims."""
+@custom_jvp
+def _solve_matrix(a: Any, b: Any) -> Any:
+    """``a⁻¹ b`` for (..., n, n) ``a`` and (..., n, k) ``b`` of equal batch dims."""
     lu_, _, perm = lax_linalg.lu(a)
     return lax_linalg._lu_solve(lu_, perm, b, 0)
+
+
+@_solve_matrix.defjvp
+def _solve_matrix_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # x = a⁻¹ b, x_dot = a⁻¹ (b_dot - a_dot x) with a's factorization computed once (JAX's
+    # custom_linear_solve does the same): reverse mode transposes two triangular solves
+    # instead of lu's own derivative
+    (a, b), (a_dot, b_dot) = primals, tangents
+    lu_, _, perm = lax_linalg.lu(a)
+    x = lax_linalg._lu_solve(lu_, perm, b, 0)
+    return x, lax_linalg._lu_solve(lu_, perm, b_dot - matmul(a_dot, x), 0)
 
 
 def solve(a: Any, b: Any) -> Array:
@@ -96,7 +110,7 @@ def solve(a: Any, b: Any) -> Array:
                          "not broadcast") from None
     a = broadcast_to(a, batch + aa.shape[-2:])
     b = broadcast_to(b, batch + ba.shape[-2:])
-    x = _solve_matrix("solve", a, b)
+    x = _solve_matrix(a, b)
     return squeeze(x, -1) if vector else x
 
 
@@ -109,21 +123,79 @@ def inv(a: Any) -> Array:
 
 
 def _lu_parts(fn: str, a: Any):
-    (a,) = _inexact(fn, a)
-    _check_square(fn, a)
     lu_, pivots, _ = lax_linalg.lu(a)
     diag = diagonal(lu_, axis1=-2, axis2=-1)
     n = core.get_aval(a).shape[-1]
     iota = Array(np.arange(n, dtype=np.int32))
     parity = count_nonzero(not_equal(pivots, iota), axis=-1)
-    return a, diag, parity
+    return diag, parity
+
+
+def _square_inexact(fn: str, a: Any) -> Any:
+    (a,) = _inexact(fn, a)
+    _check_square(fn, a)
+    return a
+
+
+def _trace_solve(x: Any, g: Any) -> Any:
+    """trace(x⁻¹ g) over the last two axes (primitives only, not the custom_jvp solve: the
+    tangent g flows through it, so it must transpose)."""
+    lu_, _, perm = lax_linalg.lu(x)
+    return trace(lax_linalg._lu_solve(lu_, perm, g, 0), axis1=-2, axis2=-1)
+
+
+@custom_jvp
+def _det(a: Any) -> Any:
+    diag, parity = _lu_parts("det", a)
+    sign = where(equal(parity % 2, 0), 1, -1).astype(core.get_aval(a).dtype)
+    return multiply(sign, prod(diag, axis=-1))
+
+
+@_det.defjvp
+def _det_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # d det = det · trace(a⁻¹ da) (not finite at an exactly singular a, where JAX's cofactor
+    # rule still is)
+    (x,), (g,) = primals, tangents
+    y = _det(x)
+    return y, multiply(y, _trace_solve(x, g))
 
 
 def det(a: Any) -> Array:
-    """The determinant of each (..., n, n) matrix (from its LU factorization)."""
-    a, diag, parity = _lu_parts("det", a)
-    sign = where(equal(parity % 2, 0), 1, -1).astype(core.get_aval(a).dtype)
-    return multiply(sign, prod(diag, axis=-1))
+    """The determinant of each (..., n, n) matrix (from its LU factorization).
+
+    Its derivative ``det(a) trace(a⁻¹ da)`` is not finite at an exactly singular ``a``.
+    """
+    return _det(_square_inexact("det", a))
+
+
+@custom_jvp
+def _slogdet(a: Any) -> tuple:
+    diag, parity = _lu_parts("slogdet", a)
+    dt = core.get_aval(a).dtype
+    is_zero = _any(equal(diag, 0), axis=-1)
+    absd = _abs(diag)
+    logdet = _sum(log(absd), axis=-1)
+    flip = where(equal(parity % 2, 0), 1, -1).astype(dt)
+    if np.issubdtype(dt, np.complexfloating):
+        unit = diag / where(equal(absd, 0), 1, absd).astype(dt)
+        sign = multiply(flip, prod(unit, axis=-1))
+    else:
+        sign = multiply(flip, prod(where(diag < 0, -1, 1).astype(dt), axis=-1))
+    sign = where(is_zero, 0, sign).astype(dt)
+    logdet = where(is_zero, -np.inf, logdet).astype(core.get_aval(logdet).dtype)
+    return sign, logdet
+
+
+@_slogdet.defjvp
+def _slogdet_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # JAX's rule: d log|det| = re trace(a⁻¹ da); the sign turns by i im trace(a⁻¹ da)
+    (x,), (g,) = primals, tangents
+    sign, logdet = _slogdet(x)
+    t = _trace_solve(x, g)
+    if np.issubdtype(core.get_aval(x).dtype, np.complexfloating):
+        re = real(t)
+        return (sign, logdet), (multiply(t - re.astype(core.get_aval(t).dtype), sign), re)
+    return (sign, logdet), (zeros_like(sign), t)
 
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
@@ -139,17 +211,4 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """
     if method not in (None, "lu"):
         raise ValueError(f"slogdet: argument 'method' must be None or 'lu', got {method!r}")
-    a, diag, parity = _lu_parts("slogdet", a)
-    dt = core.get_aval(a).dtype
-    is_zero = _any(equal(diag, 0), axis=-1)
-    absd = _abs(diag)
-    logdet = _sum(log(absd), axis=-1)
-    flip = where(equal(parity % 2, 0), 1, -1).astype(dt)
-    if np.issubdtype(dt, np.complexfloating):
-        unit = diag / where(equal(absd, 0), 1, absd).astype(dt)
-        sign = multiply(flip, prod(unit, axis=-1))
-    else:
-        sign = multiply(flip, prod(where(diag < 0, -1, 1).astype(dt), axis=-1))
-    sign = where(is_zero, 0, sign).astype(dt)
-    logdet = where(is_zero, -np.inf, logdet).astype(core.get_aval(logdet).dtype)
-    return SlogdetResult(sign, logdet)
+    return SlogdetResult(*_slogdet(_square_inexact("slogdet", a)))

@@ -160,9 +160,16 @@ static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
 #define THREAD_ID 0
 #endif
 
+/* LAPACK's threads for one matrix of `flops` on the calling thread: threaded OpenBLAS spin-waits
+ * at every synchronisation for a descheduled thread (getrf of 256x256 took 420 ms instead of
+ * 0.9 ms on a loaded 2-core machine), so below ~0.3 GFlop a matrix runs on one thread. */
+static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
+  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
+}
+
 /* Runs body(i, thread) for i in [0, nb): split over `threads` threads (LAPACK held to one
  * thread in each), or on the calling thread with LAPACK at the caller's allowance. */
-#define FOR_BATCH(ctx, nb, threads, ...)                                                       \
+#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                       \
   do {                                                                                            \
     if ((threads) > 1) {                                                                          \
       OMP_FOR(threads)                                                                            \
@@ -174,7 +181,7 @@ static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
       }                                                                                           \
     } else {                                                                                      \
       const int tid = 0;                                                                          \
-      const int old_ = pb_blas_local_threads((ctx)->threads > 0 ? (ctx)->threads : 1);           \
+      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                      \
       for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                              \
       if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
     }                                                                                             \
@@ -215,7 +222,7 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
   const int64_t rs = a->strides[a->ndim - 2], cs = a->strides[a->ndim - 1];
   const int threads = batch_threads(ctx, nb, (double)n * n * n / 3);
   potrf_fn potrf = lapack.potrf[p];
-  FOR_BATCH(ctx, nb, threads, {
+  FOR_BATCH(ctx, nb, threads, (double)n * n * n / 3, {
     (void)tid;
     char *o = (char *)l->data + i * n * n * es;
     copy_matrix(o, n * es, es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, n, n, es,
@@ -281,7 +288,7 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
   const int64_t ars = a->strides[nd - 2], acs = a->strides[nd - 1];
   const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
   trsm_fn trsm = lapack.trsm[p];
-  FOR_BATCH(ctx, nb, threads, {
+  FOR_BATCH(ctx, nb, threads, (double)k * k * (pp->left_side ? n : m), {
     char *o = (char *)x->data + i * m * n * es, *w = ac[tid];
     copy_matrix(o, n * es, es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, n, es,
                 cplx, 0);
@@ -328,7 +335,7 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
       return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
   getrf_fn getrf = lapack.getrf[p];
-  FOR_BATCH(ctx, nb, threads, {
+  FOR_BATCH(ctx, nb, threads, (double)m * n * kk, {
     char *cm = w[tid], *o = (char *)lu->data + i * m * n * es;
     int *ip = (int *)(cm + m * n * es);
     /* column-major copy: element (r, c) at (c * m + r) */

@@ -14,20 +14,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..lax import linalg as lax_linalg
-from ..tracer import core, dtypes
+from ..tracer import core
 from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes
 from ._creation import asarray, eye
-from ._linalg import diagonal, matmul, outer, tensordot, trace, vecdot  # noqa: F401
+from ._linalg import diagonal as _diagonal, matmul as _matmul, trace as _trace
 from ._promotion import promote_dtypes_inexact
 from ._reductions import any as _any, count_nonzero, prod, sum as _sum
-from ._shape import broadcast_to, expand_dims, matrix_transpose, squeeze  # noqa: F401
+from ._shape import broadcast_to, expand_dims, matrix_transpose, squeeze
 from ._creation import zeros_like
 from ._ufuncs import abs as _abs, conj, equal, log, multiply, not_equal, real, where
 from ..transforms.custom_derivatives import custom_jvp
 
-__all__ = ["cholesky", "det", "inv", "slogdet", "solve", "SlogdetResult", "diagonal", "matmul",
-           "matrix_transpose", "outer", "tensordot", "trace", "vecdot"]
+__all__ = ["cholesky", "det", "inv", "slogdet", "solve", "SlogdetResult"]
 
 
 class SlogdetResult(NamedTuple):
@@ -79,7 +78,7 @@ def _solve_matrix_jvp(primals: tuple, tangents: tuple) -> tuple:
     (a, b), (a_dot, b_dot) = primals, tangents
     lu_, _, perm = lax_linalg.lu(a)
     x = lax_linalg._lu_solve(lu_, perm, b, 0)
-    return x, lax_linalg._lu_solve(lu_, perm, b_dot - matmul(a_dot, x), 0)
+    return x, lax_linalg._lu_solve(lu_, perm, b_dot - _matmul(a_dot, x), 0)
 
 
 def solve(a: Any, b: Any) -> Array:
@@ -124,7 +123,7 @@ def inv(a: Any) -> Array:
 
 def _lu_parts(fn: str, a: Any):
     lu_, pivots, _ = lax_linalg.lu(a)
-    diag = diagonal(lu_, axis1=-2, axis2=-1)
+    diag = _diagonal(lu_, axis1=-2, axis2=-1)
     n = core.get_aval(a).shape[-1]
     iota = Array(np.arange(n, dtype=np.int32))
     parity = count_nonzero(not_equal(pivots, iota), axis=-1)
@@ -141,7 +140,7 @@ def _trace_solve(x: Any, g: Any) -> Any:
     """trace(x⁻¹ g) over the last two axes (primitives only, not the custom_jvp solve: the
     tangent g flows through it, so it must transpose)."""
     lu_, _, perm = lax_linalg.lu(x)
-    return trace(lax_linalg._lu_solve(lu_, perm, g, 0), axis1=-2, axis2=-1)
+    return _trace(lax_linalg._lu_solve(lu_, perm, g, 0), axis1=-2, axis2=-1)
 
 
 @custom_jvp

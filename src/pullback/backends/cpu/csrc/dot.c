@@ -599,7 +599,10 @@ static int set_local_threads(void) {
 
 /* Sets OpenBLAS's thread count for the calling thread only; returns the previous count, or -1
  * (nothing set) when the library lacks the per-thread setting (load BLAS first). */
-int pb_blas_local_threads(int n) { return set_local_threads() ? set_local(n) : -1; }
+int pb_blas_local_threads(int n) {
+  /* before BLAS is loaded there is nothing to set (and probing then would record "absent") */
+  return gemm[PB_F32] && set_local_threads() ? set_local(n) : -1;
+}
 
 /* blas_matmul_raw with OpenBLAS held to the calling thread (set_local_threads() must hold):
  * single-threaded OpenBLAS beats the own kernel at every float32 size measured (1.3 vs 2.2 us at

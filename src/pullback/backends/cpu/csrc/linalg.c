@@ -13,6 +13,7 @@
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
+#include <complex.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -206,6 +207,36 @@ static void fill_nan(char *p, int64_t n, int dtype) {
 /* ---- cholesky: L (lower, L L^H = a) of each (n, n) matrix, from its lower triangle; a matrix
  * that is not positive definite gives NaNs (as JAX) ---- */
 
+/* Own Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
+ * written, column by column): LAPACK's per-call overhead is most of a small matrix's time
+ * (4096 8x8 float32: 1.0 ms through potrf). Fails (1) where potrf would (a pivot not > 0, or
+ * NaN). */
+enum { SMALL_N = 16 };
+#define SMALL_CHOL(NAME, T, R, CONJ, RE, SQRT)                                                   \
+  static int NAME(char *p, int64_t n) {                                                          \
+    T *a = (T *)p;                                                                               \
+    for (int64_t j = 0; j < n; ++j) {                                                            \
+      R d = RE(a[j * n + j]);                                                                    \
+      for (int64_t k = 0; k < j; ++k) d -= RE(a[j * n + k] * CONJ(a[j * n + k]));                \
+      if (!(d > 0)) return 1;                                                                    \
+      const R l = SQRT(d);                                                                       \
+      a[j * n + j] = l;                                                                          \
+      for (int64_t i = j + 1; i < n; ++i) {                                                      \
+        T t = a[i * n + j];                                                                      \
+        for (int64_t k = 0; k < j; ++k) t -= a[i * n + k] * CONJ(a[j * n + k]);                  \
+        a[i * n + j] = t / l;                                                                    \
+      }                                                                                          \
+    }                                                                                            \
+    return 0;                                                                                    \
+  }
+#define ID(x) (x)
+SMALL_CHOL(small_chol_s, float, float, ID, ID, sqrtf)
+SMALL_CHOL(small_chol_d, double, double, ID, ID, sqrt)
+SMALL_CHOL(small_chol_c, float complex, float, conjf, crealf, sqrtf)
+SMALL_CHOL(small_chol_z, double complex, double, conj, creal, sqrt)
+static int (*const small_chol[4])(char *, int64_t) = {small_chol_s, small_chol_d, small_chol_c,
+                                                       small_chol_z};
+
 static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                            const void *params, pb_kernel_ctx *ctx) {
   const pb_operand *a = &ins[0];
@@ -217,10 +248,12 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
   const int64_t n = a->shape[a->ndim - 1], nb = batch_count(a, 2);
   if (n > INT32_MAX) return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
   if (nb == 0 || n == 0) return 0;
-  if (load_lapack(ctx)) return ctx->error;
+  const int small = n <= SMALL_N;
+  if (!small && load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int64_t rs = a->strides[a->ndim - 2], cs = a->strides[a->ndim - 1];
-  const int threads = batch_threads(ctx, nb, (double)n * n * n / 3);
+  const int threads = small ? pb_kernel_threads(ctx, nb * n * n * n, 1 << 16)
+                            : batch_threads(ctx, nb, (double)n * n * n / 3);
   potrf_fn potrf = lapack.potrf[p];
   FOR_BATCH(ctx, nb, threads, (double)n * n * n / 3, {
     (void)tid;
@@ -231,7 +264,8 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
      * a^T gives a = L L^H with L = U^T, which is U read row-major */
     int ni = (int)n, info = 0;
     char up = 'U';
-    potrf(&up, &ni, o, &ni, &info);
+    if (small) info = small_chol[p](o, n);
+    else potrf(&up, &ni, o, &ni, &info);
     if (info != 0) fill_nan(o, n * n, a->dtype);
     else
       for (int64_t r = 0; r < n; ++r) memset(o + (r * n + r + 1) * es, 0, (size_t)((n - r - 1) * es));

@@ -1053,6 +1053,37 @@ def _window_shape(shape, window, strides, pad, bdil=None, wdil=None):
         padded = (max(n - 1, 0) * b + (1 if n else 0)) + lo + hi
         out.append((padded - e) // s + 1 if padded >= e else 0)
     return out
+def g_linalg(g: Gen) -> bool:
+    """Issue 28's decompositions (jnp.linalg, lax.linalg) on a well-conditioned matrix built from
+    a value v (..., n): A = t tᵀ + n I with t = tanh(v) (eigenvalues in [n, 2n])."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+               and 1 <= v.shape[-1] <= 6)
+    if v is None:
+        return False
+    n = v.shape[-1]
+    form = g.choice(["cholesky", "solve", "triangular_solve", "slogdet", "inv", "lu"]
+                    + (["det"] if n <= 3 else []))   # det's bound (2n)^n stays below BIG
+    shapes = {"cholesky": v.shape + (n,), "inv": v.shape + (n,), "lu": v.shape + (n,),
+              "solve": v.shape, "triangular_solve": v.shape, "slogdet": v.shape[:-1],
+              "det": v.shape[:-1]}
+    bounds = {"cholesky": math.sqrt(2 * n), "inv": 1.0, "lu": 2 * n + 1,
+              "solve": v.bound, "triangular_solve": v.bound, "slogdet": n * math.log(2 * n) + 1,
+              "det": (2.0 * n) ** n}
+    out = g.new(shapes[form], v.dtype, bounds[form])
+    a = f"{out.name}_a"
+    defs = (f"{out.name}_t = jnp.tanh({v.name})\n"
+            f"{a} = {out.name}_t[..., :, None] * {out.name}_t[..., None, :] + "
+            f"{n} * jnp.eye({n}, dtype={out.name}_t.dtype)")
+    code = {
+        "cholesky": f"jnp.linalg.cholesky({a})",
+        "inv": f"jnp.linalg.inv({a})",
+        "lu": f"lax.linalg.lu({a})[0]",
+        "solve": f"jnp.linalg.solve({a}, {v.name}[..., None])[..., 0]",
+        "triangular_solve": f"lax.linalg.triangular_solve(jnp.linalg.cholesky({a}), "
+                            f"{v.name}[..., None], left_side=True, lower=True)[..., 0]",
+        "slogdet": f"jnp.linalg.slogdet({a}).logabsdet",
+        "det": f"jnp.linalg.det({a})"}[form]
+    return g.emit("linalg", code, [v], out, defs=defs)
 
 
 CATALOGUE = {
@@ -1073,6 +1104,7 @@ CATALOGUE = {
     "conv": g_conv,
     "image": g_image,
     "reduce_window": g_reduce_window,
+    "linalg": g_linalg,
 }
 
 

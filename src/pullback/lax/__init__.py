@@ -20,3 +20,4 @@ from ._conv import *  # noqa: F401,F403
 from ._conditionals import *  # noqa: F401,F403
 from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403
+from . import linalg  # noqa: F401

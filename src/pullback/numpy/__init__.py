@@ -55,3 +55,4 @@ pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 # JAX's jnp.bool (the NumPy 2 name); last, so that nothing here calls the builtin after it
 bool = bool_  # noqa: A001
+from . import linalg  # noqa: E402,F401  (jnp.linalg)

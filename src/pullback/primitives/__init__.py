@@ -5,6 +5,7 @@ from . import cross_entropy, rope  # noqa: F401
 from . import norms  # noqa: F401
 from . import resize  # noqa: F401
 from . import reduce_window  # noqa: F401
+from . import linalg  # noqa: F401
 from . import attention  # noqa: F401  (after the families its rules bind)
 from . import conv  # noqa: F401
 from ..tracer.core import Primitive

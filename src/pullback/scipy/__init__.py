@@ -1,2 +1,3 @@
-"""``pullback.scipy``: the ``jax.scipy`` functions pullback has (``signal``)."""
+"""``pullback.scipy``: SciPy's API on pullback arrays, as ``jax.scipy`` (``linalg``, ``signal``)."""
+from . import linalg  # noqa: F401
 from . import signal  # noqa: F401

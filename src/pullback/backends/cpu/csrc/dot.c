@@ -38,28 +38,38 @@ typedef void (*gemm_fn)(char *ta, char *tb, int *m, int *n, int *k, void *alpha,
                         void *b, int *ldb, void *beta, void *c, int *ldc);
 static gemm_fn gemm[PB_NDT]; /* indexed by dtype slot; filled on first use */
 
-static int load_blas(void) {
-  if (gemm[PB_F32]) return 0;
-  PyObject *mod = PyImport_ImportModule("scipy.linalg.cython_blas");
+/* The function pointers SciPy's Cython module `module` (cython_blas, cython_lapack) exports in
+ * its __pyx_capi__ capsules as names[0..n) into out (needs the GIL; -1 with an exception naming
+ * `who` and the missing function). Shared by every kernel family that calls BLAS or LAPACK. */
+int pb_capsule_pointers(const char *who, const char *module, const char *const *names, int n,
+                        void **out) {
+  PyObject *mod = PyImport_ImportModule(module);
   if (!mod) return -1;
   PyObject *capi = PyObject_GetAttrString(mod, "__pyx_capi__");
   Py_DECREF(mod);
   if (!capi) return -1;
-  static const char *names[] = {"sgemm", "dgemm", "cgemm", "zgemm"};
-  static const int slots[] = {PB_F32, PB_F64, PB_C64, PB_C128};
-  gemm_fn found[4];
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < n; ++i) {
     PyObject *cap = PyDict_GetItemString(capi, names[i]); /* borrowed */
-    found[i] = cap ? (gemm_fn)PyCapsule_GetPointer(cap, PyCapsule_GetName(cap)) : NULL;
-    if (!found[i]) {
+    out[i] = cap ? PyCapsule_GetPointer(cap, PyCapsule_GetName(cap)) : NULL;
+    if (!out[i]) {
       Py_DECREF(capi);
       if (!PyErr_Occurred())
-        PyErr_Format(PyExc_ImportError, "dot_general: SciPy's BLAS has no %s", names[i]);
+        PyErr_Format(PyExc_ImportError, "%s: SciPy's %s has no %s", who, module, names[i]);
       return -1;
     }
   }
   Py_DECREF(capi);
-  for (int i = 0; i < 4; ++i) gemm[slots[i]] = found[i];
+  return 0;
+}
+
+static int load_blas(void) {
+  if (gemm[PB_F32]) return 0;
+  static const char *const names[] = {"sgemm", "dgemm", "cgemm", "zgemm"};
+  static const int slots[] = {PB_F32, PB_F64, PB_C64, PB_C128};
+  void *found[4];
+  if (pb_capsule_pointers("dot_general", "scipy.linalg.cython_blas", names, 4, found) < 0)
+    return -1;
+  for (int i = 0; i < 4; ++i) gemm[slots[i]] = (gemm_fn)found[i];
   return 0;
 }
 
@@ -585,6 +595,13 @@ static int set_local_threads(void) {
     }
   }
   return set_local != NULL;
+}
+
+/* Sets OpenBLAS's thread count for the calling thread only; returns the previous count, or -1
+ * (nothing set) when the library lacks the per-thread setting (load BLAS first). */
+int pb_blas_local_threads(int n) {
+  /* before BLAS is loaded there is nothing to set (and probing then would record "absent") */
+  return gemm[PB_F32] && set_local_threads() ? set_local(n) : -1;
 }
 
 /* blas_matmul_raw with OpenBLAS held to the calling thread (set_local_threads() must hold):

@@ -27,6 +27,12 @@ int pb_cast_nslots(void);
 
 /* dot.c: load SciPy's BLAS (needs the GIL; -1 with an exception). */
 int pb_dot_prepare(void);
+/* dot.c: the function pointers SciPy's Cython module `module` exports as names[0..n) (needs the
+ * GIL; -1 with an ImportError naming `who`), and OpenBLAS's thread count for the calling thread
+ * (returns the previous count, -1 when it cannot be set; after pb_dot_prepare). */
+int pb_capsule_pointers(const char *who, const char *module, const char *const *names, int n,
+                        void **out);
+int pb_blas_local_threads(int n);
 /* out (Bt, M, N) = a (Bt, M, K) @ b (Bt, K, N), byte strides (batch, row, col) per operand, dtype
  * cast slots sa, sb, so (matmul's rules). Runs on the calling thread (plus OpenMP/BLAS threads);
  * no GIL needed. 0, or -1 when out of memory / no kernel for the dtypes. */

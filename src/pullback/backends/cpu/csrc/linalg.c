@@ -1,0 +1,428 @@
+/* Linear algebra kernels (primitives/linalg.py) on SciPy's LAPACK and BLAS: the function
+ * pointers SciPy's cython_lapack / cython_blas export (as dot.c's matmul), fetched at first use.
+ *
+ * Every kernel takes leading batch dimensions and loops over them in one call. With threads to
+ * spare and more than one matrix, the batch is split over OpenMP threads, each running LAPACK
+ * held to one thread (OpenBLAS's per-thread setting); a single matrix runs LAPACK with the
+ * caller's thread allowance instead. Without the per-thread setting the batch is not split
+ * (BLAS is never called inside an OpenMP region it could thread again).
+ *
+ * LAPACK is column-major and the operands row-major: a row-major buffer read column-major is the
+ * transpose, so cholesky and triangular_solve pick the transposed problem (no transposing copy),
+ * and lu transposes into a column-major scratch (getrf's row pivoting needs the real matrix). */
+#include "pb.h"
+#include "kernel_abi.h"
+#include "schedule.h"
+#include <complex.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- SciPy's LAPACK and BLAS ---- */
+
+enum { S, D, C, Z }; /* LAPACK's prefixes, the order of the names below */
+typedef void (*potrf_fn)(char *uplo, int *n, void *a, int *lda, int *info);
+typedef void (*getrf_fn)(int *m, int *n, void *a, int *lda, int *ipiv, int *info);
+typedef void (*trsm_fn)(char *side, char *uplo, char *transa, char *diag, int *m, int *n,
+                        void *alpha, void *a, int *lda, void *b, int *ldb);
+static struct {
+  potrf_fn potrf[4];
+  getrf_fn getrf[4];
+  trsm_fn trsm[4];
+} lapack;
+static atomic_int lapack_loaded;
+
+/* Loads the pointers on first use. A kernel runs without the GIL, so this takes it, once per
+ * process (the eager entry and a program's main thread hold it or have released it; the first
+ * linalg call is never a worker of a parallel step that holds it, in practice: see
+ * docs/linalg.md). 0, or -1 with ctx's error set. */
+static int load_lapack(pb_kernel_ctx *ctx) {
+  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
+  static const char *const lapack_names[] = {"spotrf", "dpotrf", "cpotrf", "zpotrf",
+                                             "sgetrf", "dgetrf", "cgetrf", "zgetrf"};
+  static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm"};
+  PyGILState_STATE g = PyGILState_Ensure();
+  void *lp[8], *bp[4];
+  int rc = 0;
+  if (pb_dot_prepare() < 0 ||
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 8, lp) < 0 ||
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *msg = v ? PyObject_Str(v) : NULL;
+    const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "cannot load SciPy's LAPACK: %s", m ? m : "?");
+    PyErr_Clear();
+    Py_XDECREF(msg);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    rc = -1;
+  } else {
+    for (int i = 0; i < 4; ++i) {
+      lapack.potrf[i] = (potrf_fn)lp[i];
+      lapack.getrf[i] = (getrf_fn)lp[4 + i];
+      lapack.trsm[i] = (trsm_fn)bp[i];
+    }
+    atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
+  }
+  PyGILState_Release(g);
+  return rc;
+}
+
+/* The LAPACK prefix of a dtype code, or -1 */
+static int prefix_of(int dtype) {
+  switch (dtype) {
+  case PB_F32: return S;
+  case PB_F64: return D;
+  case PB_C64: return C;
+  case PB_C128: return Z;
+  default: return -1;
+  }
+}
+
+/* ---- batches ---- */
+
+/* Byte offset of batch element i of operand o whose last `core` dims are the matrix. */
+static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
+  int64_t off = 0;
+  for (int d = o->ndim - core - 1; d >= 0; --d) {
+    off += (i % o->shape[d]) * o->strides[d];
+    i /= o->shape[d];
+  }
+  return off;
+}
+
+static int64_t batch_count(const pb_operand *o, int core) {
+  int64_t n = 1;
+  for (int d = 0; d < o->ndim - core; ++d) n *= o->shape[d];
+  return n;
+}
+
+/* dst[i, j] = src[i, j] for an r x c matrix, byte strides per side; conj flips the imaginary
+ * parts (es = 8 or 16 complex when cplx). A transposing copy runs in 32 x 32 tiles: a
+ * power-of-two row length otherwise maps every column's writes to one cache set (lu of 256 x
+ * 256 took 7x LAPACK's time untiled). */
+#define COPY_TILE(T)                                                                              \
+  for (int64_t i = i0; i < i1; ++i)                                                               \
+    for (int64_t j = j0; j < j1; ++j)                                                             \
+      memcpy(dst + i * drs + j * dcs, src + i * srs + j * scs, sizeof(T));
+typedef struct { double re, im; } pb_z;
+static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs,
+                        int64_t scs, int64_t r, int64_t c, int es, int cplx, int conj) {
+  if (dcs == es && scs == es && !(conj && cplx)) { /* rows contiguous on both sides */
+    for (int64_t i = 0; i < r; ++i) memcpy(dst + i * drs, src + i * srs, (size_t)(c * es));
+    return;
+  }
+  enum { TB = 32 };
+  for (int64_t i0 = 0; i0 < r; i0 += TB)
+    for (int64_t j0 = 0; j0 < c; j0 += TB) {
+      const int64_t i1 = i0 + TB < r ? i0 + TB : r, j1 = j0 + TB < c ? j0 + TB : c;
+      switch (es) {
+      case 4: COPY_TILE(float) break;
+      case 8: COPY_TILE(double) break;
+      default: COPY_TILE(pb_z) break;
+      }
+    }
+  if (conj && cplx)
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        char *d = dst + i * drs + j * dcs;
+        if (es == 8) ((float *)d)[1] = -((float *)d)[1];
+        else ((double *)d)[1] = -((double *)d)[1];
+      }
+}
+
+/* How many threads split a batch of nb matrices of `flops` each: >1 only with OpenBLAS's
+ * per-thread setting (each thread then runs LAPACK on one thread). */
+static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
+  if (nb < 2 || ctx->threads <= 1) return 1;
+  /* about 20 us of work per thread before a split pays; a small matrix costs LAPACK's call
+   * overhead (~0.3 us) plus its flops at ~2 GFlop/s */
+  const double ns = 300.0 + flops / 2.0;
+  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
+  const int t = pb_kernel_threads(ctx, nb, grain);
+  if (t <= 1) return 1;
+  const int old = pb_blas_local_threads(1); /* probe: can threads be pinned? */
+  if (old < 0) return 1;
+  pb_blas_local_threads(old);
+  return t;
+}
+
+#ifdef _OPENMP
+#define PB_PRAGMA(x) _Pragma(#x)
+#define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
+#define THREAD_ID omp_get_thread_num()
+#else
+#define OMP_FOR(t)
+#define THREAD_ID 0
+#endif
+
+/* LAPACK's threads for one matrix of `flops` on the calling thread: threaded OpenBLAS spin-waits
+ * at every synchronisation for a descheduled thread (getrf of 256x256 took 420 ms instead of
+ * 0.9 ms on a loaded 2-core machine), so below ~0.3 GFlop a matrix runs on one thread. */
+static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
+  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
+}
+
+/* Runs body(i, thread) for i in [0, nb): split over `threads` threads (LAPACK held to one
+ * thread in each), or on the calling thread with LAPACK at the caller's allowance. */
+#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                       \
+  do {                                                                                            \
+    if ((threads) > 1) {                                                                          \
+      OMP_FOR(threads)                                                                            \
+      for (int64_t i = 0; i < (nb); ++i) {                                                        \
+        const int tid = THREAD_ID;                                                                \
+        const int old_ = pb_blas_local_threads(1);                                                \
+        __VA_ARGS__;                                                                              \
+        if (old_ >= 0) pb_blas_local_threads(old_);                                               \
+      }                                                                                           \
+    } else {                                                                                      \
+      const int tid = 0;                                                                          \
+      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                      \
+      for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                              \
+      if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
+    }                                                                                             \
+  } while (0)
+
+static int check_float(pb_kernel_ctx *ctx, const pb_operand *o, const char *what) {
+  if (prefix_of(o->dtype) < 0)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s must be float32/float64/complex64/complex128",
+                          what);
+  return 0;
+}
+
+static void fill_nan(char *p, int64_t n, int dtype) {
+  for (int64_t k = 0; k < n; ++k) switch (dtype) {
+    case PB_F32: ((float *)p)[k] = NAN; break;
+    case PB_F64: ((double *)p)[k] = NAN; break;
+    case PB_C64: ((float *)p)[2 * k] = NAN; ((float *)p)[2 * k + 1] = 0.0f; break;
+    default: ((double *)p)[2 * k] = NAN; ((double *)p)[2 * k + 1] = 0.0; break;
+    }
+}
+
+/* ---- cholesky: L (lower, L L^H = a) of each (n, n) matrix, from its lower triangle; a matrix
+ * that is not positive definite gives NaNs (as JAX) ---- */
+
+/* Own Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
+ * written, column by column): LAPACK's per-call overhead is most of a small matrix's time
+ * (4096 8x8 float32: 1.0 ms through potrf). Fails (1) where potrf would (a pivot not > 0, or
+ * NaN). */
+enum { SMALL_N = 16 };
+#define SMALL_CHOL(NAME, T, R, CONJ, RE, SQRT)                                                   \
+  static int NAME(char *p, int64_t n) {                                                          \
+    T *a = (T *)p;                                                                               \
+    for (int64_t j = 0; j < n; ++j) {                                                            \
+      R d = RE(a[j * n + j]);                                                                    \
+      for (int64_t k = 0; k < j; ++k) d -= RE(a[j * n + k] * CONJ(a[j * n + k]));                \
+      if (!(d > 0)) return 1;                                                                    \
+      const R l = SQRT(d);                                                                       \
+      a[j * n + j] = l;                                                                          \
+      for (int64_t i = j + 1; i < n; ++i) {                                                      \
+        T t = a[i * n + j];                                                                      \
+        for (int64_t k = 0; k < j; ++k) t -= a[i * n + k] * CONJ(a[j * n + k]);                  \
+        a[i * n + j] = t / l;                                                                    \
+      }                                                                                          \
+    }                                                                                            \
+    return 0;                                                                                    \
+  }
+#define ID(x) (x)
+SMALL_CHOL(small_chol_s, float, float, ID, ID, sqrtf)
+SMALL_CHOL(small_chol_d, double, double, ID, ID, sqrt)
+SMALL_CHOL(small_chol_c, float complex, float, conjf, crealf, sqrtf)
+SMALL_CHOL(small_chol_z, double complex, double, conj, creal, sqrt)
+static int (*const small_chol[4])(char *, int64_t) = {small_chol_s, small_chol_d, small_chol_c,
+                                                       small_chol_z};
+
+static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                           const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *a = &ins[0];
+  pb_operand *l = &outs[0];
+  if (a->ndim < 2 || !pb_operand_same_shape(a, l) || a->dtype != l->dtype ||
+      a->shape[a->ndim - 1] != a->shape[a->ndim - 2] || check_float(ctx, a, "cholesky's operand"))
+    return ctx->error ? ctx->error
+                      : pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operand must be (..., n, n)");
+  const int64_t n = a->shape[a->ndim - 1], nb = batch_count(a, 2);
+  if (n > INT32_MAX) return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  if (nb == 0 || n == 0) return 0;
+  const int small = n <= SMALL_N;
+  if (!small && load_lapack(ctx)) return ctx->error;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  const int64_t rs = a->strides[a->ndim - 2], cs = a->strides[a->ndim - 1];
+  const int threads = small ? pb_kernel_threads(ctx, nb * n * n * n, 1 << 16)
+                            : batch_threads(ctx, nb, (double)n * n * n / 3);
+  potrf_fn potrf = lapack.potrf[p];
+  FOR_BATCH(ctx, nb, threads, (double)n * n * n / 3, {
+    (void)tid;
+    char *o = (char *)l->data + i * n * n * es;
+    copy_matrix(o, n * es, es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, n, n, es,
+                cplx, 0);
+    /* row-major o read column-major is a^T: its upper triangle is a's lower one, and U^H U =
+     * a^T gives a = L L^H with L = U^T, which is U read row-major */
+    int ni = (int)n, info = 0;
+    char up = 'U';
+    if (small) info = small_chol[p](o, n);
+    else potrf(&up, &ni, o, &ni, &info);
+    if (info != 0) fill_nan(o, n * n, a->dtype);
+    else
+      for (int64_t r = 0; r < n; ++r) memset(o + (r * n + r + 1) * es, 0, (size_t)((n - r - 1) * es));
+  });
+  return 0;
+}
+
+/* ---- triangular_solve: op(a) x = b (left_side) or x op(a) = b, a triangular ---- */
+
+typedef struct {
+  int32_t left_side, lower, transpose_a, conjugate_a, unit_diagonal;
+} trsm_params;
+
+static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                                   const void *params, pb_kernel_ctx *ctx) {
+  const trsm_params *pp = params;
+  const pb_operand *a = &ins[0], *b = &ins[1];
+  pb_operand *x = &outs[0];
+  if (a->ndim < 2 || b->ndim != a->ndim || !pb_operand_same_shape(b, x) || a->dtype != b->dtype ||
+      b->dtype != x->dtype || check_float(ctx, a, "triangular_solve's operands"))
+    return ctx->error ? ctx->error : pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operands do not fit");
+  const int nd = a->ndim;
+  const int64_t m = b->shape[nd - 2], n = b->shape[nd - 1], k = a->shape[nd - 1];
+  if (a->shape[nd - 2] != k || k != (pp->left_side ? m : n))
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "a does not fit b");
+  for (int d = 0; d < nd - 2; ++d)
+    if (a->shape[d] != b->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "batch dimensions differ");
+  if (m > INT32_MAX || n > INT32_MAX)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for BLAS");
+  const int64_t nb = batch_count(b, 2);
+  if (nb == 0 || m == 0 || n == 0) return 0;
+  if (load_lapack(ctx)) return ctx->error;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  /* the scratch copy of a conjugates it when conjugate_a comes without transpose_a (BLAS has no
+   * conjugate-only op); with transpose_a, 'C' does it */
+  const int conj_copy = pp->conjugate_a && !pp->transpose_a && cplx;
+  const int threads = batch_threads(ctx, nb, (double)k * k * (pp->left_side ? n : m));
+  char **ac = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
+  if (!ac) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  for (int t = 0; t < threads; ++t)
+    if (!(ac[t] = ctx->scratch(ctx, (size_t)(k * k * es))))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  /* row-major x (m, n) read column-major is x^T: op(a) x = b is x^T op(a)^T = b^T, a right-side
+   * solve of the column-major a^T; x op(a) = b is op(a)^T x^T = b^T, a left-side one. op(a)^T
+   * of the column-major a^T is: a^T ('N'), a ('T' for op = transpose), a^H ('C' for op =
+   * conjugate transpose); a's lower triangle is a^T's upper one. */
+  char side = pp->left_side ? 'R' : 'L', uplo = pp->lower ? 'U' : 'L',
+       trans = !pp->transpose_a ? 'N' : (pp->conjugate_a && cplx) ? 'C' : 'T',
+       diag = pp->unit_diagonal ? 'U' : 'N';
+  const double one[2] = {1.0, 0.0};
+  const float onef[2] = {1.0f, 0.0f};
+  void *alpha = (p == S || p == C) ? (void *)onef : (void *)one;
+  const int64_t ars = a->strides[nd - 2], acs = a->strides[nd - 1];
+  const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
+  trsm_fn trsm = lapack.trsm[p];
+  FOR_BATCH(ctx, nb, threads, (double)k * k * (pp->left_side ? n : m), {
+    char *o = (char *)x->data + i * m * n * es, *w = ac[tid];
+    copy_matrix(o, n * es, es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, n, es,
+                cplx, 0);
+    copy_matrix(w, k * es, es, (const char *)a->data + batch_offset(a, 2, i), ars, acs, k, k, es,
+                cplx, conj_copy);
+    int bm = (int)n, bn = (int)m, lda = (int)k, ldb = (int)n;
+    trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
+  });
+  return 0;
+}
+
+/* ---- lu: P a = L U with partial pivoting (getrf); outputs lu (m, n), pivots (min(m, n)) and
+ * the permutation (m), int32, 0-based as JAX's ---- */
+
+static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                     const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *a = &ins[0];
+  pb_operand *lu = &outs[0], *piv = &outs[1], *perm = &outs[2];
+  const int nd = a->ndim;
+  if (nd < 2 || !pb_operand_same_shape(a, lu) || a->dtype != lu->dtype ||
+      piv->dtype != PB_I32 || perm->dtype != PB_I32 || piv->ndim != nd - 1 ||
+      perm->ndim != nd - 1 || check_float(ctx, a, "lu's operand"))
+    return ctx->error ? ctx->error : pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operands do not fit");
+  const int64_t m = a->shape[nd - 2], n = a->shape[nd - 1], kk = m < n ? m : n;
+  if (piv->shape[nd - 2] != kk || perm->shape[nd - 2] != m)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "outputs do not fit");
+  if (m > INT32_MAX || n > INT32_MAX)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  const int64_t nb = batch_count(a, 2);
+  if (nb == 0) return 0;
+  int32_t *pv = piv->data, *pm = perm->data;
+  if (m == 0 || n == 0) { /* no factorization: the identity permutation */
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t r = 0; r < m; ++r) pm[i * m + r] = (int32_t)r;
+    return 0;
+  }
+  if (load_lapack(ctx)) return ctx->error;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  const int threads = batch_threads(ctx, nb, (double)m * n * kk);
+  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
+  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  for (int t = 0; t < threads; ++t)
+    if (!(w[t] = ctx->scratch(ctx, (size_t)(m * n * es + kk * 4))))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
+  getrf_fn getrf = lapack.getrf[p];
+  FOR_BATCH(ctx, nb, threads, (double)m * n * kk, {
+    char *cm = w[tid], *o = (char *)lu->data + i * m * n * es;
+    int *ip = (int *)(cm + m * n * es);
+    /* column-major copy: element (r, c) at (c * m + r) */
+    copy_matrix(cm, es, m * es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, m, n, es,
+                cplx, 0);
+    int mi = (int)m, ni = (int)n, info = 0;
+    getrf(&mi, &ni, cm, &mi, ip, &info); /* info > 0: exactly singular U, still a result */
+    copy_matrix(o, n * es, es, cm, es, m * es, m, n, es, cplx, 0);
+    int32_t *pvi = pv + i * kk, *pmi = pm + i * m;
+    for (int64_t r = 0; r < m; ++r) pmi[r] = (int32_t)r;
+    for (int64_t r = 0; r < kk; ++r) {
+      pvi[r] = ip[r] - 1;
+      const int32_t t = pmi[r];
+      pmi[r] = pmi[pvi[r]];
+      pmi[pvi[r]] = t;
+    }
+  });
+  return 0;
+}
+
+/* ---- lu_pivots_to_permutation: the permutation (..., m) the row swaps pivots (..., k) make
+ * of 0..m-1 (pivots outside [0, m) swap nothing: nothing is read out of bounds) ---- */
+
+static int lu_pivots_to_permutation_kernel(const pb_operand *ins, int nin, pb_operand *outs,
+                                           int nout, const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *pv = &ins[0];
+  pb_operand *pm = &outs[0];
+  if (pv->ndim < 1 || pm->ndim != pv->ndim || pv->dtype != PB_I32 || pm->dtype != PB_I32)
+    return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "pivots must be int32 (..., k)");
+  for (int d = 0; d < pv->ndim - 1; ++d)
+    if (pv->shape[d] != pm->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "batch dimensions differ");
+  const int64_t k = pv->shape[pv->ndim - 1], m = pm->shape[pm->ndim - 1], nb = batch_count(pv, 1);
+  const int64_t ks = pv->strides[pv->ndim - 1];
+  for (int64_t i = 0; i < nb; ++i) {
+    const char *src = (const char *)pv->data + batch_offset(pv, 1, i);
+    int32_t *o = (int32_t *)pm->data + i * m;
+    for (int64_t r = 0; r < m; ++r) o[r] = (int32_t)r;
+    for (int64_t r = 0; r < k && r < m; ++r) {
+      const int32_t p = *(const int32_t *)(src + r * ks);
+      if (p < 0 || p >= m) continue;
+      const int32_t t = o[r];
+      o[r] = o[p];
+      o[p] = t;
+    }
+  }
+  return 0;
+}
+
+static const pb_kernel_def kernels[] = {
+  {"lu_pivots_to_permutation", lu_pivots_to_permutation_kernel, 1, 1, 0},
+  {"cholesky", cholesky_kernel, 1, 1, 0},
+  {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params)},
+  {"lu", lu_kernel, 1, 3, 0},
+};
+PB_KERNELS(kernels)

@@ -8,6 +8,7 @@ windows, strides, paddings (negative too) and dilations, every dtype and several
 derivatives against finite differences to order 2 in both modes; vmap against a loop; jit
 against eager; ties in max/min sending the gradient to the window's first extreme (JAX's
 values); bad inputs naming the argument."""
+import contextlib
 import itertools
 import math
 
@@ -495,12 +496,24 @@ def test_generic_pytree_jit_grad_vmap():
         [51.0, 52.0, 52.0, 53.0, 53.0, 54.0])
 
 
+@contextlib.contextmanager
+def _jax_x64(jax):
+    """JAX's 64-bit mode for an oracle, restored after (later tests use its default)."""
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", old)
+
+
 def test_generic_matches_jax():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     x = _distinct((4, 5))
     f = lambda a, b: a * 0.5 + b * b
-    want = jax.lax.reduce_window(x, 1.0, f, (2, 3), (1, 2), ((1, 0), (1, 1)), (1, 2), (2, 1))
+    with _jax_x64(jax):
+        want = np.asarray(jax.lax.reduce_window(x, 1.0, f, (2, 3), (1, 2), ((1, 0), (1, 1)),
+                                                (1, 2), (2, 1)))
     got = lax.reduce_window(x, 1.0, f, (2, 3), (1, 2), ((1, 0), (1, 1)), (1, 2), (2, 1))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
 
@@ -508,21 +521,23 @@ def test_generic_matches_jax():
 @given(geometries(min_nd=1), st.sampled_from(["sum", "max", "min"]), st.integers(0, 2**16))
 def test_monoids_match_jax(case, op, seed):
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     shape, geo = case
     x = rand(np.random.default_rng(seed), shape, np.float64)
     jop = {"sum": jax.lax.add, "max": jax.lax.max, "min": jax.lax.min}[op]
     args = (geo["window_dimensions"], geo["window_strides"], geo["padding"],
             geo["base_dilation"], geo["window_dilation"])
-    want = jax.lax.reduce_window(x, float(rw.identity(op, np.float64)), jop, *args)
-    np.testing.assert_array_equal(np.asarray(_lax_reduce_window(x, op, geo)), np.asarray(want))
+    with _jax_x64(jax):
+        want = np.asarray(jax.lax.reduce_window(x, float(rw.identity(op, np.float64)), jop,
+                                                *args))
+    np.testing.assert_array_equal(np.asarray(_lax_reduce_window(x, op, geo)), want)
     if op != "sum" and all(p >= 0 for pr in geo["padding"] for p in pr) and \
             set(geo["base_dilation"]) == {1} and set(geo["window_dilation"]) == {1}:
         ct = rand(np.random.default_rng(seed + 1), np.shape(want), np.float64)
-        g = jax.vjp(lambda x: jax.lax.reduce_window(x, float(rw.identity(op, np.float64)), jop,
-                                                    *args), x)[1](ct)[0]
+        with _jax_x64(jax):
+            g = np.asarray(jax.vjp(lambda x: jax.lax.reduce_window(
+                x, float(rw.identity(op, np.float64)), jop, *args), x)[1](ct)[0])
         got = pb.vjp(lambda x: _lax_reduce_window(x, op, geo), x)[1](ct)[0]
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(g))
+        np.testing.assert_array_equal(np.asarray(got), g)
 
 
 # ---- lax.reduce ----

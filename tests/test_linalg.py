@@ -3,6 +3,9 @@ pullback.scipy.linalg against NumPy/SciPy, derivatives (check_grads order 2, bot
 jit, errors."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -397,3 +400,17 @@ def test_errors_name_function_argument_and_shapes():
 def test_lax_linalg_is_reachable():
     assert lax.linalg is lax_linalg
     assert jnp.linalg.cholesky is not None and pl.cholesky_p.name == "cholesky"
+
+
+def test_first_linalg_use_of_a_process_inside_jit():
+    # the LAPACK pointers are read by the kernels' prepare hook, with the GIL held, when the
+    # compiled step is built (a kernel taking the GIL itself could wait forever on a worker
+    # of a parallel step whose program holds it)
+    code = ("import numpy as np, pullback as pb, pullback.numpy as jnp\n"
+            "a = np.eye(4, dtype=np.float32) * 4\n"
+            "f = pb.jit(lambda a: (jnp.linalg.cholesky(a), pb.lax.linalg.lu(a)[0]))\n"
+            "print(float(np.asarray(f(a)[0])[0, 0]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2.0"

@@ -136,19 +136,19 @@ int pb_kernel_check(const pb_kernel_def *k, Py_ssize_t nin, Py_ssize_t nout,
                  (long long)k->params_size, params_size);
     return -1;
   }
-  return 0;
+  return k->prepare ? k->prepare() : 0; /* (both callers hold the GIL) */
 }
 
 static PyObject *registry; /* name -> Kernel */
 
 static PyObject *new_kernel(const char *name, pb_kernel_fn fn, int nin, int nout,
-                            int64_t params_size, PyObject *owner) {
+                            int64_t params_size, int (*prepare)(void), PyObject *owner) {
   KernelObject *k = PyObject_New(KernelObject, &KernelType);
   if (!k) return NULL;
   k->owner = Py_XNewRef(owner);
   k->name = PyUnicode_FromString(name);
   if (!k->name) { Py_DECREF(k); return NULL; }
-  k->def = (pb_kernel_def){PyUnicode_AsUTF8(k->name), fn, nin, nout, params_size};
+  k->def = (pb_kernel_def){PyUnicode_AsUTF8(k->name), fn, nin, nout, params_size, prepare};
   return (PyObject *)k;
 }
 
@@ -197,7 +197,7 @@ static PyObject *py_register_kernel(PyObject *self, PyObject *args, PyObject *kw
                    "registered", name);
     return NULL;
   }
-  PyObject *k = new_kernel(name, (pb_kernel_fn)ptr, nin, nout, (int64_t)psize, owner);
+  PyObject *k = new_kernel(name, (pb_kernel_fn)ptr, nin, nout, (int64_t)psize, NULL, owner);
   if (!k) return NULL;
   if (PyDict_SetItemString(registry, name, k) < 0) { Py_DECREF(k); return NULL; }
   return k;
@@ -339,7 +339,8 @@ int pb_register_kernel_abi(PyObject *m) {
         PyErr_Format(PyExc_ImportError, "pullback: two kernels are registered as '%s'", d->name);
         return -1;
       }
-      PyObject *k = new_kernel(d->name, d->fn, d->nin, d->nout, d->params_size, NULL);
+      PyObject *k = new_kernel(d->name, d->fn, d->nin, d->nout, d->params_size, d->prepare,
+                               NULL);
       if (!k || PyDict_SetItemString(registry, d->name, k) < 0) { Py_XDECREF(k); return -1; }
       Py_DECREF(k);
     }

@@ -18,6 +18,11 @@ typedef struct {
   pb_kernel_fn fn;
   int nin, nout;          /* operand counts, -1: any */
   int64_t params_size;    /* the exact size of the params blob in bytes */
+  /* NULL, or run with the GIL held before the kernel can first run (an eager call, a compiled
+   * step being built), e.g. to load library pointers through Python: 0, or -1 with a Python
+   * exception set. A kernel runs without the GIL, and taking it from a worker of a parallel
+   * step whose program holds it would deadlock. */
+  int (*prepare)(void);
 } pb_kernel_def;
 
 typedef struct pb_kernel_table {

@@ -35,42 +35,32 @@ static struct {
 } lapack;
 static atomic_int lapack_loaded;
 
-/* Loads the pointers on first use. A kernel runs without the GIL, so this takes it, once per
- * process (the eager entry and a program's main thread hold it or have released it; the first
- * linalg call is never a worker of a parallel step that holds it, in practice: see
- * docs/linalg.md). 0, or -1 with ctx's error set. */
-static int load_lapack(pb_kernel_ctx *ctx) {
+/* Loads the pointers, with the GIL held: the kernels' prepare hook (kernel_abi.h), run before
+ * any of them can first run. 0, or -1 with a Python exception set. */
+static int linalg_prepare(void) {
   if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
   static const char *const lapack_names[] = {"spotrf", "dpotrf", "cpotrf", "zpotrf",
                                              "sgetrf", "dgetrf", "cgetrf", "zgetrf"};
   static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm"};
-  PyGILState_STATE g = PyGILState_Ensure();
   void *lp[8], *bp[4];
-  int rc = 0;
   if (pb_dot_prepare() < 0 ||
       pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 8, lp) < 0 ||
-      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0) {
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
-    PyObject *msg = v ? PyObject_Str(v) : NULL;
-    const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
-    pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "cannot load SciPy's LAPACK: %s", m ? m : "?");
-    PyErr_Clear();
-    Py_XDECREF(msg);
-    Py_XDECREF(t);
-    Py_XDECREF(v);
-    Py_XDECREF(tb);
-    rc = -1;
-  } else {
-    for (int i = 0; i < 4; ++i) {
-      lapack.potrf[i] = (potrf_fn)lp[i];
-      lapack.getrf[i] = (getrf_fn)lp[4 + i];
-      lapack.trsm[i] = (trsm_fn)bp[i];
-    }
-    atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0)
+    return -1;
+  for (int i = 0; i < 4; ++i) {
+    lapack.potrf[i] = (potrf_fn)lp[i];
+    lapack.getrf[i] = (getrf_fn)lp[4 + i];
+    lapack.trsm[i] = (trsm_fn)bp[i];
   }
-  PyGILState_Release(g);
-  return rc;
+  atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
+  return 0;
+}
+
+/* The pointers, loaded by the prepare hook before any kernel runs: 0, or -1 with ctx's error
+ * set (a caller that skipped the hook) */
+static int load_lapack(pb_kernel_ctx *ctx) {
+  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
+  return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "SciPy's LAPACK is not loaded"), -1;
 }
 
 /* The LAPACK prefix of a dtype code, or -1 */
@@ -420,9 +410,9 @@ static int lu_pivots_to_permutation_kernel(const pb_operand *ins, int nin, pb_op
 }
 
 static const pb_kernel_def kernels[] = {
-  {"lu_pivots_to_permutation", lu_pivots_to_permutation_kernel, 1, 1, 0},
-  {"cholesky", cholesky_kernel, 1, 1, 0},
-  {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params)},
-  {"lu", lu_kernel, 1, 3, 0},
+  {"lu_pivots_to_permutation", lu_pivots_to_permutation_kernel, 1, 1, 0, NULL},
+  {"cholesky", cholesky_kernel, 1, 1, 0, linalg_prepare},
+  {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params), linalg_prepare},
+  {"lu", lu_kernel, 1, 3, 0, linalg_prepare},
 };
 PB_KERNELS(kernels)

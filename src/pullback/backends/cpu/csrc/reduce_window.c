@@ -158,6 +158,21 @@ static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -
   } while (0)
 
 #define GT(a, b) ((a) > (b))
+/* k = the index (0..3, as a float) of the first best of a, b, c, d, NaN counting as best; float
+ * flags: GCC vectorises these selects, not int ones */
+#define FIRST_BEST4(BETTER, a, b, c, d, k)                                                        \
+  do {                                                                                            \
+    float best_ = (a);                                                                            \
+    (k) = 0.0f;                                                                                   \
+    const float tb_ = BETTER((b), best_) || ((b) != (b) && best_ == best_) ? 1.0f : 0.0f;         \
+    best_ = tb_ != 0.0f ? (b) : best_;                                                            \
+    (k) = tb_ != 0.0f ? 1.0f : (k);                                                               \
+    const float tc_ = BETTER((c), best_) || ((c) != (c) && best_ == best_) ? 1.0f : 0.0f;         \
+    best_ = tc_ != 0.0f ? (c) : best_;                                                            \
+    (k) = tc_ != 0.0f ? 2.0f : (k);                                                               \
+    const float td_ = BETTER((d), best_) || ((d) != (d) && best_ == best_) ? 1.0f : 0.0f;         \
+    (k) = td_ != 0.0f ? 3.0f : (k);                                                               \
+  } while (0)
 #define LT(a, b) ((a) < (b))
 /* one window element's selection update over [f, l] of a contiguous row, stride S: float flags
  * (GCC vectorises those selects) */
@@ -471,15 +486,8 @@ static PB_CLONES void pool2x2_fwd_f32(const float *restrict r0, const float *res
                              int64_t n) {                                                         \
     for (int64_t i = 0; i < n; ++i) {                                                             \
       const float a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];             \
-      float best = a, k = 0.0f; /* float flags: GCC vectorises these selects, not int ones */     \
-      const float tb = BETTER(b, best) || (b != b && best == best) ? 1.0f : 0.0f;                 \
-      best = tb != 0.0f ? b : best;                                                               \
-      k = tb != 0.0f ? 1.0f : k;                                                                  \
-      const float tc = BETTER(c, best) || (c != c && best == best) ? 1.0f : 0.0f;                 \
-      best = tc != 0.0f ? c : best;                                                               \
-      k = tc != 0.0f ? 2.0f : k;                                                                  \
-      const float td = BETTER(d, best) || (d != d && best == best) ? 1.0f : 0.0f;                 \
-      k = td != 0.0f ? 3.0f : k;                                                                  \
+      float k;                                                                                    \
+      FIRST_BEST4(BETTER, a, b, c, d, k);                                                         \
       const float v = src[i];                                                                     \
       o0[2 * i] = k == 0.0f ? v : 0.0f;                                                           \
       o0[2 * i + 1] = k == 1.0f ? v : 0.0f;                                                       \
@@ -676,15 +684,8 @@ static void pool2x2_nhwc_forward(const geom *g, const pb_operand *x, pb_operand 
                              float *restrict oc, float *restrict od, int64_t C) {                 \
     for (int64_t i = 0; i < C; ++i) {                                                             \
       const float va = a[i], vb = b[i], vc = c[i], vd = d[i];                                     \
-      float best = va, k = 0.0f;                                                                  \
-      const float tb = BETTER(vb, best) || (vb != vb && best == best) ? 1.0f : 0.0f;              \
-      best = tb != 0.0f ? vb : best;                                                              \
-      k = tb != 0.0f ? 1.0f : k;                                                                  \
-      const float tc = BETTER(vc, best) || (vc != vc && best == best) ? 1.0f : 0.0f;              \
-      best = tc != 0.0f ? vc : best;                                                              \
-      k = tc != 0.0f ? 2.0f : k;                                                                  \
-      const float td = BETTER(vd, best) || (vd != vd && best == best) ? 1.0f : 0.0f;              \
-      k = td != 0.0f ? 3.0f : k;                                                                  \
+      float k;                                                                                    \
+      FIRST_BEST4(BETTER, va, vb, vc, vd, k);                                                     \
       const float v = src[i];                                                                     \
       oa[i] = k == 0.0f ? v : 0.0f;                                                               \
       ob[i] = k == 1.0f ? v : 0.0f;                                                               \

@@ -491,6 +491,12 @@ FAST_CASES = [
      ("NHWC", "HWIO", "NHWC"), 1),
     ((16, 2, 20, 21), (32, 2, 3, 3), (1, 1), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),
+    # the weight gradient's register-blocked pass (taps x input channels <= 12): three
+    # channels, strided; one channel, dilated, output channels not a multiple of 16
+    ((32, 40, 40, 3), (2, 2, 3, 24), (2, 2), ((1, 0), (0, 1)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NHWC"), 1),
+    ((8, 1, 30, 26), (40, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (2, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
     # big enough for the weight-gradient paths: strided, and depthwise with 2 per channel
     ((8, 16, 20, 20), (32, 16, 3, 3), (2, 2), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),

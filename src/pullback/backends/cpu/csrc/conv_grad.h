@@ -9,6 +9,43 @@
  * and image c: y_p^T (O x Nb) += k_c (O x wide t) @ x_c shifted (wide t x Nb), both operands
  * with contiguous rows, k_c zero in the wide columns past the kernel's width. */
 #define WG_CHUNKS 8
+/* at most this many (tap, batch row) products of an image run as one register-blocked pass
+ * (wg_small): with few input channels (a first layer's 1 or 3) the per-tap products are GEMVs */
+#define WG_SMALL 12
+
+#if PB_HAVE_AVX512
+#include "avx512_regs.h"
+/* out[q] (O) (+)= sum over r < R of a[q][r] * kw[r] (O), for nq <= WG_SMALL rows q at once:
+ * each row of kw is loaded once for every q, the sums stay in registers (32 columns a pass) */
+static PB_AVX512 void wg_small(int nq, const float *const *a, int64_t R, const float *kw,
+                               int64_t O, float *const *out, bool add) {
+  for (int64_t o0 = 0; o0 < O; o0 += 32) {
+    const __mmask16 m0 = pb_lanes16(O - o0), m1 = pb_lanes16(O - o0 - 16);
+    __m512 acc[WG_SMALL][2];
+    for (int q = 0; q < WG_SMALL; ++q) acc[q][0] = acc[q][1] = _mm512_setzero_ps();
+    for (int64_t r = 0; r < R; ++r) {
+      const float *kr = kw + r * O + o0;
+      const __m512 k0 = _mm512_maskz_loadu_ps(m0, kr), k1 = _mm512_maskz_loadu_ps(m1, kr + 16);
+#pragma GCC unroll 12
+      for (int q = 0; q < WG_SMALL; ++q)
+        if (q < nq) {
+          const __m512 x = _mm512_set1_ps(a[q][r]);
+          acc[q][0] = _mm512_fmadd_ps(x, k0, acc[q][0]);
+          acc[q][1] = _mm512_fmadd_ps(x, k1, acc[q][1]);
+        }
+    }
+    for (int q = 0; q < nq; ++q) {
+      float *o = out[q] + o0;
+      if (add) {
+        acc[q][0] = _mm512_add_ps(acc[q][0], _mm512_maskz_loadu_ps(m0, o));
+        acc[q][1] = _mm512_add_ps(acc[q][1], _mm512_maskz_loadu_ps(m1, o + 16));
+      }
+      _mm512_mask_storeu_ps(o, m0, acc[q][0]);
+      _mm512_mask_storeu_ps(o + 16, m1, acc[q][1]);
+    }
+  }
+}
+#endif
 
 typedef struct {
   const conv_geom *g;
@@ -63,6 +100,23 @@ static void wg_chunk(wjob *j, int64_t ch, int tid) {
             dst[tw * O] = *(const float *)(src + tw * v->ws[1]);
         }
     }
+#if PB_HAVE_AVX512
+    if (P * Nb <= WG_SMALL) {
+      const float *rows[WG_SMALL];
+      float *outs[WG_SMALL];
+      for (int64_t p = 0; p < P; ++p) {
+        const int64_t uh = p / v->out[1] * v->s[0], uw = p % v->out[1] * v->s[1];
+        const int64_t region = (uh % v->rd[0]) * v->rd[1] + uw % v->rd[1];
+        for (int64_t bb = 0; bb < Nb; ++bb) {
+          rows[p * Nb + bb] = buf + bb * j->b.image_px + region * j->b.region_px +
+                              (uh / v->rd[0]) * width + uw / v->rd[1];
+          outs[p * Nb + bb] = acc + (p * Nb + bb) * O;
+        }
+      }
+      wg_small((int)(P * Nb), rows, j->kw_rows, kw, O, outs, c > c0);
+      continue;
+    }
+#endif
     const pb_sgemm_opts opts = {NULL, NULL, false, pb_sgemm_product_id(), NULL, NULL};
     for (int64_t ph = 0; ph < v->out[0]; ++ph)
       for (int64_t pw = 0; pw < v->out[1]; ++pw) {

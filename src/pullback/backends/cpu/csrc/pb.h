@@ -89,6 +89,10 @@ typedef void (*pb_loop_fn)(char **ptrs, const npy_intp *strides, npy_intp n, con
  * disjoint output ranges). */
 void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
                 const npy_intp *strides, pb_loop_fn fn, const void *params, int threads);
+/* pb_iterate's merged space: the dims left (-1 for an empty space), their sizes in sh and
+ * dim-major strides in st (st[d * nop + op]), the innermost last */
+int pb_coalesce(int ndim, const npy_intp *shape, int nop, const npy_intp *strides, npy_intp *sh,
+                npy_intp *st);
 
 /* Number of OpenMP threads worth using for `n` elements of work when one thread should get at
  * least `grain` elements (1 below that). */

@@ -155,6 +155,12 @@ static inline double logaddexp_f64(double a, double b) {
   static PB_CLONES void NAME##_rows(const T *x, TA *a, npy_intp n) {                             \
     for (npy_intp i = 0; i < n; ++i) a[i] = OP(a[i], LD(x[i]));                                  \
   }                                                                                              \
+  static PB_CLONES void NAME##_cols(const char *x, npy_intp xs, npy_intp rows, char *acc,         \
+                                    npy_intp n) {                                                \
+    TA *a = (TA *)acc;                                                                           \
+    for (npy_intp r = 0; r < rows; ++r, x += xs)                                                 \
+      for (npy_intp i = 0; i < n; ++i) a[i] = OP(a[i], LD(((const T *)x)[i]));                   \
+  }                                                                                              \
   static void NAME(char **p, const npy_intp *s, npy_intp n, const void *prm) {                   \
     (void)prm;                                                                                   \
     if (s[1] == 0) {                                                                             \
@@ -281,6 +287,7 @@ typedef struct {
   const char *reduce_name, *scan_name, *arg_name; /* NULL: that kernel kind does not exist */
   npy_intp grain;                                 /* elements per chunk worth a thread */
   pb_loop_fn reduce[PB_NDT], scan[PB_NDT], arg[PB_NDT];
+  rd_cols_fn cols[PB_NDT]; /* the reduce loop over many short rows */
 } rd_op;
 
 #define S_INTS(N, SUF)                                                                            \
@@ -298,21 +305,28 @@ typedef struct {
 static const rd_op rd_ops[RD_NOPS] = {
   [RD_SUM] = {"reduce_sum", "cumsum", NULL, GRAIN_CHEAP,
               {S_INTS(sum, ), S_FLOATS(sum, ), S_COMPLEX(sum, )},
-              {S_INTS(sum, _scan), S_FLOATS(sum, _scan), S_COMPLEX(sum, _scan)}, {0}},
+              {S_INTS(sum, _scan), S_FLOATS(sum, _scan), S_COMPLEX(sum, _scan)}, {0},
+              {S_INTS(sum, _cols), S_FLOATS(sum, _cols), S_COMPLEX(sum, _cols)}},
   [RD_PROD] = {"reduce_prod", "cumprod", NULL, GRAIN_CHEAP,
                {S_INTS(prod, ), S_FLOATS(prod, ), S_COMPLEX(prod, )},
-               {S_INTS(prod, _scan), S_FLOATS(prod, _scan), S_COMPLEX(prod, _scan)}, {0}},
+               {S_INTS(prod, _scan), S_FLOATS(prod, _scan), S_COMPLEX(prod, _scan)}, {0},
+               {S_INTS(prod, _cols), S_FLOATS(prod, _cols), S_COMPLEX(prod, _cols)}},
   [RD_MAX] = {"reduce_max", "cummax", "argmax", GRAIN_CHEAP,
               {S_BOOL(max, ), S_INTS(max, ), S_FLOATS(max, )},
               {S_INTS(max, _scan), S_FLOATS(max, _scan)},
-              {S_BOOL(max, _arg), S_INTS(max, _arg), S_FLOATS(max, _arg)}},
+              {S_BOOL(max, _arg), S_INTS(max, _arg), S_FLOATS(max, _arg)},
+              {S_BOOL(max, _cols), S_INTS(max, _cols), S_FLOATS(max, _cols)}},
   [RD_MIN] = {"reduce_min", "cummin", "argmin", GRAIN_CHEAP,
               {S_BOOL(min, ), S_INTS(min, ), S_FLOATS(min, )},
               {S_INTS(min, _scan), S_FLOATS(min, _scan)},
-              {S_BOOL(min, _arg), S_INTS(min, _arg), S_FLOATS(min, _arg)}},
-  [RD_AND] = {"reduce_and", NULL, NULL, GRAIN_CHEAP, {S_BOOL(and, ), S_INTS(and, )}, {0}, {0}},
-  [RD_OR] = {"reduce_or", NULL, NULL, GRAIN_CHEAP, {S_BOOL(or, ), S_INTS(or, )}, {0}, {0}},
-  [RD_XOR] = {"reduce_xor", NULL, NULL, GRAIN_CHEAP, {S_BOOL(xor, ), S_INTS(xor, )}, {0}, {0}},
+              {S_BOOL(min, _arg), S_INTS(min, _arg), S_FLOATS(min, _arg)},
+              {S_BOOL(min, _cols), S_INTS(min, _cols), S_FLOATS(min, _cols)}},
+  [RD_AND] = {"reduce_and", NULL, NULL, GRAIN_CHEAP, {S_BOOL(and, ), S_INTS(and, )}, {0}, {0},
+              {S_BOOL(and, _cols), S_INTS(and, _cols)}},
+  [RD_OR] = {"reduce_or", NULL, NULL, GRAIN_CHEAP, {S_BOOL(or, ), S_INTS(or, )}, {0}, {0},
+             {S_BOOL(or, _cols), S_INTS(or, _cols)}},
+  [RD_XOR] = {"reduce_xor", NULL, NULL, GRAIN_CHEAP, {S_BOOL(xor, ), S_INTS(xor, )}, {0}, {0},
+              {S_BOOL(xor, _cols), S_INTS(xor, _cols)}},
   [RD_LOGADDEXP] = {NULL, "cumlogsumexp", NULL, 16384, {0}, {S_FLOATS(lae, _scan)}, {0}},
 };
 
@@ -636,6 +650,7 @@ static int reduce_into(int op, int slot, int aslot, int ndim, const npy_intp *sh
   layout_raw(ndim, wshape, reduced, 2, per_dim, &sp);
   rd_task t = {.nop = 2, .nacc = 1, .base = {(char *)x, wacc}, .item = {item, aitem},
                .bytes = {0, walked_out * aitem}, .fn = rd_ops[op].reduce[slot],
+               .cols = rd_ops[op].cols[slot],
                .combine = rd_ops[op].reduce[aslot], .grain = rd_ops[op].grain,
                .pairwise = op == RD_SUM && slot >= PB_F16};
   rd_plan pl;

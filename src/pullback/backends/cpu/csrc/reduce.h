@@ -6,6 +6,10 @@
 
 #define RD_MAXOPS 4
 
+/* acc[0..n) = OP(acc, row) over `rows` rows of x xs bytes apart (x's and acc's rows
+ * contiguous): a reduction over the outer dim of short rows in one call, not one per row */
+typedef void (*rd_cols_fn)(const char *x, npy_intp xs, npy_intp rows, char *acc, npy_intp n);
+
 typedef struct {
   int nop;                       /* operands: inputs first, then nacc accumulators (last) */
   int nacc;                      /* accumulators get private copies when a reduced axis is split */
@@ -13,6 +17,7 @@ typedef struct {
   npy_intp item[RD_MAXOPS];      /* element size of each operand (the combine's strides) */
   npy_intp bytes[RD_MAXOPS];     /* bytes of each accumulator buffer (for private copies) */
   pb_loop_fn fn;
+  rd_cols_fn cols;               /* fn over many short rows into one (nop 2), or NULL */
   pb_loop_fn combine;            /* (right accs..., left accs...) -> left; NULL: no reduced split */
   npy_intp grain;
   int threads;                   /* threads the runner may use (0: OpenMP's maximum) */

@@ -39,12 +39,29 @@ static npy_intp outer_rows(const rd_space *sp, const npy_intp *shape, int nop, i
   return rows;
 }
 
+/* rows of fewer elements than this go to the task's cols loop: one call for all of them */
+#define RD_SHORT_ROW 256
+
+/* pb_iterate with t->fn, or one t->cols call when the space is short contiguous rows reduced
+ * into one (a bias gradient: (pixels, channels) -> channels, 8x faster than a call per row) */
+static void leaf(const rd_space *sp, const rd_task *t, const npy_intp *shape, char **base) {
+  npy_intp sh[PB_MAXDIMS], st[PB_MAXDIMS * 2];
+  const int nd = t->cols && t->nop == 2
+      ? pb_coalesce(sp->ndim, shape, 2, sp->strides, sh, st) : 0;
+  if (nd == 2 && sh[1] < RD_SHORT_ROW && st[1] == 0 && st[2] == t->item[0] &&
+      st[3] == t->item[1]) {
+    t->cols(base[0], st[0], sh[0], base[1], sh[1]);
+    return;
+  }
+  pb_iterate(sp->ndim, shape, t->nop, base, sp->strides, t->fn, NULL, 1);
+}
+
 static void walk(const rd_space *sp, const rd_task *t, const npy_intp *shape, char **base,
                  rd_scratch *sc, int depth) {
   int cut;
   if (!t->pairwise || sc->failed || depth >= RD_MAXDEPTH ||
       outer_rows(sp, shape, t->nop, &cut) <= RD_ROWS) {
-    pb_iterate(sp->ndim, shape, t->nop, base, sp->strides, t->fn, NULL, 1);
+    leaf(sp, t, shape, base);
     return;
   }
   const int nd = sp->ndim, acc = t->nop - 1;

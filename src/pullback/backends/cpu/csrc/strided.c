@@ -120,13 +120,11 @@ static void run_range(int nd, const npy_intp *sh, int nop, char *const *base, co
   }
 }
 
-void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
-                const npy_intp *strides, pb_loop_fn fn, const void *params, int threads) {
-  npy_intp sh[PB_MAXDIMS];
-  npy_intp st[PB_MAXDIMS * PB_MAXOPS];
+int pb_coalesce(int ndim, const npy_intp *shape, int nop, const npy_intp *strides, npy_intp *sh,
+                npy_intp *st) {
   int nd = 0;
   for (int d = 0; d < ndim; ++d) {
-    if (shape[d] == 0) return;
+    if (shape[d] == 0) return -1;
     if (shape[d] == 1) continue;
     bool merge = nd > 0;
     for (int op = 0; merge && op < nop; ++op)
@@ -145,6 +143,15 @@ void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
     for (int op = 0; op < nop; ++op) st[op] = 0;
     nd = 1;
   }
+  return nd;
+}
+
+void pb_iterate(int ndim, const npy_intp *shape, int nop, char *const *base,
+                const npy_intp *strides, pb_loop_fn fn, const void *params, int threads) {
+  npy_intp sh[PB_MAXDIMS];
+  npy_intp st[PB_MAXDIMS * PB_MAXOPS];
+  const int nd = pb_coalesce(ndim, shape, nop, strides, sh, st);
+  if (nd < 0) return;
   npy_intp inner = sh[nd - 1], outer = 1;
   for (int k = 0; k < nd - 1; ++k) outer *= sh[k];
 #ifdef _OPENMP

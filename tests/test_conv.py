@@ -656,3 +656,48 @@ def test_float32_fast_paths_drawn(g):
     gx, gw = pb.vjp(f, x, w)[1](ct.astype(np.float32))
     for got, ref in ((gx, gx64), (gw, gw64)):
         np.testing.assert_allclose(np.asarray(got), ref, atol=2e-5 * scale(ref), rtol=0)
+
+
+# ---- compiled programs: a bias add and activation fuse into the convolution's step ----
+
+EPILOGUE_CASES = [
+    # tap-GEMM path, channels last (pixels are the output's rows): blocks reported as stored
+    ((8, 20, 21, 3), (3, 3, 3, 32), (1, 1), "SAME", ("NHWC", "HWIO", "NHWC")),
+    ((6, 17, 16, 16), (3, 2, 16, 24), (2, 1), ((1, 0), (2, 1)), ("NHWC", "HWIO", "NHWC")),
+    # Winograd, one image per thread: each image reported when its blocks are done
+    ((8, 12, 13, 16), (3, 3, 16, 32), (1, 1), "SAME", ("NHWC", "HWIO", "NHWC")),
+    # channels first: the output's rows are not pixels, the epilogue runs after the kernel
+    ((4, 16, 17, 16), (32, 16, 3, 3), (1, 1), "SAME", ("NCHW", "OIHW", "NCHW")),
+    # lhs-dilated (transposed) and 1-D: the kernel declines to follow
+    ((4, 9, 10, 16), (3, 3, 16, 16), (1, 1), ((2, 2), (2, 2)), ("NHWC", "HWIO", "NHWC")),
+    ((8, 40, 16), (5, 16, 32), (1,), "SAME", ("NHC", "HIO", "NHC")),
+]
+
+
+@pytest.mark.parametrize("case", EPILOGUE_CASES)
+def test_bias_and_activation_fuse_into_the_conv_step(case):
+    lshape, rshape, strides, pads, dn = case
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(lshape).astype(np.float32)
+    w = rng.standard_normal(rshape).astype(np.float32)
+    dnn = lax.conv_dimension_numbers(lshape, rshape, dn)
+    channel = dn[2].index("C")
+    lhs_dil = (2, 2) if pads == ((2, 2), (2, 2)) else None
+
+    def f(x, w, b, keep):
+        y = lax.conv_general_dilated(x, w, strides, pads, lhs_dilation=lhs_dil,
+                                     dimension_numbers=dnn)
+        shape = [1] * y.ndim
+        shape[channel] = -1
+        out = pb.nn.relu(y + b.reshape(shape)) * 0.5
+        return (out, y.sum()) if keep else (out,)  # a later reader of the product, or none
+
+    b = rng.standard_normal(w.shape[dn[1].index("O")]).astype(np.float32)
+    for keep in (False, True):
+        eager = f(x, w, b, keep)
+        compiled = pb.jit(f, static_argnums=3).lower(x, w, b, keep).compile()
+        assert "epilogue:" in compiled.as_text()
+        for _ in range(2):  # the second run reuses the arena the first left dirty
+            got = compiled(x, w, b)
+            for g, e in zip(got, eager):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-4)

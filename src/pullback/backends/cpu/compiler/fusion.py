@@ -264,16 +264,27 @@ def _pair(members: list[Step], out_ids: set[int]) -> list[Step]:
     return [pair_of.get(id(m), m) for m in members if id(m) not in gone]
 
 
+def _takes_epilogue(d: Step) -> bool:
+    """A matmul, or a kernel that reports its output's finished rows (a convolution: its bias
+    add and activation then run on each block of pixels the kernel stores, csrc/kernel_step.c),
+    without an epilogue yet."""
+    if "epilogue" in d.info:
+        return False
+    return d.kind == "dot" or (d.kind == "kernel" and d.nout == 1 and
+                               getattr(d.kernel, "follows_rows", False))
+
+
 def fuse_epilogues(steps: list[Step]) -> list[Step]:
-    """A region that first consumes a matmul's result moves into the matmul's thunk, as its
-    epilogue, when it is independent of every step between them (order.py's rule: so running
-    it right after the product, while the product is in cache, changes no data dependence)."""
+    """A region that first consumes a matmul's (or a row-reporting kernel's) result moves into
+    that step's thunk, as its epilogue, when it is independent of every step between them
+    (order.py's rule: so running it right after the product, while the product is in cache,
+    changes no data dependence)."""
     readers = _readers(steps)
     pos = {id(s): i for i, s in enumerate(steps)}
     moved: set[int] = set()
     after: dict[int, list[Step]] = {}  # id(moved region) -> the sums it leaves behind
     for i, d in enumerate(steps):
-        if d.kind != "dot" or "epilogue" in d.info:
+        if not _takes_epilogue(d):
             continue
         prod = d.outs[0].buf
         rs = [r for r, _ in readers.get(prod.id, ())]

@@ -175,9 +175,10 @@ def _step_text(i: int | None, s: Step, indent: str = "  ") -> list[str]:
     if s.kind == "region":
         head = f"{indent}{n}region[{len(s.info['members'])} ops] ({ins}) -> ({outs})"
         return [head, f"{indent}     fused: " + " ; ".join(m.label for m in s.info["members"])]
-    if s.kind == "dot" and "epilogue" in s.info:
+    if s.kind in ("dot", "kernel") and "epilogue" in s.info:
         e = s.info["epilogue"]
-        return [f"{indent}{n}dot_general ({ins}) -> ({outs})",
+        head = "dot_general" if s.kind == "dot" else f"kernel {s.kernel.name}"
+        return [f"{indent}{n}{head} ({ins}) -> ({outs})",
                 f"{indent}     epilogue: " + " ; ".join(m.label for m in e.info["members"])]
     kind = {"py": "callback"}.get(s.kind, s.kind)
     mark = "  [fallback: Python callback, GIL held]" if s.kind == "py" else ""

@@ -348,9 +348,12 @@ class Py(Spec):
 
 class Kernel(Spec):
     """A registered C kernel on fixed operands (csrc/kernel_step.c): its handle ``kernel``,
-    ``ins`` and ``outs`` (``Operand``s) and its packed ``params``."""
+    ``ins`` and ``outs`` (``Operand``s) and its packed ``params``; an ``epilogue`` region run on
+    output 0 (or None) and ``reads``, as ``Dot``'s: the kernel runs it on the rows it reports
+    finished when the epilogue is (rows, row) over output 0 (``kernel.follows_rows``), else the
+    step runs it after the kernel."""
 
-    __slots__ = ("kernel", "ins", "outs", "params")
+    __slots__ = ("kernel", "ins", "outs", "params", "epilogue", "reads")
     kind = "kernel"
 
 
@@ -363,18 +366,33 @@ class KernelStep(Step):
       params: its packed parameter struct.
     """
 
-    __slots__ = ("kernel", "params")
+    __slots__ = ("kernel", "params", "nin", "nout")
 
     def __init__(self, kernel: Any, ins: Sequence[View], outs: Sequence[View], params: bytes,
                  label: str):
         super().__init__("kernel", ins, outs, {}, label)
         self.kernel = kernel
         self.params = bytes(params)
+        # the kernel's own operands: ins and outs grow by a fused epilogue's (fuse_epilogues)
+        self.nin, self.nout = len(self.ins), len(self.outs)
 
-    def emit(self, e: Emitter) -> Kernel:
+    def emit(self, e: Emitter, streamed: frozenset = frozenset()) -> Kernel:
         """Its ``Kernel`` spec."""
-        return Kernel(kernel=self.kernel, ins=tuple(Operand.of(v, e) for v in self.ins),
-                      outs=tuple(Operand.of(v, e) for v in self.outs), params=self.params)
+        epi = self.info.get("epilogue")
+        spec, reads = None, ()
+        if epi is not None:
+            out = self.outs[0]
+            row = out.shape[-1] if out.shape else 1
+            spec = _as_rows(Region.emit(epi, e, streamed), out.size // max(row, 1), row)
+            reads = tuple(k for k, v in enumerate(epi.ins) if v.buf is out.buf and
+                          v.offset == out.offset)
+            if len(reads) != sum(v.buf is out.buf for v in epi.ins) or \
+                    not _sliceable(spec, out, reads, (1, out.size // max(row, 1), row, 0)):
+                reads = ()
+        return Kernel(kernel=self.kernel,
+                      ins=tuple(Operand.of(v, e) for v in self.ins[:self.nin]),
+                      outs=tuple(Operand.of(v, e) for v in self.outs[:self.nout]),
+                      params=self.params, epilogue=spec, reads=reads)
 
     def work(self) -> int:
         """Elements touched: what decides whether a program releases the GIL."""

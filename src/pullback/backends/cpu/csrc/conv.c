@@ -41,6 +41,8 @@ typedef struct {
   int32_t in_dt, out_dt;
   int accumulate; /* fast paths: add to y (a 3-D convolution's later depth taps), else store */
   const int64_t *idx[CONV_MAXSP]; /* idx[d][tap * out[d] + j]: input position or -1 */
+  pb_kernel_ctx *follow; /* a fused epilogue's ctx when y's rows are pixels (channels last,
+                          * pixel-major): the fast paths report finished pixels; else NULL */
 } conv_geom;
 
 static int conv_geometry(const pb_operand *ins, const pb_operand *out, const conv_params *p,
@@ -380,6 +382,7 @@ static int conv_fast3(const conv_geom *g, pb_kernel_ctx *ctx) {
   if (g->nsp != 3 || g->in_dt != PB_F32 || g->out_dt != PB_F32) return 0;
   conv_geom s = *g;
   s.nsp = 2;
+  s.follow = NULL; /* later depth taps add to a slice */
   for (int d = 0; d < 2; ++d) {
     s.in[d] = g->in[d + 1]; s.k[d] = g->k[d + 1]; s.out[d] = g->out[d + 1];
     s.xs[d] = g->xs[d + 1]; s.ws[d] = g->ws[d + 1]; s.ys[d] = g->ys[d + 1];
@@ -437,6 +440,18 @@ static int conv_fast3(const conv_geom *g, pb_kernel_ctx *ctx) {
   return 1;
 }
 
+/* y's C-order rows (along its last dim) are its pixels: the output features innermost and
+ * the pixels pixel-major, so a fast path's finished pixels are rows a fused epilogue can take */
+static bool rows_are_pixels(const conv_geom *g) {
+  if (g->nsp > 2 || g->out_dt != PB_F32 || g->ys_o != 4 || g->B != 1) return false;
+  int64_t expect = 4 * g->O;
+  for (int d = g->nsp - 1; d >= 0; --d) {
+    if (g->ys[d] != expect && g->out[d] > 1) return false;
+    expect *= g->out[d];
+  }
+  return g->ys_n == expect || g->Nb <= 1;
+}
+
 static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                        const void *params, pb_kernel_ctx *ctx) {
   (void)nin;
@@ -444,12 +459,13 @@ static int conv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nou
   conv_geom g;
   int rc = conv_geometry(ins, &outs[0], (const conv_params *)params, &g, ctx);
   if (rc) return rc;
+  g.follow = ctx->rows_done && rows_are_pixels(&g) ? ctx : NULL;
   rc = g.nsp == 3 ? conv_fast3(&g, ctx) : conv_fast2(&g, ctx);
   if (rc) return rc < 0 ? ctx->error : 0;
   return conv_generic(&g, ctx);
 }
 
 static const pb_kernel_def kernels[] = {
-  {"conv_general_dilated", conv_kernel, 2, 1, sizeof(conv_params)},
+  {"conv_general_dilated", conv_kernel, 2, 1, sizeof(conv_params), NULL, PB_KERNEL_FOLLOWS_ROWS},
 };
 PB_KERNELS(kernels)

@@ -190,6 +190,7 @@ typedef struct {
    * [kh][kw][c][o] (wpack), so the block's output is loaded and stored k_h times, not k_h k_w */
   int kcat;
   float *wpack;
+  pb_kernel_ctx *follow; /* report each block's finished pixels (rows of y) */
 } fjob;
 
 static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int64_t nrows,
@@ -233,6 +234,9 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
   if (nrows <= 0) return;
   if (!p->ntaps) {
     fast_store(j, p, n, m0, nrows, NULL);
+    if (j->follow)
+      pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
+                          (n * v->out[0] + m0 + nrows) * v->out[1], tid);
     return;
   }
   const int64_t C = g->C, O = g->O, G = g->G, Cg = g->Ci, Og = O / G, width = j->b.width;
@@ -252,6 +256,9 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
         j->failed = 1;
     }
     fast_store(j, p, n, m0, nrows, wide);
+    if (j->follow)
+      pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
+                          (n * v->out[0] + m0 + nrows) * v->out[1], tid);
     return;
   }
   for (int64_t k = 0; k < p->ntaps; ++k) {
@@ -264,6 +271,9 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
         j->failed = 1;
   }
   fast_store(j, p, n, m0, nrows, wide);
+  if (j->follow)
+    pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
+                        (n * v->out[0] + m0 + nrows) * v->out[1], tid);
 }
 
 static int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -380,6 +390,8 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
                 *(const float *)(g->w + o * g->ws_o + c * g->ws_i + kh * v.ws[0] + kw * v.ws[1]);
   }
   const int64_t N = g->Nb;
+  /* one part (no lhs dilation) stores whole rows of pixels, each once */
+  j.follow = !dil && !g->accumulate ? g->follow : NULL;
   const size_t img_floats = (size_t)(b->image_px * g->C);
   const double work = (double)g->plane * (double)g->O * (double)g->Ci * (double)g->taps *
                       (double)N;
@@ -416,6 +428,7 @@ static int conv_fast_forward(conv_geom *g, pb_kernel_ctx *ctx) {
     }
   }
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
+  if (j.follow) ctx->followed = 1;
   return 1;
 }
 
@@ -562,6 +575,8 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
   j.scr_len = 16 * (WINO_TILES * (C + O) + 32) + 4 * O + 16;
   j.scr = ctx->scratch(ctx, (size_t)nt * (size_t)j.scr_len * 4);
   if (!j.bufs || !j.scr) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
+  /* an image's pixels are finished when its blocks are: only when one thread does them all */
+  pb_kernel_ctx *follow = per_image && !g->accumulate ? g->follow : NULL;
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
 #ifdef _OPENMP
@@ -575,6 +590,7 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
       for (int64_t n = 0; n < N; ++n) {
         pixbuf_fill(b, own, g->x + n * g->xs_n, g->xs_c, v.xs[0], v.xs[1], v.in[0], v.in[1]);
         for (int64_t blk = 0; blk < j.blocks; ++blk) wino_block(&j, n, blk, tid, own);
+        if (follow) pb_kernel_rows_done(follow, n * g->plane, (n + 1) * g->plane, tid);
       }
     } else {
 #pragma omp for schedule(dynamic, 1)
@@ -587,6 +603,7 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
     }
   }
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
+  if (follow) ctx->followed = 1;
   return 1;
 }
 

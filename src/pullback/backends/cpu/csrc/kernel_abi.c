@@ -38,6 +38,9 @@ void pb_kernel_ctx_init(pb_kernel_ctx *ctx, int threads, uint32_t flags) {
   ctx->error = 0;
   ctx->message[0] = 0;
   ctx->caller = NULL;
+  ctx->rows_done = NULL;
+  ctx->rows_data = NULL;
+  ctx->followed = 0;
 }
 
 void pb_kernel_ctx_release(pb_kernel_ctx *ctx) {
@@ -96,7 +99,13 @@ static PyObject *kernel_get_psize(KernelObject *self, void *u) {
   return PyLong_FromLongLong(self->def.params_size);
 }
 
+static PyObject *kernel_get_follows(KernelObject *self, void *u) {
+  return PyBool_FromLong(self->def.flags & PB_KERNEL_FOLLOWS_ROWS);
+}
+
 static PyGetSetDef kernel_getset[] = {
+  {"follows_rows", (getter)kernel_get_follows, NULL,
+   "whether it reports output 0's finished rows (a compiled step may fuse an epilogue)", NULL},
   {"name", (getter)kernel_get_name, NULL, "the registered name", NULL},
   {"nin", (getter)kernel_get_nin, NULL, "number of input operands (-1: any)", NULL},
   {"nout", (getter)kernel_get_nout, NULL, "number of output operands (-1: any)", NULL},
@@ -142,13 +151,15 @@ int pb_kernel_check(const pb_kernel_def *k, Py_ssize_t nin, Py_ssize_t nout,
 static PyObject *registry; /* name -> Kernel */
 
 static PyObject *new_kernel(const char *name, pb_kernel_fn fn, int nin, int nout,
-                            int64_t params_size, int (*prepare)(void), PyObject *owner) {
+                            int64_t params_size, int (*prepare)(void), unsigned flags,
+                            PyObject *owner) {
   KernelObject *k = PyObject_New(KernelObject, &KernelType);
   if (!k) return NULL;
   k->owner = Py_XNewRef(owner);
   k->name = PyUnicode_FromString(name);
   if (!k->name) { Py_DECREF(k); return NULL; }
-  k->def = (pb_kernel_def){PyUnicode_AsUTF8(k->name), fn, nin, nout, params_size, prepare};
+  k->def = (pb_kernel_def){PyUnicode_AsUTF8(k->name), fn, nin, nout, params_size, prepare,
+                           flags};
   return (PyObject *)k;
 }
 
@@ -197,7 +208,7 @@ static PyObject *py_register_kernel(PyObject *self, PyObject *args, PyObject *kw
                    "registered", name);
     return NULL;
   }
-  PyObject *k = new_kernel(name, (pb_kernel_fn)ptr, nin, nout, (int64_t)psize, NULL, owner);
+  PyObject *k = new_kernel(name, (pb_kernel_fn)ptr, nin, nout, (int64_t)psize, NULL, 0, owner);
   if (!k) return NULL;
   if (PyDict_SetItemString(registry, name, k) < 0) { Py_DECREF(k); return NULL; }
   return k;
@@ -340,7 +351,7 @@ int pb_register_kernel_abi(PyObject *m) {
         return -1;
       }
       PyObject *k = new_kernel(d->name, d->fn, d->nin, d->nout, d->params_size, d->prepare,
-                               NULL);
+                               d->flags, NULL);
       if (!k || PyDict_SetItemString(registry, d->name, k) < 0) { Py_XDECREF(k); return -1; }
       Py_DECREF(k);
     }

@@ -23,7 +23,10 @@ typedef struct {
    * exception set. A kernel runs without the GIL, and taking it from a worker of a parallel
    * step whose program holds it would deadlock. */
   int (*prepare)(void);
+  unsigned flags;         /* PB_KERNEL_FOLLOWS_ROWS: it may report output 0's finished rows */
 } pb_kernel_def;
+
+#define PB_KERNEL_FOLLOWS_ROWS 1u /* pb_kernel.h's rows_done: a compiled step may fuse an epilogue */
 
 typedef struct pb_kernel_table {
   const pb_kernel_def *defs;

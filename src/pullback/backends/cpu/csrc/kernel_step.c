@@ -5,6 +5,7 @@
  * Every operand is checked against its buffer here, when the program is built. */
 #include "kernel_abi.h"
 #include "step.h"
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,25 @@ typedef struct {
   pb_operand *ops;        /* per operand, without its data pointer (resolved per run) */
   int64_t *dims;          /* the operands' shapes and strides */
   char *params;
+  thunk_t *epilogue;      /* a region run on output 0 (NULL: none): as the kernel reports its
+                           * rows when it can (PB_KERNEL_FOLLOWS_ROWS), else after it */
+  bool sliced;            /* the epilogue is (rows, row) over output 0, slice-able by rows */
 } kernel_step;
+
+/* The epilogue over output 0's rows as the kernel finishes them (pb_kernel.h's rows_done) */
+typedef struct {
+  const thunk_t *epi;
+  char *base[RG_MAXOPND];
+  char *scratch;
+  int threads, tid; /* the step's thread allowance and its own pool index */
+} rows_job;
+
+static void kernel_rows_done(pb_kernel_ctx *ctx, int64_t r0, int64_t r1, int tid) {
+  const rows_job *j = ctx->rows_data;
+  /* a kernel with threads > 1 runs its OpenMP team in this step's place (pool indices 0..);
+   * with one thread it runs on the step's own thread */
+  pb_region_slice(j->epi, j->base, j->scratch, 0, r0, r1, j->threads > 1 ? tid : j->tid);
+}
 
 static void release_kernel(thunk_t *t) {
   kernel_step *s = t->data;
@@ -26,6 +45,10 @@ static void release_kernel(thunk_t *t) {
   PyMem_Free(s->ops);
   PyMem_Free(s->dims);
   PyMem_Free(s->params);
+  if (s->epilogue) {
+    pb_thunk_clear(s->epilogue);
+    PyMem_Free(s->epilogue);
+  }
   PyMem_Free(s);
   t->data = NULL;
 }
@@ -84,6 +107,32 @@ static int parse_kernel(Program *p, thunk_t *t, PyObject *spec) {
   for (Py_ssize_t i = 0; i < nin + nout; ++i)
     if (parse_operand(p, s, (int)i, PyTuple_GET_ITEM(i < nin ? ins : outs, i < nin ? i : i - nin)) < 0)
       return -1;
+  /* the epilogue: a Region, and the operands of it that read output 0 element for element */
+  PyObject *epi, *reads;
+  if (!(epi = pb_field(spec, "epilogue")) || !(reads = pb_field_tuple(spec, "reads"))) return -1;
+  if (epi == Py_None) return 0;
+  if (nout < 1) {
+    PyErr_SetString(PyExc_ValueError, "Program: a kernel epilogue needs an output");
+    return -1;
+  }
+  s->epilogue = PyMem_Calloc(1, sizeof(thunk_t));
+  if (!s->epilogue) { PyErr_NoMemory(); return -1; }
+  s->epilogue->kind = TH_REGION;
+  if (pb_parse_region(p, s->epilogue, epi) < 0) return -1;
+  thunk_t *e = s->epilogue;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(reads); ++i) {
+    const long r = PyLong_AsLong(PyTuple_GET_ITEM(reads, i));
+    if (r == -1 && PyErr_Occurred()) return -1;
+    if (r < 0 || r >= e->nref) {
+      PyErr_SetString(PyExc_ValueError, "Program: bad kernel epilogue operand");
+      return -1;
+    }
+    e->reads |= 1u << r;
+  }
+  const pb_operand *o = &s->ops[nin];
+  const int64_t row = o->ndim ? o->shape[o->ndim - 1] : 1;
+  s->sliced = (k->flags & PB_KERNEL_FOLLOWS_ROWS) && e->reads && !e->ninit && e->ndim == 2 &&
+              row > 0 && e->shape[1] == row && e->shape[0] * row == pb_operand_size(o);
   return 0;
 }
 
@@ -102,10 +151,20 @@ static int run_kernel(const thunk_t *t, run_ctx *c) {
   for (int i = 0; i < n; ++i) ops[i].data = pb_resolve(c, &s->refs[i]);
   pb_kernel_ctx ctx;
   pb_kernel_ctx_init(&ctx, c->threads, PB_KERNEL_IN_PROGRAM);
+  rows_job job;
+  if (s->sliced) {
+    job.epi = s->epilogue;
+    for (int i = 0; i < s->epilogue->nref; ++i) job.base[i] = pb_resolve(c, &s->epilogue->refs[i]);
+    job.scratch = c->scratch;
+    job.threads = c->threads;
+    job.tid = c->tid;
+    ctx.rows_done = kernel_rows_done;
+    ctx.rows_data = &job;
+  }
   const int rc = s->k->fn(ops, s->nin, ops + s->nin, s->nout, s->params, &ctx);
   pb_kernel_ctx_release(&ctx);
   if (ops != stack) free(ops);
-  if (rc == 0) return 0;
+  if (rc == 0) return s->epilogue && !ctx.followed ? pb_run_region(s->epilogue, c) : 0;
   pb_step_failure *f = c->failure;
   if (f && !atomic_exchange(&f->set, 1)) { /* the first failure is the one raised */
     f->rc = rc;

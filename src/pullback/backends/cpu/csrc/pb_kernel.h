@@ -69,7 +69,23 @@ struct pb_kernel_ctx {
   int error;
   char message[512];
   void *caller; /* the caller's own state */
+  /* NULL, or set by a compiled program's kernel step that fuses an epilogue (a bias add, an
+   * activation) into a kernel registered with PB_KERNEL_FOLLOWS_ROWS: the kernel may then call
+   * pb_kernel_rows_done for each slice of output 0's rows (C order, a row along its last dim)
+   * as soon as the slice is final, from the thread that wrote it (tid: its OpenMP thread number,
+   * below `threads`), so the epilogue runs on it while it is in that core's cache; the epilogue
+   * may overwrite the rows, so the kernel never reads or writes them again. It sets `followed`
+   * to 1 when it reported every row, and reports none otherwise (the step then runs the
+   * epilogue after it). */
+  void (*rows_done)(pb_kernel_ctx *ctx, int64_t r0, int64_t r1, int tid);
+  void *rows_data;
+  int followed;
 };
+
+/* Rows [r0, r1) of output 0 are final (see rows_done). */
+static inline void pb_kernel_rows_done(pb_kernel_ctx *ctx, int64_t r0, int64_t r1, int tid) {
+  if (ctx->rows_done && r1 > r0) ctx->rows_done(ctx, r0, r1, tid);
+}
 
 /* A kernel: 0, or an error kind (after pb_kernel_fail) on failure. */
 typedef int (*pb_kernel_fn)(const pb_operand *ins, int nin, pb_operand *outs, int nout,

@@ -31,5 +31,13 @@ from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 from . import scipy  # noqa: F401,E402  (pullback.scipy.signal, as jax.scipy.signal)
 from . import ffi  # noqa: F401,E402  (pullback.ffi, as jax.ffi: custom C kernels)
 from . import io  # noqa: F401,E402  (pullback.io: safetensors checkpoints, no pickle)
+from . import errors, tree, typing  # noqa: F401,E402  (as jax.errors, jax.tree, jax.typing)
+from ._api import (Device, block_until_ready, clear_caches, custom_gradient,  # noqa: F401,E402
+                   default_backend, default_device, device_count, device_get, device_put,
+                   devices, effects_barrier, ensure_compile_time_eval, eval_shape,
+                   linear_transpose, local_device_count, local_devices, named_call,
+                   named_scope, print_environment_info, process_count, process_index, typeof)
+from .tracer.dtypes import float0  # noqa: F401,E402
+from .transforms.jacobians import jacrev as jacobian  # noqa: F401,E402
 
 __version__ = "0.1.0"

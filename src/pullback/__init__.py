@@ -36,8 +36,16 @@ from ._api import (Device, block_until_ready, clear_caches, custom_gradient,  # 
                    default_backend, default_device, device_count, device_get, device_put,
                    devices, effects_barrier, ensure_compile_time_eval, eval_shape,
                    linear_transpose, local_device_count, local_devices, named_call,
-                   named_scope, print_environment_info, process_count, process_index, typeof)
+                   named_scope, print_environment_info, process_count, process_index,
+                   pure_callback, typeof)
+from . import debug  # noqa: F401,E402  (pullback.debug: print, callback, breakpoint)
 from .tracer.dtypes import float0  # noqa: F401,E402
 from .transforms.jacobians import jacrev as jacobian  # noqa: F401,E402
+from .tracer.public import hide_helpers as _hide_helpers  # noqa: E402
+
+# dir() and star imports of these list their API only, not the helpers they import
+_hide_helpers(numpy.linalg, keep=("matrix_transpose",))
+_hide_helpers(scipy.linalg)
+_hide_helpers(scipy.signal)
 
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import numpy as jnp
+from .primitives.callback import pure_callback_p
 from .tracer import core, pytree
 from .tracer.array import Array
 from .tracer.avals import ShapeDtypeStruct, ShapedArray
@@ -319,3 +320,57 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> C
         _, pullback_fn = vjp(fun, *pytree.tree_unflatten(tree, zeros))
         return pullback_fn(out_cotangent)
     return transposed
+
+
+# ---- host callbacks ----
+
+_VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                 "legacy_vectorized", None)
+
+
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                  sharding: Any = None, vmap_method: str | None = None, **kwargs: Any) -> Any:
+    """Calls the Python function ``callback`` on the values of ``args``, as
+    ``jax.pure_callback``: eagerly, and inside ``jit`` each time the program runs.
+
+    ``callback`` must be pure (a transformation may call it fewer or more times, or drop it
+    when its results are unused). It receives Arrays and returns arrays with the shapes and
+    dtypes of ``result_shape_dtypes`` (a pytree of ``ShapeDtypeStruct``).
+
+    Args:
+      callback: the function.
+      result_shape_dtypes: its results' shapes and dtypes (objects with ``shape``/``dtype``).
+      *args, **kwargs: its arguments (pytrees of arrays).
+      sharding: accepted (one device).
+      vmap_method: how ``vmap`` calls it: "sequential" (once per batch element),
+        "sequential_unrolled" (the same), "expand_dims" (once; unbatched arguments get a
+        leading axis of size 1), "broadcast_all" (once; every argument broadcast to the batch),
+        "legacy_vectorized" (once; unbatched arguments as they are); None: vmap raises.
+
+    Returns:
+      The results, with the structure of ``result_shape_dtypes``.
+
+    Raises:
+      ValueError: an unknown ``vmap_method``; a derivative is taken (JAX's error: use
+        custom_jvp/custom_vjp).
+      TypeError: the callback's results do not match ``result_shape_dtypes``.
+    """
+    if vmap_method not in _VMAP_METHODS:
+        raise ValueError(f"vmap_method must be on of the allowed methods {list(_VMAP_METHODS)}, "
+                         f"but got: {vmap_method}")
+    check_callable(callback)
+    flat_args, in_tree = pytree.tree_flatten((args, kwargs))
+    avals_out, out_tree = pytree.tree_flatten(result_shape_dtypes)
+    result_avals = tuple(ShapedArray(tuple(r.shape), np.dtype(r.dtype)) for r in avals_out)
+
+    def flat_callback(*xs: Any) -> list:
+        a, k = pytree.tree_unflatten(in_tree, list(xs))
+        outs, tree = pytree.tree_flatten(callback(*a, **k))
+        if tree != out_tree:
+            raise TypeError(f"pure_callback: the callback returned a value of structure "
+                            f"{tree}, but result_shape_dtypes has structure {out_tree}")
+        return outs
+
+    outs = pure_callback_p.bind(*flat_args, callback=flat_callback, result_avals=result_avals,
+                                vmap_method=vmap_method)
+    return pytree.tree_unflatten(out_tree, outs)

@@ -12,7 +12,7 @@ from .tracer.pytree import (PyTreeDef, register_pytree_node, register_pytree_wit
                             tree_flatten, tree_leaves, tree_structure)
 
 __all__ = list(_core_all) + [
-    "BuiltInKeyEntry", "Partial", "all_leaves", "build_tree", "default_registry",
+    "BuiltInKeyEntry", "Partial", "all_leaves", "default_registry",
     "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node",
     "register_pytree_with_keys_class", "register_static", "tree_broadcast",
     "tree_reduce_associative", "treedef_children", "treedef_tuple"]
@@ -59,7 +59,7 @@ class _Registry:
         if kind == _pytree._NONE:
             return (), None
         keys, children, aux = _pytree._keyed_children(tree, t, kind)
-        return children, aux
+        return tuple(children), aux
 
     def flatten_one_level_with_keys(self, tree: _Any) -> tuple[list, _Any] | None:
         t = type(tree)
@@ -69,9 +69,9 @@ class _Registry:
                 return None
             kind = _pytree._NAMEDTUPLE
         if kind == _pytree._NONE:
-            return [], None
+            return (), None
         keys, children, aux = _pytree._keyed_children(tree, t, kind)
-        return list(zip(keys, children)), aux
+        return tuple(zip(keys, children)), aux
 
     def register_node(self, nodetype: type, flatten_func: _Callable, unflatten_func: _Callable,
                       flatten_with_keys_func: _Callable | None = None) -> None:
@@ -112,32 +112,21 @@ def flatten_one_level_with_keys(tree: _Any) -> tuple[list[tuple[_Any, _Any]], _A
     return out
 
 
-def is_tree_node(tree: _Any, is_leaf: _Callable[[_Any], bool] | None = None) -> bool:
-    """True when ``tree`` is an internal node (``None`` included), not a leaf."""
-    if is_leaf is not None and is_leaf(tree):
-        return False
-    return default_registry.flatten_one_level(tree) is not None
+def is_tree_node(typ: type) -> bool:
+    """True when ``typ`` is a registered pytree node type (built-in or custom) or a
+    namedtuple type."""
+    return typ in _pytree._KIND or (isinstance(typ, type) and issubclass(typ, tuple) and
+                                    hasattr(typ, "_fields"))
 
 
 def all_leaves(iterable: _Iterable[_Any], is_leaf: _Callable[[_Any], bool] | None = None
                ) -> bool:
     """True when every element of ``iterable`` is a leaf (``None`` is not)."""
+    items = list(iterable)
     if is_leaf is None:
-        return all(not is_tree_node(x) for x in iterable)
-    lst = list(iterable)
-    return lst == tree_leaves(lst, is_leaf)
-
-
-def build_tree(treedef: PyTreeDef, xs: _Any) -> _Any:
-    """Builds the tree ``treedef`` with ``xs`` (nested children, leaves of a nested tuple
-    structure mirroring ``treedef``'s nodes) at its nodes, as ``jax.tree_util.build_tree``."""
-    if _pytree.treedef_is_leaf(treedef):
-        return xs
-    kids = treedef.children()
-    children = [build_tree(k, x) for k, x in zip(kids, xs)]
-    one_level = PyTreeDef(treedef._kind, treedef._type, treedef._aux,
-                          tuple(_pytree._LEAF_DEF for _ in kids), len(kids))
-    return one_level.unflatten(children)
+        return all(default_registry.flatten_one_level(x) is None for x in items)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
 
 
 def register_pytree_with_keys_class(cls: type) -> type:
@@ -185,11 +174,10 @@ def tree_reduce_associative(operation: _Callable[[_Any, _Any], _Any], tree: _Any
         if identity is _NO_IDENTITY:
             raise TypeError("Must specify identity for parallel reduction of empty sequence.")
         return identity
-    while len(seq) > 1:
-        nxt = [operation(a, b) for a, b in zip(seq[::2], seq[1::2])]
+    while len(seq) > 1:  # JAX's pairing: an odd one out joins its left neighbour first
         if len(seq) % 2:
-            nxt.append(seq[-1])
-        seq = nxt
+            seq = seq[:-2] + [operation(seq[-2], seq[-1])]
+        seq = [operation(a, b) for a, b in zip(seq[::2], seq[1::2])]
     return seq[0]
 
 

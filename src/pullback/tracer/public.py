@@ -22,20 +22,20 @@ def _own(obj: Any, home: str) -> bool:
 
 def public_names(module: types.ModuleType, keep: Iterable[str] = ()) -> list[str]:
     """The names ``module`` exports: see the module docstring."""
-    home = module.__name__ if hasattr(module, "__path__") else module.__name__
-    keep = set(keep)
+    home, keep = module.__name__, set(keep)
     out = []
     for name, obj in list(vars(module).items()):
-        if name.startswith("_") or isinstance(obj, types.ModuleType) and name not in keep:
-            continue
-        if name in keep or (not isinstance(obj, (types.FunctionType, type)) and
-                            getattr(obj, "__module__", None) in (None, home)) or \
-                (isinstance(obj, (types.FunctionType, type)) and _own(obj, home)):
-            if getattr(obj, "__module__", None) in ("typing", "__future__"):
-                continue
-            if type(obj).__module__ in ("typing", "__future__", "typing_extensions"):
-                continue
+        if name in keep:  # (only names the module has: keep may list names yet to come)
             out.append(name)
+            continue
+        if name.startswith("_") or isinstance(obj, types.ModuleType):
+            continue
+        if type(obj).__module__ in ("typing", "__future__", "typing_extensions") or \
+                getattr(obj, "__module__", None) in ("typing", "__future__"):
+            continue  # Any, NamedTuple, ``annotations``
+        if isinstance(obj, (types.FunctionType, type)) and not _own(obj, home):
+            continue  # another module's function or class, imported for use here
+        out.append(name)
     return sorted(out)
 
 

@@ -1086,6 +1086,21 @@ def g_linalg(g: Gen) -> bool:
     return g.emit("linalg", code, [v], out, defs=defs)
 
 
+def g_callbacks(g: Gen) -> bool:
+    """``pure_callback`` (issue 30): a host function of one operand, called per batch element
+    under vmap; not in grad programs (it has no derivative, as in JAX)."""
+    if g.mode == "grad":
+        return False
+    x = g.pick(lambda v: v.dtype != "bool" and fits(v.dtype, 2 * v.bound))
+    if x is None:
+        return False
+    cb = f"_host{len(g.ops)}"
+    defs = f"def {cb}(a):\n    return (np.asarray(a) * 2).astype(np.asarray(a).dtype)"
+    return g.emit("pure_callback", f"jax.pure_callback({cb}, jax.ShapeDtypeStruct("
+                  f"{x.name}.shape, {x.name}.dtype), {x.name}, vmap_method='sequential')",
+                  [x], g.new(x.shape, x.dtype, 2 * x.bound), defs=defs)
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1105,6 +1120,7 @@ CATALOGUE = {
     "image": g_image,
     "reduce_window": g_reduce_window,
     "linalg": g_linalg,
+    "callbacks": g_callbacks,
 }
 
 

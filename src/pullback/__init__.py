@@ -31,5 +31,31 @@ from . import random  # noqa: F401,E402  (pullback.random, as jax.random)
 from . import scipy  # noqa: F401,E402  (pullback.scipy.signal, as jax.scipy.signal)
 from . import ffi  # noqa: F401,E402  (pullback.ffi, as jax.ffi: custom C kernels)
 from . import io  # noqa: F401,E402  (pullback.io: safetensors checkpoints, no pickle)
+from . import errors, tree, typing  # noqa: F401,E402  (as jax.errors, jax.tree, jax.typing)
+from ._api import (Device, block_until_ready, clear_caches, custom_gradient,  # noqa: F401,E402
+                   default_backend, default_device, device_count, device_get, device_put,
+                   devices, effects_barrier, ensure_compile_time_eval, eval_shape,
+                   linear_transpose, local_device_count, local_devices, named_call,
+                   named_scope, print_environment_info, process_count, process_index,
+                   pure_callback, typeof)
+from . import debug  # noqa: F401,E402  (pullback.debug: print, callback, breakpoint)
+from .tracer.dtypes import float0  # noqa: F401,E402
+from .transforms.jacobians import jacrev as jacobian  # noqa: F401,E402
+from .tracer.public import hide_helpers as _hide_helpers  # noqa: E402
+
+# dir() and star imports of these list their API only, not the helpers they import (JAX's
+# names, when a module re-exports a function defined elsewhere, stay)
+_hide_helpers(numpy.linalg, keep=(
+    "cholesky cond cross det diagonal eig eigh eigvals eigvalsh inv lstsq matmul matrix_norm "
+    "matrix_power matrix_rank matrix_transpose multi_dot norm outer pinv qr slogdet solve svd "
+    "svdvals tensordot tensorinv tensorsolve trace vecdot vector_norm").split())
+_hide_helpers(scipy.linalg, keep=(
+    "block_diag cho_factor cho_solve cholesky circulant companion convolution_matrix det dft "
+    "eigh eigh_tridiagonal expm expm_frechet fiedler fiedler_companion funm hadamard hankel "
+    "helmert hessenberg hilbert inv invhilbert invpascal leslie lu lu_factor lu_solve pascal "
+    "polar qr qr_multiply rsf2csf schur solve solve_sylvester solve_triangular sqrtm svd "
+    "toeplitz").split())
+_hide_helpers(scipy.signal, keep=("convolve convolve2d correlate correlate2d csd detrend "
+                                  "fftconvolve istft stft welch").split())
 
 __version__ = "0.1.0"

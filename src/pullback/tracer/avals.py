@@ -97,12 +97,14 @@ def check_result_size(op: str, out: Any) -> None:
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (to trace without data), as in JAX."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False):
+    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False, *,
+                 sharding: Any = None):
         self.shape = tuple(shape)
         self.dtype = dtypes.canonicalize(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding  # (accepted as JAX's keyword: one device, nothing to shard)
 
     @property
     def aval(self) -> ShapedArray:
@@ -119,4 +121,5 @@ class ShapeDtypeStruct:
         return hash((self.shape, self.dtype))
 
     def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"

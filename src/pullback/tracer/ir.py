@@ -113,6 +113,33 @@ def locate_error(e: BaseException, eqn: "Eqn", doing: str = "in") -> None:
         e._pb_located = True
 
 
+# Primitives with an effect besides their results (debug callbacks): the passes never drop,
+# merge, fold or hoist their equations, nor those of a higher-order primitive whose
+# sub-program holds one. ``effects_seen`` turns True when the first is traced, so that
+# programs of a process that never uses one pay no look for effects.
+effectful: set = set()
+effects_seen = [False]
+
+
+def has_effects(eqn: "Eqn") -> bool:
+    """Whether ``eqn`` (or a program in its params) applies an effectful primitive."""
+    if not effects_seen[0]:
+        return False
+    if eqn.primitive in effectful:
+        return True
+    return any(_holds_effects(v) for v in eqn.params.values())
+
+
+def _holds_effects(v: Any) -> bool:
+    if isinstance(v, ClosedJaxpr):
+        v = v.jaxpr
+    if isinstance(v, Jaxpr):
+        return any(has_effects(e) for e in v.eqns)
+    if isinstance(v, (tuple, list)):
+        return any(_holds_effects(x) for x in v)
+    return False
+
+
 class Jaxpr:
     """A closed-over-nothing program: constvars and invars in, equations, outvars out."""
 

@@ -597,9 +597,10 @@ def _keyed_children(node: Any, t: type, kind: int) -> tuple[list, list, Any]:
 
 
 def _flatten_with_path(
-    node: Any, path: tuple, out: list, is_leaf: Callable[[Any], bool] | None
+    node: Any, path: tuple, out: list, is_leaf: Callable[..., bool] | None,
+    takes_path: bool = False
 ) -> PyTreeDef:
-    if is_leaf is not None and is_leaf(node):
+    if is_leaf is not None and (is_leaf(path, node) if takes_path else is_leaf(node)):
         out.append((path, node))
         return _LEAF_DEF
     t = type(node)
@@ -614,7 +615,8 @@ def _flatten_with_path(
         return _NONE_DEF
     start = len(out)
     keys, children, aux = _keyed_children(node, t, kind)
-    kids = tuple([_flatten_with_path(c, path + (k,), out, is_leaf) for k, c in zip(keys, children)])
+    kids = tuple([_flatten_with_path(c, path + (k,), out, is_leaf, takes_path)
+                  for k, c in zip(keys, children)])
     return PyTreeDef(kind, t, aux, kids, len(out) - start)
 
 
@@ -1003,13 +1005,14 @@ def tree_transpose(
 
 
 def tree_flatten_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Flattens a pytree, pairing each leaf with its key path.
 
     Args:
       tree: the pytree to flatten.
       is_leaf: optional predicate marking subtrees to be treated as leaves.
+      is_leaf_takes_path: call ``is_leaf(key_path, subtree)`` instead of ``is_leaf(subtree)``.
 
     Returns:
       A pair ``(pairs, treedef)`` where ``pairs`` is a list of
@@ -1019,34 +1022,37 @@ def tree_flatten_with_path(
     """
     out: list[tuple[KeyPath, Any]] = []
     try:
-        treedef = _flatten_with_path(tree, (), out, is_leaf)
+        treedef = _flatten_with_path(tree, (), out, is_leaf, is_leaf_takes_path)
     except RecursionError:
-        _make_room("tree_flatten_with_path", tree, is_leaf)
+        _make_room("tree_flatten_with_path", tree,
+                   None if is_leaf_takes_path else is_leaf)
         out = []
-        treedef = _flatten_with_path(tree, (), out, is_leaf)
+        treedef = _flatten_with_path(tree, (), out, is_leaf, is_leaf_takes_path)
     return out, treedef
 
 
 def tree_leaves_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> list[tuple[KeyPath, Any]]:
     """Returns the leaves of a pytree paired with their key paths.
 
     Args:
       tree: the pytree.
       is_leaf: optional predicate marking subtrees to be treated as leaves.
+      is_leaf_takes_path: call ``is_leaf(key_path, subtree)`` instead of ``is_leaf(subtree)``.
 
     Returns:
       A list of ``(key_path, leaf)`` in flattening order.
     """
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(
     f: Callable[..., Any],
     tree: Any,
     *rest: Any,
-    is_leaf: Callable[[Any], bool] | None = None,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> Any:
     """Maps a function of (key path, leaves) over one or more pytrees.
 
@@ -1057,6 +1063,7 @@ def tree_map_with_path(
       *rest: further pytrees having ``tree``'s structure as a prefix.
       is_leaf: optional predicate marking subtrees of ``tree`` to be treated
         as leaves.
+      is_leaf_takes_path: call ``is_leaf(key_path, subtree)`` instead of ``is_leaf(subtree)``.
 
     Returns:
       A pytree with the structure of ``tree`` whose leaves are the results
@@ -1065,7 +1072,7 @@ def tree_map_with_path(
     Raises:
       ValueError: if some tree in ``rest`` does not match ``tree``'s structure.
     """
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     if not rest:
         return treedef.unflatten([f(p, x) for p, x in pairs])
     others = _flatten_rest(treedef, rest, is_leaf, "tree_map_with_path")
@@ -1160,6 +1167,7 @@ def register_dataclass(
     nodetype: type[_T] | None = None,
     data_fields: Sequence[str] | None = None,
     meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
 ) -> type[_T]:
     """Registers a dataclass-like type as a pytree node, by field names.
 
@@ -1180,6 +1188,8 @@ def register_dataclass(
         only).
       meta_fields: names of the static fields, or None to infer (dataclasses
         only).
+      drop_fields: ``init=True`` fields that are neither: dropped when flattening (the
+        rebuilt node gets their defaults).
 
     Returns:
       ``nodetype`` itself (or a decorator, if ``nodetype`` is None).
@@ -1192,8 +1202,9 @@ def register_dataclass(
     """
     if nodetype is None:
         return functools.partial(  # type: ignore[return-value]
-            register_dataclass, data_fields=data_fields, meta_fields=meta_fields
-        )
+            register_dataclass, data_fields=data_fields, meta_fields=meta_fields,
+            drop_fields=drop_fields)
+    drop_fields = tuple(drop_fields)
     if data_fields is None and meta_fields is None:
         if not dataclasses.is_dataclass(nodetype):
             raise TypeError(
@@ -1202,7 +1213,7 @@ def register_dataclass(
             )
         data_fields, meta_fields = [], []
         for fld in dataclasses.fields(nodetype):
-            if not fld.init:
+            if not fld.init or fld.name in drop_fields:
                 continue
             (meta_fields if fld.metadata.get("static", False) else data_fields).append(fld.name)
     elif data_fields is None or meta_fields is None:
@@ -1213,6 +1224,7 @@ def register_dataclass(
     meta_fields = tuple(meta_fields)
     if dataclasses.is_dataclass(nodetype):
         init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
         given = set(data_fields) | set(meta_fields)
         if given != init_fields or len(given) != len(data_fields) + len(meta_fields):
             raise TypeError(

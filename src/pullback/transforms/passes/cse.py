@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...tracer.ir import Atom, ClosedJaxpr, Eqn, Literal, Var
+from ...tracer.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, has_effects
 from ._rewrite import Walk, forward, literal_value
 
 
@@ -55,6 +55,8 @@ def eqn_key(eqn: Eqn) -> Any:
 
 def cse_rule(eqn: Eqn, walk: Walk) -> list[Atom] | None:
     """The outputs of an earlier equal equation, or None (and remember this one)."""
+    if has_effects(eqn):  # two equal debug prints print twice
+        return None
     key = eqn_key(eqn)
     table = walk.cse_table
     try:

@@ -1,13 +1,13 @@
 """Dead-code elimination: equations none of whose outputs is used are dropped.
 
 Every primitive is pure (random ones are functions of their key operands), so an unused
-result can go. A multi-result equation with at least one used output stays whole. Constvars
+result can go -- except an effectful one (a debug callback: ``ir.has_effects``), which stays. A multi-result equation with at least one used output stays whole. Constvars
 nobody reads are dropped with their constants; input variables never are (they are the
 program's signature).
 """
 from __future__ import annotations
 
-from ...tracer.ir import ClosedJaxpr, Jaxpr, Var
+from ...tracer.ir import ClosedJaxpr, Jaxpr, Var, has_effects
 
 
 def dce_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -29,7 +29,8 @@ def dce_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
             if v in live:
                 break
         else:
-            continue
+            if not has_effects(eqn):  # (a debug callback stays: its effect is its use)
+                continue
         kept.append(eqn)
         live.update(eqn.invars)
     used = [i for i, v in enumerate(jaxpr.constvars) if v in live]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...tracer import core
 from ...tracer.array import Array
-from ...tracer.ir import Atom, ClosedJaxpr, Eqn, Literal
+from ...tracer.ir import Atom, ClosedJaxpr, Eqn, Literal, has_effects
 from ._rewrite import Walk, as_array, forward, has_sub_jaxprs, make_literal
 
 MAX_FOLD_SIZE = 64
@@ -27,7 +27,7 @@ _SHAPE_ONLY = frozenset({"broadcast_in_dim", "reshape"})
 
 def _foldable(eqn: Eqn) -> bool:
     prim = eqn.primitive
-    if prim.collective or prim.name == "jit" or has_sub_jaxprs(eqn.params):
+    if prim.collective or prim.name == "jit" or has_sub_jaxprs(eqn.params) or has_effects(eqn):
         return False
     if any(v.aval.size > MAX_FOLD_SIZE for v in eqn.outvars):
         return False

@@ -26,7 +26,7 @@ from ....primitives.rules import Kernel
 from ....tracer import core, executor
 from ....tracer.array import Array
 from ....tracer.avals import ShapedArray
-from ....tracer.ir import Jaxpr, Literal, locate_error
+from ....tracer.ir import Jaxpr, Literal, has_effects, locate_error
 from .. import kernels
 from ..op_facts import EWISE_BY_CODE
 from . import control, dynamic
@@ -316,7 +316,7 @@ class Lowering:
             except control.Unlowerable:
                 del self.steps[mark:]
                 return self.callback(prim, ins, params, out_avals)
-        if all(x.buf.kind == "const" for x in ins) and \
+        if all(x.buf.kind == "const" for x in ins) and not has_effects(eqn) and \
                 sum(a.size * a.dtype.itemsize for a in out_avals) <= _FOLD_LIMIT:
             return self.fold(prim, ins, params, out_avals)
         if prim.name in dynamic.LOWER and all_views(ins):

@@ -1086,6 +1086,29 @@ def g_linalg(g: Gen) -> bool:
     return g.emit("linalg", code, [v], out, defs=defs)
 
 
+def g_linalg_eig(g: Gen) -> bool:
+    """Issue 28's tridiagonal_solve and expm (h28-eig) on a value v (..., n): a diagonally
+    dominant system (|x| <= |b| with d >= 2, |dl| + |du| <= 1) and expm of A = t tᵀ / 4
+    (t = tanh(v): ||A|| <= n / 4, entries of expm(A) below exp(n / 4))."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+               and 1 <= v.shape[-1] <= 6)
+    if v is None:
+        return False
+    n = v.shape[-1]
+    if g.flag():
+        out = g.new(v.shape, v.dtype, v.bound)
+        t = f"{out.name}_t"
+        defs = f"{t} = jnp.tanh({v.name})"
+        code = (f"lax.linalg.tridiagonal_solve(0.5 * {t}, 3.0 + {t}, 0.5 * jnp.cos({v.name}) * "
+                f"{t}, {v.name}[..., None])[..., 0]")
+        return g.emit("linalg_eig", code, [v], out, defs=defs)
+    out = g.new(v.shape + (n,), v.dtype, math.exp(0.25 * n) + 1)
+    t = f"{out.name}_t"
+    defs = f"{t} = jnp.tanh({v.name})"
+    code = f"jax.scipy.linalg.expm(0.25 * {t}[..., :, None] * {t}[..., None, :])"
+    return g.emit("linalg_eig", code, [v], out, defs=defs)
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1105,6 +1128,7 @@ CATALOGUE = {
     "image": g_image,
     "reduce_window": g_reduce_window,
     "linalg": g_linalg,
+    "linalg_eig": g_linalg_eig,
 }
 
 

@@ -533,3 +533,47 @@ def test_special_matrices_match_scipy():
     np.testing.assert_allclose(np.asarray(psl.dft(4, "sqrtn")), sl.dft(4, "sqrtn"), atol=1e-6)
     with pytest.raises(ValueError, match="hadamard: n must be a positive power of 2"):
         psl.hadamard(3)
+
+
+def test_eigh_tridiagonal_eigenvectors():
+    rng = np.random.default_rng(19)
+    d, e = rng.standard_normal(7), rng.standard_normal(6)
+    w, v = (np.asarray(x) for x in psl.eigh_tridiagonal(d, e))
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(t), atol=1e-12)
+    np.testing.assert_allclose(t @ v, v * w, atol=1e-8)
+    np.testing.assert_allclose(v.T @ v, np.eye(7), atol=1e-8)
+    # a cluster of (numerically) equal eigenvalues still gets orthonormal vectors
+    d2, e2 = np.ones(5), np.zeros(4)
+    e2[2] = 1e-12
+    w2, v2 = (np.asarray(x) for x in psl.eigh_tridiagonal(d2, e2))
+    np.testing.assert_allclose(v2.T @ v2, np.eye(5), atol=1e-8)
+    t2 = np.diag(d2) + np.diag(e2, 1) + np.diag(e2, -1)
+    np.testing.assert_allclose(t2 @ v2, v2 * w2, atol=1e-8)
+
+
+def test_values_equal_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        import jax.numpy as jjnp
+        import jax.scipy.linalg as jsl
+        rng = np.random.default_rng(20)
+        a = rng.standard_normal((2, 4, 4))
+        dl, d, du, b = _tri_system(rng, (2,), 4, 2, np.float64)
+        cases = [(lambda m: m.linalg.eig(a) if m is jnp else jjnp.linalg.eig(a), None),
+                 (lambda m: lax_linalg.schur(a), lambda: jax.lax.linalg.schur(a)),
+                 (lambda m: lax_linalg.hessenberg(a), lambda: jax.lax.linalg.hessenberg(a)),
+                 (lambda m: lax_linalg.tridiagonal(a + np.swapaxes(a, -1, -2)),
+                  lambda: jax.lax.linalg.tridiagonal(a + np.swapaxes(a, -1, -2))),
+                 (lambda m: lax_linalg.tridiagonal_solve(dl, d, du, b),
+                  lambda: jax.lax.linalg.tridiagonal_solve(dl, d, du, b)),
+                 (lambda m: psl.expm(a), lambda: jsl.expm(a)),
+                 (lambda m: psl.sqrtm(a[0] @ a[0].T), lambda: jsl.sqrtm(a[0] @ a[0].T))]
+        for ours, theirs in cases:
+            got = pb.tree_util.tree_leaves(ours(jnp))
+            want = jax.tree_util.tree_leaves(theirs() if theirs else ours(None))
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-11)
+    finally:
+        jax.config.update("jax_enable_x64", False)

@@ -379,8 +379,12 @@ def outer(x1: Any, x2: Any, /) -> Array:
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
-              preferred_element_type: Any = None) -> Array:
-    """Tensor contraction over ``axes`` (``jnp.tensordot``)."""
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
+    """Tensor contraction over ``axes`` (``jnp.tensordot``); ``out_sharding`` must be None (one
+    CPU device)."""
+    if out_sharding is not None:
+        raise ValueError("tensordot: argument 'out_sharding' must be None on the CPU backend, "
+                         f"got {out_sharding!r}")
     return _tensordot(x1, x2, axes, precision=precision,
                       preferred_element_type=preferred_element_type)
 

@@ -115,13 +115,9 @@ def _solve(a, b):
 def _diag(x):
     """The diagonal (..., n) of (..., n, n) x."""
     n = _shape(x)[-1]
-    eye = _eye(x)
+    eye = _eye_like(x)
     return _rd.reduce_sum_p.bind(_mul(x, eye), axes=(len(_shape(x)) - 1,)) if n else \
         _ew._full(_shape(x)[:-1], x, 0)
-
-
-def _eye(x):
-    return _eye_like(x)
 
 
 def _eig_vec_jvp(w, v, da):
@@ -129,7 +125,7 @@ def _eig_vec_jvp(w, v, da):
     # geev's normalisation (unit 2-norm, largest-magnitude component real)
     shape = _shape(v)
     nd = len(shape)
-    eye = _eye(v)
+    eye = _eye_like(v)
     wr = _mv.broadcast_in_dim_p.bind(w, shape=shape, broadcast_dimensions=tuple(range(nd - 2))
                                      + (nd - 1,))
     wc = _mv.broadcast_in_dim_p.bind(w, shape=shape, broadcast_dimensions=tuple(range(nd - 1)))

@@ -245,7 +245,7 @@ def _expm_2d(A: Any, upper_triangular: bool, max_squarings: int) -> Any:
     ident = jnp.eye(n, dtype=A.dtype)
     U, V = lax.switch(idx, [lambda x, o=o: _pade(x, _PADE[o], ident) for o in orders], A)
     P, Q = U + V, -U + V
-    R = solve_triangular_(Q, P) if upper_triangular else jnp.linalg.solve(Q, P)
+    R = _solve_upper(Q, P) if upper_triangular else jnp.linalg.solve(Q, P)
 
     def step(c, i):
         return lax.cond(i < n_squarings, lambda x: x @ x, lambda x: x, c), None
@@ -253,7 +253,7 @@ def _expm_2d(A: Any, upper_triangular: bool, max_squarings: int) -> Any:
     return jnp.where(n_squarings > max_squarings, jnp.full_like(R, np.nan), R)
 
 
-def solve_triangular_(a: Any, b: Any) -> Any:
+def _solve_upper(a: Any, b: Any) -> Any:
     return lax_linalg.triangular_solve(a, b, left_side=True, lower=False)
 
 

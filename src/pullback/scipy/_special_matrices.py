@@ -54,7 +54,8 @@ def block_diag(*arrs: Any) -> Any:
 
 def _batched_vectors(c: Any, r: Any) -> tuple[Any, Any]:
     batch = np.broadcast_shapes(_shape(c)[:-1], _shape(r)[:-1])
-    return (jnp.broadcast_to(c, batch + _shape(c)[-1:]), jnp.broadcast_to(r, batch + _shape(r)[-1:]))
+    return (jnp.broadcast_to(c, batch + _shape(c)[-1:]),
+            jnp.broadcast_to(r, batch + _shape(r)[-1:]))
 
 
 def toeplitz(c: Any, r: Any | None = None) -> Any:
@@ -67,7 +68,7 @@ def toeplitz(c: Any, r: Any | None = None) -> Any:
     m, n = _shape(c)[-1], _shape(r)[-1]
     if m == 0 or n == 0:
         return jnp.zeros(_shape(c)[:-1] + (m, n), c.dtype)
-    # element (i, j) of the values [c[::-1], r[1:]] at n... : (m - 1 - i) + j
+    # element (i, j) is c[i - j] (i >= j) or r[j - i]: index (m - 1 - i) + j of [c[::-1], r[1:]]
     elems = jnp.concatenate([jnp.flip(c, -1), r[..., 1:]], axis=-1)
     i, j = np.arange(m)[:, None], np.arange(n)[None, :]
     return _take_last(elems, m - 1 - i + j)

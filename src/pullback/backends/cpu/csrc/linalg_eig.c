@@ -240,8 +240,12 @@ static int fits(const pb_operand *o, int dtype, const pb_operand *a, int batch,
   return 1;
 }
 
-static int complex_of(int dtype) { return dtype == PB_F32 ? PB_C64 : dtype == PB_F64 ? PB_C128 : dtype; }
-static int real_of(int dtype) { return dtype == PB_C64 ? PB_F32 : dtype == PB_C128 ? PB_F64 : dtype; }
+static int complex_of(int dtype) {
+  return dtype == PB_F32 ? PB_C64 : dtype == PB_F64 ? PB_C128 : dtype;
+}
+static int real_of(int dtype) {
+  return dtype == PB_C64 ? PB_F32 : dtype == PB_C128 ? PB_F64 : dtype;
+}
 
 /* ---- eig: eigenvalues w and left/right eigenvectors of general matrices (geev), complex ---- */
 

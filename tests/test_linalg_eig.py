@@ -388,6 +388,13 @@ def test_errors_name_function_argument_and_shapes():
         lax_linalg.eig(rect)
     with pytest.raises(TypeError, match=r"eig: argument 'x' must be float32.*int32"):
         lax_linalg.eig(np.eye(2, dtype=np.int32))
+    for dt in (np.float16, np.int32, np.bool_):  # (bfloat16 too: LAPACK has none of them)
+        with pytest.raises(TypeError, match=r"schur: argument 'x' must be float32"):
+            lax_linalg.schur(np.eye(2, dtype=dt))
+        with pytest.raises(TypeError, match=r"tridiagonal: argument 'a' must be float32"):
+            lax_linalg.tridiagonal(np.eye(2, dtype=dt))
+        with pytest.raises(TypeError, match=r"tridiagonal_solve: argument 'dl' must be float32"):
+            lax_linalg.tridiagonal_solve(*[np.ones(2, dt)] * 3, np.ones((2, 1), dt))
     with pytest.raises(ValueError, match=r"schur: argument 'x' .*square"):
         lax_linalg.schur(rect)
     with pytest.raises(ValueError, match=r"hessenberg: argument 'a' .*square"):

@@ -587,3 +587,15 @@ def test_values_equal_jax():
                 np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-11)
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+def test_eig_implementation_and_deprecated_use_magma():
+    a = np.diag([1.0, 2.0])
+    w = lax_linalg.eig(a, implementation=lax_linalg.EigImplementation.LAPACK)[0]
+    np.testing.assert_allclose(np.asarray(w), [1, 2])
+    with pytest.warns(DeprecationWarning, match="use_magma is deprecated"):
+        lax_linalg.eig(a, use_magma=False)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="lapack"):
+        lax_linalg.eig(a, use_magma=True)
+    assert lax_linalg.eig_p is pe.eig_p and lax_linalg.tridiagonal_solve_p.name == \
+        "tridiagonal_solve"

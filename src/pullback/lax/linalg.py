@@ -209,7 +209,7 @@ def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True,
 
 
 def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
-          select_callable: Any = None) -> Any:
+          select_callable: Any = None) -> list[Array]:
     """Schur decomposition ``x = Q T Qᴴ`` (LAPACK's gees): ``T`` upper triangular (complex
     input) or quasi upper triangular with 2x2 blocks for complex eigenvalue pairs (real).
 
@@ -221,28 +221,27 @@ def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bo
       select_callable: Unused (as JAX).
 
     Returns:
-      ``(T, Q)``, or ``T`` alone when ``compute_schur_vectors`` is false.
+      ``[T, Q]``, or ``[T]`` when ``compute_schur_vectors`` is false (a list, as JAX's).
     """
-    outs = schur_p.bind(_arr(x), compute_schur_vectors=bool(compute_schur_vectors),
-                        sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable)
-    return tuple(outs) if compute_schur_vectors else outs[0]
+    return list(schur_p.bind(_arr(x), compute_schur_vectors=bool(compute_schur_vectors),
+                             sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
 
 
-def hessenberg(a: ArrayLike) -> tuple[Array, Array]:
+def hessenberg(a: ArrayLike) -> list[Array]:
     """Reduces a square matrix to upper Hessenberg form (LAPACK's gehrd).
 
     Args:
       a: A floating point or complex square matrix or batch of matrices.
 
     Returns:
-      ``(a, taus)``: the upper triangle and first subdiagonal of ``a`` hold the Hessenberg
+      ``[a, taus]`` (a list, as JAX's): the upper triangle and first subdiagonal of ``a`` hold the Hessenberg
       matrix, the elements below the first subdiagonal the Householder reflectors, whose
       scalar factors are ``taus`` (..., n - 1).
     """
-    return tuple(hessenberg_p.bind(_arr(a)))
+    return list(hessenberg_p.bind(_arr(a)))
 
 
-def tridiagonal(a: ArrayLike, *, lower: bool = True) -> tuple[Array, Array, Array, Array]:
+def tridiagonal(a: ArrayLike, *, lower: bool = True) -> list[Array]:
     """Reduces a symmetric/Hermitian matrix to tridiagonal form (LAPACK's sytrd/hetrd).
 
     Args:
@@ -250,12 +249,12 @@ def tridiagonal(a: ArrayLike, *, lower: bool = True) -> tuple[Array, Array, Arra
       lower: Which triangle of the input matrices to use (the other is not read).
 
     Returns:
-      ``(a, d, e, taus)``: the diagonal and first sub- (``lower``) or superdiagonal of ``a``
+      ``[a, d, e, taus]`` (a list, as JAX's): the diagonal and first sub- (``lower``) or superdiagonal of ``a``
       hold the tridiagonal matrix, the elements beyond it the Householder reflectors; ``d``
       is the (real) diagonal, ``e`` the (real) off-diagonal, ``taus`` the reflectors' scalar
       factors.
     """
-    return tuple(tridiagonal_p.bind(_arr(a), lower=bool(lower)))
+    return list(tridiagonal_p.bind(_arr(a), lower=bool(lower)))
 
 
 def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, *,

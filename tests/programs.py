@@ -1099,6 +1099,27 @@ def g_callbacks(g: Gen) -> bool:
     return g.emit("pure_callback", f"jax.pure_callback({cb}, jax.ShapeDtypeStruct("
                   f"{x.name}.shape, {x.name}.dtype), {x.name}, vmap_method='sequential')",
                   [x], g.new(x.shape, x.dtype, 2 * x.bound), defs=defs)
+def g_linalg_eig(g: Gen) -> bool:
+    """Issue 28's tridiagonal_solve and expm (h28-eig) on a value v (..., n): a diagonally
+    dominant system (|x| <= |b| with d >= 2, |dl| + |du| <= 1) and expm of A = t tᵀ / 4
+    (t = tanh(v): ||A|| <= n / 4, entries of expm(A) below exp(n / 4))."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+               and 1 <= v.shape[-1] <= 6)
+    if v is None:
+        return False
+    n = v.shape[-1]
+    if g.flag():
+        out = g.new(v.shape, v.dtype, v.bound)
+        t = f"{out.name}_t"
+        defs = f"{t} = jnp.tanh({v.name})"
+        code = (f"lax.linalg.tridiagonal_solve(0.5 * {t}, 3.0 + {t}, 0.5 * jnp.cos({v.name}) * "
+                f"{t}, {v.name}[..., None])[..., 0]")
+        return g.emit("linalg_eig", code, [v], out, defs=defs)
+    out = g.new(v.shape + (n,), v.dtype, math.exp(0.25 * n) + 1)
+    t = f"{out.name}_t"
+    defs = f"{t} = jnp.tanh({v.name})"
+    code = f"jax.scipy.linalg.expm(0.25 * {t}[..., :, None] * {t}[..., None, :])"
+    return g.emit("linalg_eig", code, [v], out, defs=defs)
 
 
 CATALOGUE = {
@@ -1121,6 +1142,7 @@ CATALOGUE = {
     "reduce_window": g_reduce_window,
     "linalg": g_linalg,
     "callbacks": g_callbacks,
+    "linalg_eig": g_linalg_eig,
 }
 
 

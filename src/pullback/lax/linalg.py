@@ -150,3 +150,128 @@ def _lu_solve(lu: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
 
 def _inverse_permutation(perm: Any) -> Any:
     return argsort(perm, index_dtype=dtypes.int32)
+
+
+# ---- issue 28: the non-symmetric and tridiagonal decompositions (primitives/linalg_eig.py) ----
+
+from ..primitives import linalg_eig as _pe  # noqa: E402
+import enum  # noqa: E402
+import warnings  # noqa: E402
+
+eig_p = _pe.eig_p
+schur_p = _pe.schur_p
+hessenberg_p = _pe.hessenberg_p
+tridiagonal_p = _pe.tridiagonal_p
+tridiagonal_solve_p = _pe.tridiagonal_solve_p
+__all__ += ["EigImplementation", "eig", "eig_p", "schur", "schur_p", "hessenberg",
+            "hessenberg_p", "tridiagonal", "tridiagonal_p", "tridiagonal_solve",
+            "tridiagonal_solve_p"]
+
+
+class EigImplementation(enum.Enum):
+    """Enum for eigendecomposition algorithm (only ``LAPACK`` runs on the CPU)."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+def eig(x: ArrayLike, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation: EigImplementation | None = None,
+        use_magma: bool | None = None) -> list[Array]:
+    """Eigendecomposition of a general matrix (LAPACK's geev).
+
+    Args:
+      x: A batch of square matrices with shape ``[..., n, n]``.
+      compute_left_eigenvectors: If true, the left eigenvectors will be computed.
+      compute_right_eigenvectors: If true, the right eigenvectors will be computed.
+      enable_eigvec_derivs: If true, enable autodiff of the returned eigenvectors, taken under
+        geev's normalisation (unit 2-norm, largest-magnitude component real). Only valid when
+        all eigenvalues are distinct and no eigenvector has two components tied for largest
+        magnitude (jax-ml/jax#2748). Eigenvalue derivatives need no opt-in.
+      implementation: ``None`` or ``EigImplementation.LAPACK`` on the CPU.
+      use_magma: Deprecated (as JAX): ``True`` asks for MAGMA, which the CPU lacks.
+
+    Returns:
+      ``[w, vl, vr]`` (complex): eigenvalues ``(..., n)``, then the left eigenvectors (columns,
+      ``vl[..., :, j]ᴴ x = w[j] vl[..., :, j]ᴴ``) and the right ones (``x vr = vr diag(w)``)
+      when asked for. A matrix whose iteration fails gives NaNs.
+    """
+    if use_magma is not None:
+        warnings.warn("use_magma is deprecated, please use "
+                      "implementation=EigImplementation.MAGMA instead.", DeprecationWarning,
+                      stacklevel=2)
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+    return list(eig_p.bind(_arr(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                           compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                           enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                           implementation=implementation))
+
+
+def schur(x: ArrayLike, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> list[Array]:
+    """Schur decomposition ``x = Q T Qᴴ`` (LAPACK's gees): ``T`` upper triangular (complex
+    input) or quasi upper triangular with 2x2 blocks for complex eigenvalue pairs (real).
+
+    Args:
+      x: A batch of square matrices with shape ``[..., m, m]``.
+      compute_schur_vectors: If ``True``, compute the Schur vectors ``Q``, otherwise only
+        ``T`` is returned.
+      sort_eig_vals: Not supported on the CPU (as JAX's: ``NotImplementedError``).
+      select_callable: Unused (as JAX).
+
+    Returns:
+      ``[T, Q]``, or ``[T]`` when ``compute_schur_vectors`` is false (a list, as JAX's).
+    """
+    return list(schur_p.bind(_arr(x), compute_schur_vectors=bool(compute_schur_vectors),
+                             sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
+
+
+def hessenberg(a: ArrayLike) -> list[Array]:
+    """Reduces a square matrix to upper Hessenberg form (LAPACK's gehrd).
+
+    Args:
+      a: A floating point or complex square matrix or batch of matrices.
+
+    Returns:
+      ``[a, taus]`` (a list, as JAX's): the upper triangle and first subdiagonal of ``a`` hold the Hessenberg
+      matrix, the elements below the first subdiagonal the Householder reflectors, whose
+      scalar factors are ``taus`` (..., n - 1).
+    """
+    return list(hessenberg_p.bind(_arr(a)))
+
+
+def tridiagonal(a: ArrayLike, *, lower: bool = True) -> list[Array]:
+    """Reduces a symmetric/Hermitian matrix to tridiagonal form (LAPACK's sytrd/hetrd).
+
+    Args:
+      a: A floating point or complex matrix or batch of matrices.
+      lower: Which triangle of the input matrices to use (the other is not read).
+
+    Returns:
+      ``[a, d, e, taus]`` (a list, as JAX's): the diagonal and first sub- (``lower``) or superdiagonal of ``a``
+      hold the tridiagonal matrix, the elements beyond it the Householder reflectors; ``d``
+      is the (real) diagonal, ``e`` the (real) off-diagonal, ``taus`` the reflectors' scalar
+      factors.
+    """
+    return list(tridiagonal_p.bind(_arr(a), lower=bool(lower)))
+
+
+def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, *,
+                      perturb_singular: bool = False) -> Array:
+    r"""Solves the tridiagonal system ``A X = B`` (LAPACK's gtsv, partial pivoting).
+
+    Args:
+      dl: ``[..., m]``, the lower diagonal: ``dl[i] = A[i, i-1]`` (``dl[0]`` is not read).
+      d: ``[..., m]``, the diagonal: ``d[i] = A[i, i]``.
+      du: ``[..., m]``, the upper diagonal: ``du[i] = A[i, i+1]`` (``du[m-1]`` is not read).
+      b: ``[..., m, k]`` right-hand sides.
+      perturb_singular: perturb tiny pivots of the LU factorization by about
+        ``eps * max|U|`` so that a (numerically) singular system gives a finite result
+        (inverse iteration); otherwise a singular system gives NaNs.
+
+    Returns:
+      ``X``, shaped as ``b``.
+    """
+    return tridiagonal_solve_p.bind(_arr(dl), _arr(d), _arr(du), _arr(b),
+                                    perturb_singular=bool(perturb_singular))

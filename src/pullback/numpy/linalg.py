@@ -211,3 +211,228 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     if method not in (None, "lu"):
         raise ValueError(f"slogdet: argument 'method' must be None or 'lu', got {method!r}")
     return SlogdetResult(*_slogdet(_square_inexact("slogdet", a)))
+
+
+# ---- issue 28: eig, eigvals and the products (h28-eig) ----
+
+import math  # noqa: E402
+import operator  # noqa: E402
+from typing import Sequence  # noqa: E402
+
+from ._linalg import (einsum as _einsum, matmul as _np_matmul,  # noqa: E402
+                      tensordot as _tensordot, vecdot as _vecdot)
+from ._shape import (matrix_transpose as _matrix_transpose, moveaxis as _moveaxis,  # noqa: E402
+                     ravel as _ravel, reshape as _reshape, stack as _stack)
+from ._promotion import promote_dtypes as _promote_dtypes  # noqa: E402
+from ._ufuncs import subtract as _subtract  # noqa: E402
+
+__all__ += ["EigResult", "eig", "eigvals", "cross", "diagonal", "matmul", "matrix_power",
+            "matrix_transpose", "multi_dot", "outer", "tensordot", "tensorinv", "tensorsolve",
+            "trace", "vecdot"]
+
+
+class EigResult(NamedTuple):
+    """``eig``'s result: ``eigenvalues`` (..., M) and ``eigenvectors`` (..., M, M)."""
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors of a general square matrix (LAPACK's geev).
+
+    Unlike NumPy, the results are always complex (complex64 for 32-bit input, complex128 for
+    64-bit), as JAX's. Eigenvectors are columns (``a @ v[:, i] = w[i] v[:, i]``) of unit norm
+    with their largest component real. Derivatives: only of the eigenvalues through
+    ``eigvals``; eigenvector derivatives need ``lax.linalg.eig(..., enable_eigvec_derivs=True)``
+    (jax-ml/jax#2748).
+
+    Args:
+      a: (..., M, M) matrices.
+
+    Returns:
+      ``EigResult(eigenvalues, eigenvectors)``.
+    """
+    a = _square_inexact("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Array:
+    """The (complex) eigenvalues (..., M) of general (..., M, M) matrices; differentiable
+    where they are distinct."""
+    a = _square_inexact("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
+    """Cross product of (arrays of) 3-vectors along ``axis`` (broadcasting the rest)."""
+    x1, x2 = _promote_dtypes("cross", asarray(x1), asarray(x2))
+    s1, s2 = core.get_aval(x1).shape, core.get_aval(x2).shape
+    try:
+        n1, n2 = s1[axis], s2[axis]
+    except IndexError:
+        raise ValueError(f"cross: axis {axis} is out of bounds for shapes {s1} and {s2}") \
+            from None
+    if n1 != 3 or n2 != 3:
+        raise ValueError("cross: both input arrays must be (arrays of) 3-dimensional vectors, "
+                         f"but they have x1.shape[axis]={n1} and x2.shape[axis]={n2}")
+    a, b = _moveaxis(x1, axis, -1), _moveaxis(x2, axis, -1)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    c = _stack([_subtract(multiply(a1, b2), multiply(a2, b1)),
+                   _subtract(multiply(a2, b0), multiply(a0, b2)),
+                   _subtract(multiply(a0, b1), multiply(a1, b0))], axis=-1)
+    return _moveaxis(c, -1, axis)
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Array:
+    """The diagonals of the matrices in the last two axes of ``x``."""
+    return _diagonal(asarray(x), offset=offset, axis1=-2, axis2=-1)
+
+
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Array:
+    """Matrix product (``jnp.matmul``)."""
+    return _np_matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def matrix_transpose(x: Any, /) -> Array:
+    """Swaps the last two axes of ``x`` (at least 2-D)."""
+    x = asarray(x)
+    nd = core.get_aval(x).ndim
+    if nd < 2:
+        raise ValueError(f"matrix_transpose requires at least 2 dimensions; got ndim={nd}")
+    return _matrix_transpose(x)
+
+
+def matrix_power(a: Any, n: int) -> Array:
+    """``a`` (square, (..., M, M)) raised to the integer power ``n`` by repeated squaring
+    (``n < 0``: of the inverse; ``n == 0``: the identity)."""
+    arr = asarray(a)
+    shape = core.get_aval(arr).shape
+    if len(shape) < 2:
+        raise TypeError(f"matrix_power: {len(shape)}-dimensional array given. Array must be at "
+                        "least two-dimensional")
+    if shape[-2] != shape[-1]:
+        raise TypeError(f"matrix_power: last 2 dimensions of the array must be square, got "
+                        f"shape {shape}")
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n}") from err
+    if n == 0:
+        return broadcast_to(eye(shape[-2], dtype=core.get_aval(arr).dtype), shape)
+    if n < 0:
+        arr = inv(arr)
+        n = -n
+    if n == 1:
+        return arr
+    if n == 2:
+        return _matmul(arr, arr)
+    if n == 3:
+        return _matmul(_matmul(arr, arr), arr)
+    z = result = None
+    while n > 0:
+        z = arr if z is None else _matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else _matmul(result, z)
+    return result
+
+
+def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Array:
+    """The product of a chain of matrices in the cheapest order (opt_einsum's, as JAX's
+    ``einsum(..., optimize='auto')``); the first and last may be vectors."""
+    arrs = [asarray(a) for a in arrays]
+    if len(arrs) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
+    shapes = [core.get_aval(a).shape for a in arrs]
+    if not (len(shapes[0]) in (1, 2) and len(shapes[-1]) in (1, 2)
+            and all(len(s) == 2 for s in shapes[1:-1])):
+        raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the "
+                         "first and last array which may be 1 or 2 dimensional. Got array "
+                         f"shapes {shapes}")
+    if any(a[-1] != b[0] for a, b in zip(shapes[:-1], shapes[1:])):
+        raise ValueError("multi_dot: last dimension of each array must match first dimension "
+                         f"of following array. Got array shapes {shapes}")
+    letters = [chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26)
+               for i in range(len(arrs) + 1)]
+    subs = [letters[i] + letters[i + 1] for i in range(len(arrs))]
+    if len(shapes[0]) == 1:
+        subs[0] = subs[0][1:]
+    if len(shapes[-1]) == 1:
+        subs[-1] = subs[-1][:1]
+    out = (letters[0] if len(shapes[0]) == 2 else "") + \
+        (letters[len(arrs)] if len(shapes[-1]) == 2 else "")
+    return _einsum(",".join(subs) + "->" + out, *arrs, optimize="auto", precision=precision)
+
+
+def outer(x1: Any, x2: Any, /) -> Array:
+    """The outer product of two vectors."""
+    x1, x2 = _promote_dtypes("outer", asarray(x1), asarray(x2))
+    n1, n2 = core.get_aval(x1).ndim, core.get_aval(x2).ndim
+    if n1 != 1 or n2 != 1:
+        raise ValueError(f"outer: input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={n1} x2.ndim={n2}")
+    return multiply(expand_dims(x1, 1), expand_dims(x2, 0))
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
+    """Tensor contraction over ``axes`` (``jnp.tensordot``); ``out_sharding`` must be None (one
+    CPU device)."""
+    if out_sharding is not None:
+        raise ValueError("tensordot: argument 'out_sharding' must be None on the CPU backend, "
+                         f"got {out_sharding!r}")
+    return _tensordot(x1, x2, axes, precision=precision,
+                      preferred_element_type=preferred_element_type)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Array:
+    """The inverse of ``a`` as a linear map from its last dimensions to its first ``ind``."""
+    arr = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer; got ind={ind}")
+    shape = core.get_aval(arr).shape
+    contracting, batch = shape[:ind], shape[ind:]
+    flat = (math.prod(contracting), math.prod(batch))
+    if flat[0] != flat[1]:
+        raise ValueError("tensorinv is only possible when the product of the first `ind` "
+                         "dimensions equals that of the remaining dimensions. got "
+                         f"a.shape={shape} with ind={ind}.")
+    return _reshape(inv(_reshape(arr, flat)), (*batch, *contracting))
+
+
+def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Array:
+    """Solves ``tensordot(a, x, x.ndim) = b`` for ``x``."""
+    a_arr, b_arr = asarray(a), asarray(b)
+    if axes is not None:
+        nd = core.get_aval(a_arr).ndim
+        a_arr = _moveaxis(a_arr, axes, tuple(range(nd - len(axes), nd)))
+    ash, bsh = core.get_aval(a_arr).shape, core.get_aval(b_arr).shape
+    out_shape = ash[len(bsh):]
+    if ash[:len(bsh)] != bsh:
+        raise ValueError("tensorsolve: after moving axes to end, leading shape of a must match "
+                         f"shape of b. got a.shape={ash}, b.shape={bsh}")
+    bsize = math.prod(bsh)
+    if bsize != math.prod(out_shape):
+        raise ValueError("tensorsolve: input arrays must have prod(a.shape[:b.ndim]) == "
+                         f"prod(a.shape[b.ndim:]); got a.shape={ash}, b.ndim={len(bsh)}.")
+    a_arr = _reshape(a_arr, (bsize, math.prod(out_shape)))
+    return _reshape(solve(a_arr, _ravel(b_arr)), out_shape)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Array:
+    """Sum of the diagonals of the matrices in the last two axes of ``x``."""
+    return _trace(asarray(x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Array:
+    """Vector dot product along ``axis``, conjugating ``x1`` (``jnp.vecdot``)."""
+    out = _vecdot(x1, x2, axis=axis)
+    if preferred_element_type is not None:
+        out = out.astype(preferred_element_type)
+    return out

@@ -149,3 +149,20 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
         b = expand_dims(b, -1)
     x = cho_solve((c, lower), b)
     return squeeze(x, -1) if vector else x
+
+
+# ---- issue 28: non-symmetric decompositions, matrix functions, special matrices (h28-eig) ----
+
+from ._linalg_eig import (eigh_tridiagonal, expm, expm_frechet, funm, hessenberg,  # noqa: E402
+                          lu, rsf2csf, schur, solve_sylvester, sqrtm)
+
+__all__ += ["eigh_tridiagonal", "expm", "expm_frechet", "funm", "hessenberg", "lu", "rsf2csf",
+            "schur", "solve_sylvester", "sqrtm"]
+from ._special_matrices import (block_diag, circulant, companion,  # noqa: E402
+                                convolution_matrix, dft, fiedler, fiedler_companion, hadamard,
+                                hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal,
+                                toeplitz)
+
+__all__ += ["block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler",
+            "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert",
+            "invpascal", "leslie", "pascal", "toeplitz"]

@@ -701,3 +701,30 @@ def test_bias_and_activation_fuse_into_the_conv_step(case):
             got = compiled(x, w, b)
             for g, e in zip(got, eager):
                 np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-4)
+
+
+def test_reference_skips_padding_and_holes_against_infinities():
+    # XLA's convolution adds nothing for padding or dilation holes, so an infinite weight
+    # against padding is not NaN (0 * inf); the reference backend must agree with the kernel
+    x = np.array([[[1.0]]], np.float32)
+    w = np.array([[[1.0, np.inf]]], np.float32)
+    dn = lax.conv_dimension_numbers(x.shape, w.shape, ("NCH", "OIH", "NCH"))
+    ref = conv_general_dilated_p.reference(
+        x, w, window_strides=(1,), padding=((0, 1),), lhs_dilation=(1,), rhs_dilation=(1,),
+        dimension_numbers=dn, feature_group_count=1, batch_group_count=1)
+    np.testing.assert_array_equal(ref, [[[1.0]]])
+    rng = np.random.default_rng(12)
+    for g, b in ((1, 1), (2, 1), (1, 2)):
+        x = rng.standard_normal((2 * b, 2 * g, 7, 6)).astype(np.float32)
+        w = rng.standard_normal((2 * g * b, 2, 3, 2)).astype(np.float32)
+        x[0, 0, 0, 0], w[0, 0, 1, 1] = np.inf, -np.inf
+        dn = lax.conv_dimension_numbers(x.shape, w.shape, ("NCHW", "OIHW", "NCHW"))
+        args = ((2, 1), ((1, 2), (0, 1)), (1, 2), (2, 1), dn)
+        got = np.asarray(lax.conv_general_dilated(x, w, *args, feature_group_count=g,
+                                                  batch_group_count=b))
+        ref = conv_general_dilated_p.reference(
+            x, w, window_strides=args[0], padding=args[1], lhs_dilation=args[2],
+            rhs_dilation=args[3], dimension_numbers=dn, feature_group_count=g,
+            batch_group_count=b)
+        assert np.isfinite(ref).sum() > 0 and not np.isfinite(ref).all()
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

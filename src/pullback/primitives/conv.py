@@ -202,6 +202,24 @@ def _dilate_pad(x: np.ndarray, dil, pads) -> np.ndarray:
     return np.pad(x, [(0, 0)] * lead + [(max(0, lo), max(0, hi)) for lo, hi in pads])
 
 
+def _masked_taps(win, valid, w, wvalid, nsp: int) -> np.ndarray:
+    """The reference's product (``win`` (b, n, g, c, out..., taps...) with ``w`` (b, g, o, c,
+    taps...) summed over c and the taps, as (n, b, g, o, out...)) with the padding and dilation
+    holes (``valid``, ``wvalid`` False) skipped rather than multiplied, so that an infinity
+    against them adds nothing, as in XLA's convolution (0 * inf would be NaN)."""
+    bb, n, g, _ = win.shape[:4]
+    o = w.shape[2]
+    out = np.zeros((bb, n, g, o) + win.shape[4:4 + nsp], np.result_type(win, w))
+    for t in np.ndindex(*w.shape[4:]):
+        if not wvalid[(Ellipsis,) + t].any():
+            continue  # a hole of the rhs dilation
+        wt = w[(Ellipsis,) + t].reshape((bb, 1, g) + w.shape[2:4] + (1,) * nsp)
+        with np.errstate(over="ignore", invalid="ignore"):
+            prod = win[(Ellipsis,) + t][:, :, :, None] * wt
+        out += np.where(valid[(Ellipsis,) + t][:, :, :, None], prod, 0).sum(axis=4)
+    return out.transpose((1, 0, 2, 3) + tuple(range(4, 4 + nsp)))
+
+
 def _conv_reference(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                     dimension_numbers, feature_group_count, batch_group_count, precision=None,
                     preferred_element_type=None) -> np.ndarray:
@@ -220,20 +238,30 @@ def _conv_reference(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dila
     if 0 in out_t_shape or 0 in w.shape[2:] or x.shape[1] == 0:
         out_t = np.zeros(out_t_shape, acc)
     else:
+        finite = np.isfinite(x).all() and np.isfinite(w).all()
+        vx = _dilate_pad(np.ones(x.shape, bool), lhs_dilation, padding)
+        vw = _dilate_pad(np.ones(w.shape, bool), rhs_dilation, None)
         x = _dilate_pad(x, lhs_dilation, padding)
         w = _dilate_pad(w, rhs_dilation, None)
-        win = np.lib.stride_tricks.sliding_window_view(x, w.shape[2:], axis=tuple(range(2, 2 + nsp)))
-        win = win[(slice(None), slice(None)) + tuple(slice(None, o * s, s) for o, s in
-                                                      zip(out_t_shape[2:], window_strides))]
         b, g = batch_group_count, feature_group_count
         n, c = x.shape[:2]
         o, i = w.shape[:2]
-        win = win.reshape((b, n // b, g, c // g) + win.shape[2:])
+        taps = w.shape[2:]
+
+        def windows(a):
+            win = np.lib.stride_tricks.sliding_window_view(a, taps, axis=tuple(range(2, 2 + nsp)))
+            win = win[(slice(None), slice(None)) + tuple(slice(None, m * s, s) for m, s in
+                                                          zip(out_t_shape[2:], window_strides))]
+            return win.reshape((b, n // b, g, c // g) + win.shape[2:])
+        win = windows(x)
         w = w.reshape((b, g, o // (b * g), i) + w.shape[2:])
-        sp = "".join("stuvwx"[:nsp])
-        kk = "".join("klmpqr"[:nsp])
-        with np.errstate(over="ignore"):
-            out_t = np.einsum(f"bngc{sp}{kk},bgoc{kk}->nbgo{sp}", win, w)
+        if finite:
+            sp = "".join("stuvwx"[:nsp])
+            kk = "".join("klmpqr"[:nsp])
+            with np.errstate(over="ignore"):
+                out_t = np.einsum(f"bngc{sp}{kk},bgoc{kk}->nbgo{sp}", win, w)
+        else:
+            out_t = _masked_taps(win, windows(vx), w, vw.reshape(w.shape), nsp)
         out_t = out_t.reshape(out_t_shape)
     return convert_reference(np.transpose(out_t, np.argsort(os_)), out_dtype)
 

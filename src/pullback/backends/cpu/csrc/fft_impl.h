@@ -1,0 +1,503 @@
+/* The FFT's transforms for one real type, included by fft.c once per precision with
+ *   R    float or double
+ *   SUF(x) a name suffixed by the precision (x##_f32, x##_f64)
+ *
+ * Data is split complex (separate real and imaginary planes) with V lanes: element t of lane v
+ * sits at [t * V + v]. Lanes are independent lines transformed together, so every butterfly's
+ * innermost loop runs over lanes (V = FFT_LANES, vectorised) or, for one long line (V = 1),
+ * over the contiguous index i of a stage. See docs/fft.md. */
+
+/* ---- plans ---- */
+
+typedef struct {
+  int p;            /* radix */
+  int64_t l1, ido;  /* transforms already split off before this stage; their length / p */
+  R *twr, *twi;     /* twiddles [(j - 1) * ido + i] = w^(j i l1), j in 1..p-1 */
+  R *cr, *ci;       /* odd radix constants cos/sin(2 pi q / p), q < p */
+} SUF(stage);
+
+typedef struct SUF(cplan) {
+  int64_t n;
+  int sign;              /* -1 forward, +1 backward (unnormalised) */
+  int nst;
+  SUF(stage) st[64];
+  /* Bluestein: a convolution of length N through the owned forward plan `sub` */
+  int64_t N;
+  struct SUF(cplan) *sub;
+  R *bcr, *bci;          /* chirp exp(sign i pi t^2 / n), t < n */
+  R *bfr, *bfi;          /* FFT of the conjugate chirp, divided by N */
+  void *mem;
+} SUF(cplan);
+
+static void SUF(cplan_free)(SUF(cplan) *p) {
+  if (!p) return;
+  SUF(cplan_free)(p->sub);
+  free(p->mem);
+  free(p);
+}
+
+/* exp(sign 2 pi i k / n), in long double so double twiddles are correctly rounded or nearly */
+static inline void SUF(unit)(int64_t k, int64_t n, int sign, R *re, R *im) {
+  k %= n;
+  if (k < 0) k += n;
+  /* reduce to the first half for accuracy: angle in [0, pi] */
+  int neg = 0;
+  if (2 * k > n) { k = n - k; neg = 1; }
+  long double a = 2.0L * 3.14159265358979323846264338327950288L * (long double)k / (long double)n;
+  long double s = sinl(a);
+  *re = (R)cosl(a);
+  *im = (R)((neg ? -s : s) * sign);
+}
+
+static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign);
+static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt);
+
+static SUF(cplan) *SUF(cplan_direct)(int64_t n, int sign, const int *f, int nf) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->sign = sign; P->nst = nf;
+  size_t count = 0;
+  int64_t l1 = 1;
+  for (int s = 0; s < nf; ++s) {
+    int64_t ido = n / (l1 * f[s]);
+    count += (size_t)(f[s] - 1) * (size_t)ido * 2 + (f[s] > 4 ? 2 * (size_t)f[s] : 0);
+    l1 *= f[s];
+  }
+  R *m = malloc((count + 1) * sizeof(R));
+  if (!m) { free(P); return NULL; }
+  P->mem = m;
+  l1 = 1;
+  for (int s = 0; s < nf; ++s) {
+    SUF(stage) *S = &P->st[s];
+    const int p = f[s];
+    S->p = p; S->l1 = l1; S->ido = n / (l1 * p);
+    const int64_t ido = S->ido, cnt = (int64_t)(p - 1) * ido;
+    S->twr = m; S->twi = m + cnt; m += 2 * cnt;
+    for (int j = 1; j < p; ++j)
+      for (int64_t i = 0; i < ido; ++i)
+        SUF(unit)((int64_t)j * i * l1, n, sign, &S->twr[(j - 1) * ido + i], &S->twi[(j - 1) * ido + i]);
+    if (p > 4) {
+      S->cr = m; S->ci = m + p; m += 2 * p;
+      for (int q = 0; q < p; ++q) SUF(unit)(q, p, sign, &S->cr[q], &S->ci[q]);
+    }
+    l1 *= p;
+  }
+  return P;
+}
+
+/* Bluestein: X[k] = c[k] sum_t (x[t] c[t]) conj(c[k - t]), c[t] = exp(sign i pi t^2 / n), the
+ * sum a cyclic convolution of length N >= 2n - 1 done by FFTs of a smooth length. */
+static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->sign = sign; P->N = N;
+  P->sub = SUF(cplan_new)(N, -1);
+  R *m = malloc((size_t)(2 * n + 2 * N) * sizeof(R));
+  double *hr = malloc((size_t)N * 2 * sizeof(R));
+  if (!P->sub || !m || !hr) { free(m); free(hr); SUF(cplan_free)(P); return NULL; }
+  P->mem = m;
+  P->bcr = m; P->bci = m + n; P->bfr = m + 2 * n; P->bfi = m + 2 * n + N;
+  for (int64_t t = 0; t < n; ++t) {
+    /* t^2 mod 2n exactly: the angle pi t^2 / n = 2 pi (t^2 mod 2n) / 2n */
+    const int64_t q = (int64_t)(((unsigned __int128)t * (unsigned __int128)t) % (unsigned __int128)(2 * n));
+    SUF(unit)(q, 2 * n, sign, &P->bcr[t], &P->bci[t]);
+  }
+  /* h[j] = conj(c[|j|]) on -(n-1)..n-1, cyclically; its FFT / N (the inverse's scale) */
+  R *h_r = (R *)hr, *h_i = h_r + N;
+  for (int64_t j = 0; j < N; ++j) { h_r[j] = 0; h_i[j] = 0; }
+  for (int64_t t = 0; t < n; ++t) {
+    h_r[t] = P->bcr[t]; h_i[t] = -P->bci[t];
+    if (t) { h_r[N - t] = P->bcr[t]; h_i[N - t] = -P->bci[t]; }
+  }
+  R *w = malloc((size_t)N * 2 * sizeof(R)), *outr, *outi;
+  if (!w) { free(hr); SUF(cplan_free)(P); return NULL; }
+  SUF(cexec)(P->sub, 1, h_r, h_i, w, &outr, &outi, 1);
+  for (int64_t j = 0; j < N; ++j) { P->bfr[j] = outr[j] / (R)N; P->bfi[j] = outi[j] / (R)N; }
+  free(w); free(hr);
+  return P;
+}
+
+/* ---- passes (the FFTPACK layout: in CC(i, m, k), out CH(i, k, j)) ---- */
+
+#define CCI(i, m, k) ((((i) + ido * ((m) + (int64_t)P_ * (k))) * V) + v)
+#define CHI(i, k, j) ((((i) + ido * ((k) + l1 * (j))) * V) + v)
+
+static inline __attribute__((always_inline)) void SUF(pass2)(
+    const int V, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
+    const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
+    const R *restrict twr, const R *restrict twi) {
+  enum { P_ = 2 };
+  for (int64_t k = k0; k < k1; ++k)
+    for (int64_t i = i0; i < i1; ++i) {
+      const R wr = twr[i], wi = twi[i];
+      for (int v = 0; v < V; ++v) {
+        const R ar = xr[CCI(i, 0, k)], ai = xi[CCI(i, 0, k)];
+        const R br = xr[CCI(i, 1, k)], bi = xi[CCI(i, 1, k)];
+        yr[CHI(i, k, 0)] = ar + br; yi[CHI(i, k, 0)] = ai + bi;
+        const R dr = ar - br, di = ai - bi;
+        yr[CHI(i, k, 1)] = dr * wr - di * wi; yi[CHI(i, k, 1)] = dr * wi + di * wr;
+      }
+    }
+}
+
+static inline __attribute__((always_inline)) void SUF(pass4)(
+    const int V, int sign, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
+    int64_t l1, const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
+    const R *restrict twr, const R *restrict twi) {
+  enum { P_ = 4 };
+  const R s = (R)sign;
+  for (int64_t k = k0; k < k1; ++k)
+    for (int64_t i = i0; i < i1; ++i) {
+      const R w1r = twr[i], w1i = twi[i], w2r = twr[ido + i], w2i = twi[ido + i];
+      const R w3r = twr[2 * ido + i], w3i = twi[2 * ido + i];
+      for (int v = 0; v < V; ++v) {
+        const R ar = xr[CCI(i, 0, k)], ai = xi[CCI(i, 0, k)];
+        const R br = xr[CCI(i, 1, k)], bi = xi[CCI(i, 1, k)];
+        const R cr = xr[CCI(i, 2, k)], ci = xi[CCI(i, 2, k)];
+        const R dr = xr[CCI(i, 3, k)], di = xi[CCI(i, 3, k)];
+        const R t0r = ar + cr, t0i = ai + ci, t1r = ar - cr, t1i = ai - ci;
+        const R t2r = br + dr, t2i = bi + di, t3r = br - dr, t3i = bi - di;
+        /* s i (b - d) */
+        const R ur = -s * t3i, ui = s * t3r;
+        yr[CHI(i, k, 0)] = t0r + t2r; yi[CHI(i, k, 0)] = t0i + t2i;
+        R zr = t1r + ur, zi = t1i + ui;
+        yr[CHI(i, k, 1)] = zr * w1r - zi * w1i; yi[CHI(i, k, 1)] = zr * w1i + zi * w1r;
+        zr = t0r - t2r; zi = t0i - t2i;
+        yr[CHI(i, k, 2)] = zr * w2r - zi * w2i; yi[CHI(i, k, 2)] = zr * w2i + zi * w2r;
+        zr = t1r - ur; zi = t1i - ui;
+        yr[CHI(i, k, 3)] = zr * w3r - zi * w3i; yi[CHI(i, k, 3)] = zr * w3i + zi * w3r;
+      }
+    }
+}
+
+/* Any odd radix p (3, 5, 7 with p a constant, unrolled; others generic): pairs m, p - m give
+ * y_j = x_0 + sum_m (x_m + x_{p-m}) cos(2 pi jm/p) + s i (x_m - x_{p-m}) sin(2 pi jm/p) and
+ * y_{p-j} the same with the sine term negated. */
+static inline __attribute__((always_inline)) void SUF(pass_odd)(
+    const int V, const int p, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
+    int64_t l1, const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
+    const R *restrict twr, const R *restrict twi, const R *restrict cs, const R *restrict sn) {
+  const int P_ = p, h = (p - 1) / 2;
+  for (int64_t k = k0; k < k1; ++k)
+    for (int64_t i = i0; i < i1; ++i)
+      for (int v = 0; v < V; ++v) {
+        const R x0r = xr[CCI(i, 0, k)], x0i = xi[CCI(i, 0, k)];
+        R y0r = x0r, y0i = x0i;
+        for (int m = 1; m <= h; ++m) {
+          y0r += xr[CCI(i, m, k)] + xr[CCI(i, p - m, k)];
+          y0i += xi[CCI(i, m, k)] + xi[CCI(i, p - m, k)];
+        }
+        yr[CHI(i, k, 0)] = y0r; yi[CHI(i, k, 0)] = y0i;
+        for (int j = 1; j <= h; ++j) {
+          R ar = x0r, ai = x0i, br = 0, bi = 0;
+          int q = 0;
+          for (int m = 1; m <= h; ++m) {
+            q += j; if (q >= p) q -= p;
+            const R sr = xr[CCI(i, m, k)] + xr[CCI(i, p - m, k)];
+            const R si = xi[CCI(i, m, k)] + xi[CCI(i, p - m, k)];
+            const R dr = xr[CCI(i, m, k)] - xr[CCI(i, p - m, k)];
+            const R di = xi[CCI(i, m, k)] - xi[CCI(i, p - m, k)];
+            ar += sr * cs[q]; ai += si * cs[q];
+            br += dr * sn[q]; bi += di * sn[q];  /* sn carries the sign */
+          }
+          /* y_j = a + i b, y_{p-j} = a - i b */
+          R zr = ar - bi, zi = ai + br;
+          const int64_t t1 = (int64_t)(j - 1) * ido + i, t2 = (int64_t)(p - j - 1) * ido + i;
+          yr[CHI(i, k, j)] = zr * twr[t1] - zi * twi[t1];
+          yi[CHI(i, k, j)] = zr * twi[t1] + zi * twr[t1];
+          zr = ar + bi; zi = ai - br;
+          yr[CHI(i, k, p - j)] = zr * twr[t2] - zi * twi[t2];
+          yi[CHI(i, k, p - j)] = zr * twi[t2] + zi * twr[t2];
+        }
+      }
+}
+#undef CCI
+#undef CHI
+
+/* One stage on the part [k0, k1) x [i0, i1) of its (k, i) space. */
+static inline __attribute__((always_inline)) void SUF(stage_part)(
+    const int V, const SUF(cplan) *P, const SUF(stage) *S, int64_t k0, int64_t k1, int64_t i0,
+    int64_t i1, const R *xr, const R *xi, R *yr, R *yi) {
+  const int64_t ido = S->ido, l1 = S->l1;
+  switch (S->p) {
+    case 2: SUF(pass2)(V, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 4: SUF(pass4)(V, P->sign, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 3: {
+      /* constants of radix 3 inline: cos = -1/2, sin = sign sqrt(3)/2 */
+      const R c3[3] = {1, (R)-0.5, (R)-0.5};
+      const R s3[3] = {0, (R)(P->sign * 0.86602540378443864676), (R)(-P->sign * 0.86602540378443864676)};
+      SUF(pass_odd)(V, 3, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, c3, s3);
+      break;
+    }
+    case 5: SUF(pass_odd)(V, 5, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
+    case 7: SUF(pass_odd)(V, 7, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
+    default: SUF(pass_odd)(V, S->p, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
+  }
+}
+
+/* The stages of a direct plan over lanes of V, ping-ponging between x and w; part `tid` of
+ * `nt` of each stage (barriers between stages are the caller's). */
+#define STAGE_BODY(VV)                                                                         \
+  const int64_t l1 = S->l1, ido = S->ido;                                                      \
+  if (nt == 1) SUF(stage_part)(VV, P, S, 0, l1, 0, ido, xr, xi, yr, yi);                        \
+  else if (l1 >= nt) SUF(stage_part)(VV, P, S, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, xr, xi, yr, yi); \
+  else SUF(stage_part)(VV, P, S, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, xr, xi, yr, yi);
+
+static PB_CLONES void SUF(stage_v1)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
+                                    const R *xi, R *yr, R *yi, int tid, int nt) {
+  STAGE_BODY(1)
+}
+static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
+                                    const R *xi, R *yr, R *yi, int tid, int nt) {
+  STAGE_BODY(FFT_LANES)
+}
+#undef STAGE_BODY
+
+/* The unnormalised transform of plan P on V lanes (V: 1 or FFT_LANES) of x (n * V, split;
+ * overwritten). w: workspace of SUF(cwork)(P, V) elements. The result is at *outr, *outi
+ * (x or inside w). nt threads (the caller is not in a parallel region). */
+static int64_t SUF(cwork)(const SUF(cplan) *P, int V) {
+  return P->sub ? 2 * P->N * V + SUF(cwork)(P->sub, V) : 2 * P->n * V;
+}
+
+static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
+  const int64_t n = P->n;
+  if (P->sub) {
+    const int64_t N = P->N;
+    R *ar = w, *ai = w + N * V, *rest = w + 2 * N * V, *cr, *ci;
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = xr[t * V + v], b = xi[t * V + v], c = P->bcr[t], d = P->bci[t];
+        ar[t * V + v] = a * c - b * d; ai[t * V + v] = a * d + b * c;
+      }
+    for (int64_t t = n * V; t < N * V; ++t) { ar[t] = 0; ai[t] = 0; }
+    SUF(cexec)(P->sub, V, ar, ai, rest, &cr, &ci, nt);
+    /* times FFT(h) / N, conjugated: the inverse transform as conj(FFT(conj(.))) */
+    for (int64_t t = 0; t < N; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = cr[t * V + v], b = ci[t * V + v], c = P->bfr[t], d = P->bfi[t];
+        cr[t * V + v] = a * c - b * d; ci[t * V + v] = -(a * d + b * c);
+      }
+    R *er, *ei;
+    R *w2 = cr == ar ? rest : ar; /* the buffer the first result is not in */
+    SUF(cexec)(P->sub, V, cr, ci, w2, &er, &ei, nt);
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = er[t * V + v], b = -ei[t * V + v], c = P->bcr[t], d = P->bci[t];
+        xr[t * V + v] = a * c - b * d; xi[t * V + v] = a * d + b * c;
+      }
+    *outr = xr; *outi = xi;
+    return;
+  }
+  R *ar = xr, *ai = xi, *br = w, *bi = w + n * V;
+  if (nt <= 1) {
+    for (int s = 0; s < P->nst; ++s) {
+      if (V == 1) SUF(stage_v1)(P, &P->st[s], ar, ai, br, bi, 0, 1);
+      else SUF(stage_vl)(P, &P->st[s], ar, ai, br, bi, 0, 1);
+      R *t = ar; ar = br; br = t; t = ai; ai = bi; bi = t;
+    }
+  } else {
+    PB_PRAGMA(omp parallel num_threads(nt))
+    {
+      R *pr = ar, *pi = ai, *qr = br, *qi = bi;
+      const int tid = omp_get_thread_num();
+      for (int s = 0; s < P->nst; ++s) {
+        if (V == 1) SUF(stage_v1)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
+        else SUF(stage_vl)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
+        R *t = pr; pr = qr; qr = t; t = pi; pi = qi; qi = t;
+        PB_PRAGMA(omp barrier)
+      }
+    }
+    if (P->nst & 1) { ar = br; ai = bi; }
+  }
+  *outr = ar; *outi = ai;
+}
+
+/* A plan for n: direct over n's factors, or Bluestein when that is cheaper (fft_choose). */
+static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign) {
+  int f[64], nf;
+  const int64_t N = fft_choose(n, f, &nf);
+  return N ? SUF(cplan_bluestein)(n, sign, N) : SUF(cplan_direct)(n, sign, f, nf);
+}
+
+/* Real transforms: an even n through a complex transform of n / 2 (even samples as real parts,
+ * odd ones as imaginary parts, then untangled with w^k = exp(-2 pi i k / n)); an odd n through
+ * a complex transform of n. */
+typedef struct {
+  int64_t n;
+  int c2r;
+  SUF(cplan) *c;
+  R *wr, *wi; /* k <= n / 2 */
+} SUF(rplan);
+
+static void SUF(rplan_free)(SUF(rplan) *p) {
+  if (!p) return;
+  SUF(cplan_free)(p->c);
+  free(p->wr);
+  free(p);
+}
+
+static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
+  SUF(rplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->c2r = c2r;
+  const int64_t h = n / 2;
+  P->c = SUF(cplan_new)(n % 2 ? n : h, c2r ? 1 : -1);
+  P->wr = malloc((size_t)(2 * h + 2) * sizeof(R));
+  if (!P->c || !P->wr) { SUF(rplan_free)(P); return NULL; }
+  P->wi = P->wr + h + 1;
+  for (int64_t k = 0; k <= h; ++k) SUF(unit)(k, n, -1, &P->wr[k], &P->wi[k]);
+  return P;
+}
+
+/* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
+static int64_t SUF(work)(const SUF(cplan) *c, int V) {
+  return 4 * (c->n + 1) * V + SUF(cwork)(c, V);
+}
+
+/* ---- one group of V lines: gather into split lanes, transform, scatter ---- */
+
+static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int64_t ies,
+                       char *const *outb, int64_t oes, R scale, R *buf, int nt) {
+  const SUF(cplan) *C = kind == FFT_C2C ? plan : ((const SUF(rplan) *)plan)->c;
+  const int64_t cn = C->n, W = cn + 1;
+  R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
+  R *work = buf + 4 * W * V, *zr, *zi;
+  if (kind == FFT_C2C) {
+    for (int64_t t = 0; t < cn; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R *p = (const R *)(inb[v] + t * ies);
+        xr[t * V + v] = p[0]; xi[t * V + v] = p[1];
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    for (int64_t t = 0; t < cn; ++t)
+      for (int v = 0; v < V; ++v) {
+        R *q = (R *)(outb[v] + t * oes);
+        q[0] = zr[t * V + v] * scale; q[1] = zi[t * V + v] * scale;
+      }
+    return;
+  }
+  const SUF(rplan) *P = plan;
+  const int64_t n = P->n, h = n / 2;
+  if (kind == FFT_R2C) {
+    if (n % 2) {
+      for (int64_t t = 0; t < n; ++t)
+        for (int v = 0; v < V; ++v) { xr[t * V + v] = *(const R *)(inb[v] + t * ies); xi[t * V + v] = 0; }
+      SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+      for (int64_t k = 0; k <= h; ++k)
+        for (int v = 0; v < V; ++v) {
+          R *q = (R *)(outb[v] + k * oes);
+          q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
+        }
+      return;
+    }
+    for (int64_t t = 0; t < h; ++t)
+      for (int v = 0; v < V; ++v) {
+        xr[t * V + v] = *(const R *)(inb[v] + 2 * t * ies);
+        xi[t * V + v] = *(const R *)(inb[v] + (2 * t + 1) * ies);
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    const R half = (R)0.5 * scale;
+    for (int64_t k = 0; k <= h; ++k) {
+      const int64_t a = k == h ? 0 : k, b = k == 0 ? 0 : h - k;
+      const R wr = P->wr[k], wi = P->wi[k];
+      for (int v = 0; v < V; ++v) {
+        const R pr = zr[a * V + v], pi = zi[a * V + v], qr = zr[b * V + v], qi = -zi[b * V + v];
+        /* E = (p + q) / 2, O = (p - q) / 2i, X = E + w O */
+        const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+        const R or_ = di, oi = -dr; /* (p - q) / i */
+        R *o = (R *)(outb[v] + k * oes);
+        o[0] = (er + wr * or_ - wi * oi) * half;
+        o[1] = (ei + wr * oi + wi * or_) * half;
+      }
+    }
+    return;
+  }
+  /* C2R: only the real parts of X[0] (and X[n/2], n even) count, as pocketfft */
+  if (n % 2) {
+    for (int64_t k = 0; k <= h; ++k)
+      for (int v = 0; v < V; ++v) {
+        const R *p = (const R *)(inb[v] + k * ies);
+        xr[k * V + v] = p[0]; xi[k * V + v] = k ? p[1] : 0;
+        if (k) { xr[(n - k) * V + v] = p[0]; xi[(n - k) * V + v] = -p[1]; }
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) *(R *)(outb[v] + t * oes) = zr[t * V + v] * scale;
+    return;
+  }
+  for (int64_t k = 0; k <= h; ++k)
+    for (int v = 0; v < V; ++v) {
+      const R *p = (const R *)(inb[v] + k * ies);
+      br[k * V + v] = p[0]; bi[k * V + v] = (k == 0 || k == h) ? 0 : p[1];
+    }
+  for (int64_t k = 0; k < h; ++k) {
+    const R wr = P->wr[k], wi = -P->wi[k]; /* conj(w^k) */
+    for (int v = 0; v < V; ++v) {
+      const R pr = br[k * V + v], pi = bi[k * V + v];
+      const R qr = br[(h - k) * V + v], qi = -bi[(h - k) * V + v];
+      const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+      const R or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (p - q) conj(w^k) */
+      xr[k * V + v] = er - oi; xi[k * V + v] = ei + or_;       /* E + i O */
+    }
+  }
+  SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+  for (int64_t t = 0; t < h; ++t)
+    for (int v = 0; v < V; ++v) {
+      *(R *)(outb[v] + 2 * t * oes) = zr[t * V + v] * scale;
+      *(R *)(outb[v] + (2 * t + 1) * oes) = zi[t * V + v] * scale;
+    }
+}
+
+/* ---- one axis: every line of `in` transformed into the line of `out` at the same index ---- */
+
+static void *SUF(plan_make)(int key_kind, int64_t n) {
+  switch (key_kind) {
+    case 0: return SUF(cplan_new)(n, -1);
+    case 1: return SUF(cplan_new)(n, 1);
+    default: return SUF(rplan_new)(n, key_kind == 3);
+  }
+}
+static void SUF(plan_free)(int key_kind, void *p) {
+  if (key_kind < 2) SUF(cplan_free)(p);
+  else SUF(rplan_free)(p);
+}
+
+static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, const fft_lines *out,
+                     R scale, pb_kernel_ctx *ctx) {
+  const int key_kind = kind == FFT_C2C ? inverse : kind == FFT_R2C ? 2 : 3;
+  fft_handle hd = fft_plan_get(FFT_PREC, key_kind, n);
+  if (!hd.plan) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for the plan of length %lld", (long long)n);
+  const SUF(cplan) *C = kind == FFT_C2C ? hd.plan : ((const SUF(rplan) *)hd.plan)->c;
+  int64_t L = 1;
+  for (int d = 0; d < in->nd; ++d) L *= in->shape[d];
+  const int threads = pb_kernel_threads(ctx, L * n, FFT_GRAIN);
+  /* lanes for short lines (whose lanes stay in cache) with enough of them; threads over lines
+   * when there are enough lines, else inside each long line's stages */
+  const int V = (L >= FFT_LANES && n <= 16384) ? FFT_LANES : 1;
+  const int64_t groups = V > 1 ? L / V : L;
+  const int outer = groups >= 2 * threads ? threads : 1;
+  const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
+  const int64_t wsz = SUF(work)(C, V);
+  R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
+  if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
+  const int64_t full = V > 1 ? groups * V : 0;
+  PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
+  for (int64_t g = 0; g < groups; ++g) {
+    R *buf = scratch + wsz * (outer > 1 ? omp_get_thread_num() : 0);
+    char *ib[FFT_LANES], *ob[FFT_LANES];
+    const int lanes = V > 1 ? FFT_LANES : 1;
+    for (int v = 0; v < lanes; ++v) {
+      ib[v] = fft_line(in, g * lanes + v);
+      ob[v] = fft_line(out, g * lanes + v);
+    }
+    SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner);
+  }
+  /* the lines left over from the groups of lanes, one by one */
+  for (int64_t l = full; V > 1 && l < L; ++l) {
+    char *ib = fft_line(in, l), *ob = fft_line(out, l);
+    SUF(group)(kind, hd.plan, 1, &ib, in->es, &ob, out->es, scale, scratch, 1);
+  }
+  fft_plan_release(hd);
+  return 0;
+}

@@ -392,3 +392,36 @@ def test_bad_inputs_name_the_argument():
         jnp.fft.fft(x, norm="bad")
     with pytest.raises(ValueError, match="Shape and axes"):
         jnp.fft.fftn(x, s=(2, 3), axes=(0,))
+
+
+# ---- pullback.scipy.fft ----
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.sampled_from([(1,), (2,), (7,), (8,), (3, 5), (4, 6, 3)]),
+       dt=st.sampled_from(REAL + [np.complex128]), norm=st.sampled_from([None, "ortho"]),
+       seed=st.integers(0, 99), data=st.data())
+def test_dct_matches_scipy(shape, dt, norm, seed, data):
+    sf = pytest.importorskip("scipy.fft")
+    import pullback.scipy.fft as psf
+    x = _rand(np.random.default_rng(seed), shape, dt)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    n = data.draw(st.sampled_from([None, 1, 4, 9]))
+    _close(psf.dct(x, n=n, axis=axis, norm=norm), sf.dct(x, n=n, axis=axis, norm=norm), dt, 16)
+    _close(psf.idct(x, n=n, axis=axis, norm=norm), sf.idct(x, n=n, axis=axis, norm=norm), dt, 16)
+    axes = tuple(data.draw(st.permutations(range(len(shape)))))[:data.draw(
+        st.integers(1, len(shape)))]
+    _close(psf.dctn(x, axes=axes, norm=norm), sf.dctn(x, axes=axes, norm=norm), dt, 64)
+    _close(psf.idctn(x, axes=axes, norm=norm), sf.idctn(x, axes=axes, norm=norm), dt, 64)
+
+
+def test_dct_grads_and_errors():
+    import pullback.scipy.fft as psf
+    x = np.random.default_rng(10).standard_normal((3, 6))
+    check_grads(lambda v: psf.dct(v, norm="ortho"), (x,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda v: psf.idctn(v), (x,), order=2, modes=("fwd", "rev"))
+    with pytest.raises(NotImplementedError, match="type 2"):
+        psf.dct(x, type=3)
+    with pytest.raises(ValueError, match="'norm'"):
+        psf.dct(x, norm="forward")
+    with pytest.raises(ValueError, match="'n'"):
+        psf.idct(x, n=0)

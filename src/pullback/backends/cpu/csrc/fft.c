@@ -30,6 +30,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define FFT_LANES 8        /* lines transformed together */
 #define FFT_GRAIN 16384    /* elements per thread worth splitting for */
 #define FFT_CACHE 64       /* plans kept */
+#define FFT_SIX 32768      /* direct lengths from which the six-step split is used */
 
 /* ---- factoring and the Bluestein cost model ---- */
 

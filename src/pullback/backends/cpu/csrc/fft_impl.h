@@ -26,12 +26,18 @@ typedef struct SUF(cplan) {
   struct SUF(cplan) *sub;
   R *bcr, *bci;          /* chirp exp(sign i pi t^2 / n), t < n */
   R *bfr, *bfi;          /* FFT of the conjugate chirp, divided by N */
+  /* six-step (long lengths): n = n1 n2, columns of n1 then twiddled rows of n2 */
+  int64_t n1, n2;
+  struct SUF(cplan) *p1, *p2;
+  R *t6r, *t6i;          /* w^(k1 t2) at [k1 * n2 + t2] */
   void *mem;
 } SUF(cplan);
 
 static void SUF(cplan_free)(SUF(cplan) *p) {
   if (!p) return;
   SUF(cplan_free)(p->sub);
+  SUF(cplan_free)(p->p1);
+  SUF(cplan_free)(p->p2);
   free(p->mem);
   free(p);
 }
@@ -51,6 +57,77 @@ static inline void SUF(unit)(int64_t k, int64_t n, int sign, R *re, R *im) {
 
 static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign);
 static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt);
+static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt);
+
+/* Six-step: a long direct length split n = n1 n2 (n1 ~ sqrt n), so every pass works on lanes of
+ * FFT_LANES short lines held in cache, instead of log n passes over the whole array with
+ * power-of-two strides. */
+static SUF(cplan) *SUF(cplan_six)(int64_t n, int sign, const int *f, int nf) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  int64_t n1 = 1, n2 = 1;
+  for (int i = nf - 1; i >= 0; --i) { if (n1 <= n2) n1 *= f[i]; else n2 *= f[i]; }
+  P->n = n; P->sign = sign; P->n1 = n1; P->n2 = n2;
+  P->p1 = SUF(cplan_new)(n1, sign);
+  P->p2 = SUF(cplan_new)(n2, sign);
+  R *m = malloc((size_t)(2 * n) * sizeof(R));
+  if (!P->p1 || !P->p2 || !m) { free(m); SUF(cplan_free)(P); return NULL; }
+  P->mem = m; P->t6r = m; P->t6i = m + n;
+  for (int64_t k1 = 0; k1 < n1; ++k1)
+    for (int64_t t2 = 0; t2 < n2; ++t2)
+      SUF(unit)(k1 * t2, n, sign, &P->t6r[k1 * n2 + t2], &P->t6i[k1 * n2 + t2]);
+  return P;
+}
+
+/* per-thread lane workspace of a six-step plan */
+static int64_t SUF(six_lanes)(const SUF(cplan) *P) {
+  const int64_t m = P->n1 > P->n2 ? P->n1 : P->n2;
+  const int64_t a = SUF(cwork)(P->p1, FFT_LANES, 1), b = SUF(cwork)(P->p2, FFT_LANES, 1);
+  return 2 * m * FFT_LANES + (a > b ? a : b);
+}
+
+/* x (n, one lane) transformed in place; w: 2 n + nt lane workspaces */
+static void SUF(cexec_six)(const SUF(cplan) *P, R *xr, R *xi, R *w, int nt) {
+  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
+  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
+  const int L = FFT_LANES;
+  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
+  const int64_t g1 = (n2 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g1; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t c0 = g * L;
+    const int V = c0 + L <= n2 ? L : 1;
+    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
+      for (int64_t t = 0; t < n1; ++t)
+        for (int v = 0; v < V; ++v) { br[t * V + v] = xr[n2 * t + c + v]; bi[t * V + v] = xi[n2 * t + c + v]; }
+      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n1; ++k)
+        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
+    }
+  }
+  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
+  const int64_t g2 = (n1 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g2; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t r0 = g * L;
+    const int V = r0 + L <= n1 ? L : 1;
+    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
+      for (int64_t t = 0; t < n2; ++t)
+        for (int v = 0; v < V; ++v) {
+          const int64_t q = (r + v) * n2 + t;
+          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
+          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
+        }
+      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n2; ++k)
+        for (int v = 0; v < V; ++v) { xr[r + v + n1 * k] = zr[k * V + v]; xi[r + v + n1 * k] = zi[k * V + v]; }
+    }
+  }
+}
 
 static SUF(cplan) *SUF(cplan_direct)(int64_t n, int sign, const int *f, int nf) {
   SUF(cplan) *P = calloc(1, sizeof *P);
@@ -109,7 +186,7 @@ static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
     h_r[t] = P->bcr[t]; h_i[t] = -P->bci[t];
     if (t) { h_r[N - t] = P->bcr[t]; h_i[N - t] = -P->bci[t]; }
   }
-  R *w = malloc((size_t)N * 2 * sizeof(R)), *outr, *outi;
+  R *w = malloc((size_t)SUF(cwork)(P->sub, 1, 1) * sizeof(R)), *outr, *outi;
   if (!w) { free(hr); SUF(cplan_free)(P); return NULL; }
   SUF(cexec)(P->sub, 1, h_r, h_i, w, &outr, &outi, 1);
   for (int64_t j = 0; j < N; ++j) { P->bfr[j] = outr[j] / (R)N; P->bfi[j] = outi[j] / (R)N; }
@@ -256,12 +333,18 @@ static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, co
 /* The unnormalised transform of plan P on V lanes (V: 1 or FFT_LANES) of x (n * V, split;
  * overwritten). w: workspace of SUF(cwork)(P, V) elements. The result is at *outr, *outi
  * (x or inside w). nt threads (the caller is not in a parallel region). */
-static int64_t SUF(cwork)(const SUF(cplan) *P, int V) {
-  return P->sub ? 2 * P->N * V + SUF(cwork)(P->sub, V) : 2 * P->n * V;
+static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt) {
+  if (P->p1) return 2 * P->n + (nt > 1 ? nt : 1) * SUF(six_lanes)(P);
+  return P->sub ? 2 * P->N * V + SUF(cwork)(P->sub, V, nt) : 2 * P->n * V;
 }
 
 static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
   const int64_t n = P->n;
+  if (P->p1) {
+    SUF(cexec_six)(P, xr, xi, w, nt);
+    *outr = xr; *outi = xi;
+    return;
+  }
   if (P->sub) {
     const int64_t N = P->N;
     R *ar = w, *ai = w + N * V, *rest = w + 2 * N * V, *cr, *ci;
@@ -317,7 +400,8 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
 static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign) {
   int f[64], nf;
   const int64_t N = fft_choose(n, f, &nf);
-  return N ? SUF(cplan_bluestein)(n, sign, N) : SUF(cplan_direct)(n, sign, f, nf);
+  if (N) return SUF(cplan_bluestein)(n, sign, N);
+  return n >= FFT_SIX && nf > 1 ? SUF(cplan_six)(n, sign, f, nf) : SUF(cplan_direct)(n, sign, f, nf);
 }
 
 /* Real transforms: an even n through a complex transform of n / 2 (even samples as real parts,
@@ -351,8 +435,8 @@ static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
 }
 
 /* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
-static int64_t SUF(work)(const SUF(cplan) *c, int V) {
-  return 4 * (c->n + 1) * V + SUF(cwork)(c, V);
+static int64_t SUF(work)(const SUF(cplan) *c, int V, int nt) {
+  return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
 }
 
 /* ---- one group of V lines: gather into split lanes, transform, scatter ---- */
@@ -474,11 +558,12 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   const int threads = pb_kernel_threads(ctx, L * n, FFT_GRAIN);
   /* lanes for short lines (whose lanes stay in cache) with enough of them; threads over lines
    * when there are enough lines, else inside each long line's stages */
-  const int V = (L >= FFT_LANES && n <= 16384) ? FFT_LANES : 1;
+  const int64_t eff = C->sub ? C->N : C->n; /* the longest transform run */
+  const int V = (L >= FFT_LANES && eff < FFT_SIX) ? FFT_LANES : 1;
   const int64_t groups = V > 1 ? L / V : L;
   const int outer = groups >= 2 * threads ? threads : 1;
   const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
-  const int64_t wsz = SUF(work)(C, V);
+  const int64_t wsz = SUF(work)(C, V, inner);
   R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
   const int64_t full = V > 1 ? groups * V : 0;

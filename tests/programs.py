@@ -1086,6 +1086,45 @@ def g_linalg(g: Gen) -> bool:
     return g.emit("linalg", code, [v], out, defs=defs)
 
 
+def g_fft(g: Gen) -> bool:
+    """Issue 29's FFTs (jnp.fft, lax.fft, pullback.scipy.fft) on a float32/float64 value, as
+    real results: real/imaginary parts of a complex transform, a real round trip, a DCT."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1 and v.size > 0)
+    if v is None:
+        return False
+    i = g.int_(-v.ndim, -1)
+    n = v.shape[i]
+    form = g.choice(["fft_real", "rfft_imag", "roundtrip", "fft2", "ifft", "dct", "hfft"])
+    shape, bound = list(v.shape), v.bound * n
+    if form == "fft_real":
+        norm = g.choice(["backward", "ortho", "forward"])
+        code = f"jnp.real(jnp.fft.fft({v.name}, axis={i}, norm={norm!r}))"
+    elif form == "rfft_imag":
+        shape[i] = n // 2 + 1
+        code = f"jnp.imag(jnp.fft.rfft({v.name}, axis={i}))"
+    elif form == "roundtrip":
+        m = g.int_(1, n + 2)      # crop or zero-pad, then back to n
+        code = f"jnp.fft.irfft(jnp.fft.rfft({v.name}, n={m}, axis={i}), n={n}, axis={i})"
+        bound = v.bound * (m // 2 + 1) * 2
+    elif form == "fft2":
+        if v.ndim < 2:
+            return False
+        bound = v.bound * v.shape[-1] * v.shape[-2]
+        code = f"jnp.imag(jnp.fft.fft2({v.name}, norm='ortho')) + jnp.real(jnp.fft.ifft2({v.name}))"
+    elif form == "ifft":
+        code = (f"jnp.real(lax.fft(jnp.fft.fft({v.name}), 'IFFT', ({n},)))" if i == -1 else
+                f"jnp.imag(jnp.fft.ifft({v.name}, axis={i}))")
+        bound = v.bound * 2
+    elif form == "dct":
+        code = f"jax.scipy.fft.dct({v.name}, axis={i}, norm={g.choice([None, 'ortho'])!r})"
+        bound = 2 * v.bound * n
+    else:
+        shape[i] = 2 * (n - 1) if n > 1 else 1
+        code = f"jnp.fft.hfft({v.name}, n={shape[i]}, axis={i})"
+        bound = v.bound * 2 * shape[i]
+    return g.emit("fft", code, [v], g.new(tuple(shape), v.dtype, bound))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1105,6 +1144,7 @@ CATALOGUE = {
     "image": g_image,
     "reduce_window": g_reduce_window,
     "linalg": g_linalg,
+    "fft": g_fft,
 }
 
 

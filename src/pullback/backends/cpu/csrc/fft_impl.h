@@ -194,139 +194,40 @@ static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
   return P;
 }
 
-/* ---- passes (the FFTPACK layout: in CC(i, m, k), out CH(i, k, j)) ---- */
+/* ---- passes: fft_passes.h on one element type T, a scalar R (one lane; the stage loops run
+ * over the contiguous index i) or a vector of FFT_LANES R (lanes of independent lines, one
+ * vector each: butterflies vectorise whatever the stage's shape) ---- */
 
-#define CCI(i, m, k) ((((i) + ido * ((m) + (int64_t)P_ * (k))) * V) + v)
-#define CHI(i, k, j) ((((i) + ido * ((k) + l1 * (j))) * V) + v)
+typedef R SUF(vec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(sizeof(R))));
 
-static inline __attribute__((always_inline)) void SUF(pass2)(
-    const int V, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
-    const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
-    const R *restrict twr, const R *restrict twi) {
-  enum { P_ = 2 };
-  for (int64_t k = k0; k < k1; ++k)
-    for (int64_t i = i0; i < i1; ++i) {
-      const R wr = twr[i], wi = twi[i];
-      for (int v = 0; v < V; ++v) {
-        const R ar = xr[CCI(i, 0, k)], ai = xi[CCI(i, 0, k)];
-        const R br = xr[CCI(i, 1, k)], bi = xi[CCI(i, 1, k)];
-        yr[CHI(i, k, 0)] = ar + br; yi[CHI(i, k, 0)] = ai + bi;
-        const R dr = ar - br, di = ai - bi;
-        yr[CHI(i, k, 1)] = dr * wr - di * wi; yi[CHI(i, k, 1)] = dr * wi + di * wr;
-      }
-    }
-}
+#define T R
+#define PSUF(x) SUF(x##_s)
+#include "fft_passes.h"
+#undef T
+#undef PSUF
+#define T SUF(vec)
+#define PSUF(x) SUF(x##_v)
+#include "fft_passes.h"
+#undef T
+#undef PSUF
 
-static inline __attribute__((always_inline)) void SUF(pass4)(
-    const int V, int sign, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
-    int64_t l1, const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
-    const R *restrict twr, const R *restrict twi) {
-  enum { P_ = 4 };
-  const R s = (R)sign;
-  for (int64_t k = k0; k < k1; ++k)
-    for (int64_t i = i0; i < i1; ++i) {
-      const R w1r = twr[i], w1i = twi[i], w2r = twr[ido + i], w2i = twi[ido + i];
-      const R w3r = twr[2 * ido + i], w3i = twi[2 * ido + i];
-      for (int v = 0; v < V; ++v) {
-        const R ar = xr[CCI(i, 0, k)], ai = xi[CCI(i, 0, k)];
-        const R br = xr[CCI(i, 1, k)], bi = xi[CCI(i, 1, k)];
-        const R cr = xr[CCI(i, 2, k)], ci = xi[CCI(i, 2, k)];
-        const R dr = xr[CCI(i, 3, k)], di = xi[CCI(i, 3, k)];
-        const R t0r = ar + cr, t0i = ai + ci, t1r = ar - cr, t1i = ai - ci;
-        const R t2r = br + dr, t2i = bi + di, t3r = br - dr, t3i = bi - di;
-        /* s i (b - d) */
-        const R ur = -s * t3i, ui = s * t3r;
-        yr[CHI(i, k, 0)] = t0r + t2r; yi[CHI(i, k, 0)] = t0i + t2i;
-        R zr = t1r + ur, zi = t1i + ui;
-        yr[CHI(i, k, 1)] = zr * w1r - zi * w1i; yi[CHI(i, k, 1)] = zr * w1i + zi * w1r;
-        zr = t0r - t2r; zi = t0i - t2i;
-        yr[CHI(i, k, 2)] = zr * w2r - zi * w2i; yi[CHI(i, k, 2)] = zr * w2i + zi * w2r;
-        zr = t1r - ur; zi = t1i - ui;
-        yr[CHI(i, k, 3)] = zr * w3r - zi * w3i; yi[CHI(i, k, 3)] = zr * w3i + zi * w3r;
-      }
-    }
-}
-
-/* Any odd radix p (3, 5, 7 with p a constant, unrolled; others generic): pairs m, p - m give
- * y_j = x_0 + sum_m (x_m + x_{p-m}) cos(2 pi jm/p) + s i (x_m - x_{p-m}) sin(2 pi jm/p) and
- * y_{p-j} the same with the sine term negated. */
-static inline __attribute__((always_inline)) void SUF(pass_odd)(
-    const int V, const int p, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
-    int64_t l1, const R *restrict xr, const R *restrict xi, R *restrict yr, R *restrict yi,
-    const R *restrict twr, const R *restrict twi, const R *restrict cs, const R *restrict sn) {
-  const int P_ = p, h = (p - 1) / 2;
-  for (int64_t k = k0; k < k1; ++k)
-    for (int64_t i = i0; i < i1; ++i)
-      for (int v = 0; v < V; ++v) {
-        const R x0r = xr[CCI(i, 0, k)], x0i = xi[CCI(i, 0, k)];
-        R y0r = x0r, y0i = x0i;
-        for (int m = 1; m <= h; ++m) {
-          y0r += xr[CCI(i, m, k)] + xr[CCI(i, p - m, k)];
-          y0i += xi[CCI(i, m, k)] + xi[CCI(i, p - m, k)];
-        }
-        yr[CHI(i, k, 0)] = y0r; yi[CHI(i, k, 0)] = y0i;
-        for (int j = 1; j <= h; ++j) {
-          R ar = x0r, ai = x0i, br = 0, bi = 0;
-          int q = 0;
-          for (int m = 1; m <= h; ++m) {
-            q += j; if (q >= p) q -= p;
-            const R sr = xr[CCI(i, m, k)] + xr[CCI(i, p - m, k)];
-            const R si = xi[CCI(i, m, k)] + xi[CCI(i, p - m, k)];
-            const R dr = xr[CCI(i, m, k)] - xr[CCI(i, p - m, k)];
-            const R di = xi[CCI(i, m, k)] - xi[CCI(i, p - m, k)];
-            ar += sr * cs[q]; ai += si * cs[q];
-            br += dr * sn[q]; bi += di * sn[q];  /* sn carries the sign */
-          }
-          /* y_j = a + i b, y_{p-j} = a - i b */
-          R zr = ar - bi, zi = ai + br;
-          const int64_t t1 = (int64_t)(j - 1) * ido + i, t2 = (int64_t)(p - j - 1) * ido + i;
-          yr[CHI(i, k, j)] = zr * twr[t1] - zi * twi[t1];
-          yi[CHI(i, k, j)] = zr * twi[t1] + zi * twr[t1];
-          zr = ar + bi; zi = ai - br;
-          yr[CHI(i, k, p - j)] = zr * twr[t2] - zi * twi[t2];
-          yi[CHI(i, k, p - j)] = zr * twi[t2] + zi * twr[t2];
-        }
-      }
-}
-#undef CCI
-#undef CHI
-
-/* One stage on the part [k0, k1) x [i0, i1) of its (k, i) space. */
-static inline __attribute__((always_inline)) void SUF(stage_part)(
-    const int V, const SUF(cplan) *P, const SUF(stage) *S, int64_t k0, int64_t k1, int64_t i0,
-    int64_t i1, const R *xr, const R *xi, R *yr, R *yi) {
-  const int64_t ido = S->ido, l1 = S->l1;
-  switch (S->p) {
-    case 2: SUF(pass2)(V, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
-    case 4: SUF(pass4)(V, P->sign, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
-    case 3: {
-      /* constants of radix 3 inline: cos = -1/2, sin = sign sqrt(3)/2 */
-      const R c3[3] = {1, (R)-0.5, (R)-0.5};
-      const R s3[3] = {0, (R)(P->sign * 0.86602540378443864676), (R)(-P->sign * 0.86602540378443864676)};
-      SUF(pass_odd)(V, 3, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, c3, s3);
-      break;
-    }
-    case 5: SUF(pass_odd)(V, 5, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
-    case 7: SUF(pass_odd)(V, 7, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
-    default: SUF(pass_odd)(V, S->p, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
-  }
-}
-
-/* The stages of a direct plan over lanes of V, ping-ponging between x and w; part `tid` of
- * `nt` of each stage (barriers between stages are the caller's). */
-#define STAGE_BODY(VV)                                                                         \
+/* The stages of a direct plan, part `tid` of `nt` of each stage (barriers between stages are
+ * the caller's): k split when there are enough k, else i. */
+#define STAGE_BODY(PART, T_)                                                                   \
   const int64_t l1 = S->l1, ido = S->ido;                                                      \
-  if (nt == 1) SUF(stage_part)(VV, P, S, 0, l1, 0, ido, xr, xi, yr, yi);                        \
-  else if (l1 >= nt) SUF(stage_part)(VV, P, S, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, xr, xi, yr, yi); \
-  else SUF(stage_part)(VV, P, S, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, xr, xi, yr, yi);
+  const T_ *x_r = (const T_ *)xr, *x_i = (const T_ *)xi;                                       \
+  T_ *y_r = (T_ *)yr, *y_i = (T_ *)yi;                                                         \
+  if (nt == 1) PART(P, S, 0, l1, 0, ido, x_r, x_i, y_r, y_i);                                  \
+  else if (l1 >= nt) PART(P, S, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, x_r, x_i, y_r, y_i); \
+  else PART(P, S, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, x_r, x_i, y_r, y_i);
 
 static PB_CLONES void SUF(stage_v1)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
                                     const R *xi, R *yr, R *yi, int tid, int nt) {
-  STAGE_BODY(1)
+  STAGE_BODY(SUF(stage_part_s), R)
 }
 static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
                                     const R *xi, R *yr, R *yi, int tid, int nt) {
-  STAGE_BODY(FFT_LANES)
+  STAGE_BODY(SUF(stage_part_v), SUF(vec))
 }
 #undef STAGE_BODY
 

@@ -129,6 +129,58 @@ static void SUF(cexec_six)(const SUF(cplan) *P, R *xr, R *xi, R *w, int nt) {
   }
 }
 
+/* The six-step reading interleaved complex input (element stride ies bytes) and writing
+ * interleaved output times scale (stride oes): no gather or scatter pass of its own. in may
+ * be out (the columns pass reads all of in before the rows pass writes). */
+static void SUF(six_io)(const SUF(cplan) *P, const char *in, int64_t ies, char *out, int64_t oes,
+                        R scale, R *w, int nt) {
+  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
+  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
+  const int L = FFT_LANES;
+  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
+  const int64_t g1 = (n2 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g1; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t c0 = g * L;
+    const int V = c0 + L <= n2 ? L : 1;
+    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
+      for (int64_t t = 0; t < n1; ++t)
+        for (int v = 0; v < V; ++v) {
+          const R *q = (const R *)(in + (n2 * t + c + v) * ies);
+          br[t * V + v] = q[0]; bi[t * V + v] = q[1];
+        }
+      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n1; ++k)
+        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
+    }
+  }
+  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
+  const int64_t g2 = (n1 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g2; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t r0 = g * L;
+    const int V = r0 + L <= n1 ? L : 1;
+    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
+      for (int64_t t = 0; t < n2; ++t)
+        for (int v = 0; v < V; ++v) {
+          const int64_t q = (r + v) * n2 + t;
+          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
+          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
+        }
+      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n2; ++k)
+        for (int v = 0; v < V; ++v) {
+          R *q = (R *)(out + (r + v + n1 * k) * oes);
+          q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
+        }
+    }
+  }
+}
+
 static SUF(cplan) *SUF(cplan_direct)(int64_t n, int sign, const int *f, int nf) {
   SUF(cplan) *P = calloc(1, sizeof *P);
   if (!P) return NULL;
@@ -336,7 +388,8 @@ static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
 }
 
 /* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
-static int64_t SUF(work)(const SUF(cplan) *c, int V, int nt) {
+static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
+  if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_io */
   return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
 }
 
@@ -348,6 +401,10 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
   const int64_t cn = C->n, W = cn + 1;
   R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
   R *work = buf + 4 * W * V, *zr, *zi;
+  if (kind == FFT_C2C && C->p1 && V == 1) {
+    SUF(six_io)(C, inb[0], ies, outb[0], oes, scale, buf, nt);
+    return;
+  }
   if (kind == FFT_C2C) {
     for (int64_t t = 0; t < cn; ++t)
       for (int v = 0; v < V; ++v) {
@@ -464,7 +521,7 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   const int64_t groups = V > 1 ? L / V : L;
   const int outer = groups >= 2 * threads ? threads : 1;
   const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
-  const int64_t wsz = SUF(work)(C, V, inner);
+  const int64_t wsz = SUF(work)(kind, C, V, inner);
   R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
   const int64_t full = V > 1 ? groups * V : 0;

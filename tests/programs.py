@@ -959,6 +959,8 @@ def g_conv(g: Gen) -> bool:
     code = (f"lax.conv_general_dilated({x.name}, {kernel}, ({s},), (({lo}, {hi}),), ({ld},), "
             f"({rd},), {dn}, feature_group_count={groups})")
     return g.emit("conv", code, [x], g.new(shape, x.dtype, x.bound * x.bound * c * k))
+
+
 def g_image(g: Gen) -> bool:
     """Issue 27's pullback.image: resize (every method, antialias on or off, sizes up, down or
     kept, an integer upsample's repeat) and scale_and_translate with a constant scale and
@@ -986,6 +988,8 @@ def g_image(g: Gen) -> bool:
                       g.new(shape, out_dtype, x.bound * 1.5))
     return g.emit("image", f"jax.image.resize({x.name}, {tuple(shape)}, {method!r}, "
                   f"antialias={aa})", [x], g.new(shape, out_dtype, bound))
+
+
 def g_reduce_window(g: Gen) -> bool:
     """Issue 27's window reductions: lax.reduce_window with lax.add/max/min (their primitives,
     C kernels) or a generic computation (a vmapped fold), with strides, explicit or string
@@ -1053,6 +1057,8 @@ def _window_shape(shape, window, strides, pad, bdil=None, wdil=None):
         padded = (max(n - 1, 0) * b + (1 if n else 0)) + lo + hi
         out.append((padded - e) // s + 1 if padded >= e else 0)
     return out
+
+
 def g_linalg(g: Gen) -> bool:
     """Issue 28's decompositions (jnp.linalg, lax.linalg) on a well-conditioned matrix built from
     a value v (..., n): A = t tᵀ + n I with t = tanh(v) (eigenvalues in [n, 2n])."""
@@ -1099,6 +1105,8 @@ def g_callbacks(g: Gen) -> bool:
     return g.emit("pure_callback", f"jax.pure_callback({cb}, jax.ShapeDtypeStruct("
                   f"{x.name}.shape, {x.name}.dtype), {x.name}, vmap_method='sequential')",
                   [x], g.new(x.shape, x.dtype, 2 * x.bound), defs=defs)
+
+
 def g_linalg_eig(g: Gen) -> bool:
     """Issue 28's tridiagonal_solve and expm (h28-eig) on a value v (..., n): a diagonally
     dominant system (|x| <= |b| with d >= 2, |dl| + |du| <= 1) and expm of A = t tᵀ / 4
@@ -1122,6 +1130,45 @@ def g_linalg_eig(g: Gen) -> bool:
     return g.emit("linalg_eig", code, [v], out, defs=defs)
 
 
+def g_fft(g: Gen) -> bool:
+    """Issue 29's FFTs (jnp.fft, lax.fft, pullback.scipy.fft) on a float32/float64 value, as
+    real results: real/imaginary parts of a complex transform, a real round trip, a DCT."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1 and v.size > 0)
+    if v is None:
+        return False
+    i = g.int_(-v.ndim, -1)
+    n = v.shape[i]
+    form = g.choice(["fft_real", "rfft_imag", "roundtrip", "fft2", "ifft", "dct", "hfft"])
+    shape, bound = list(v.shape), v.bound * n
+    if form == "fft_real":
+        norm = g.choice(["backward", "ortho", "forward"])
+        code = f"jnp.real(jnp.fft.fft({v.name}, axis={i}, norm={norm!r}))"
+    elif form == "rfft_imag":
+        shape[i] = n // 2 + 1
+        code = f"jnp.imag(jnp.fft.rfft({v.name}, axis={i}))"
+    elif form == "roundtrip":
+        m = g.int_(1, n + 2)      # crop or zero-pad, then back to n
+        code = f"jnp.fft.irfft(jnp.fft.rfft({v.name}, n={m}, axis={i}), n={n}, axis={i})"
+        bound = v.bound * (m // 2 + 1) * 2
+    elif form == "fft2":
+        if v.ndim < 2:
+            return False
+        bound = v.bound * v.shape[-1] * v.shape[-2]
+        code = f"jnp.imag(jnp.fft.fft2({v.name}, norm='ortho')) + jnp.real(jnp.fft.ifft2({v.name}))"
+    elif form == "ifft":
+        code = (f"jnp.real(lax.fft(jnp.fft.fft({v.name}), 'IFFT', ({n},)))" if i == -1 else
+                f"jnp.imag(jnp.fft.ifft({v.name}, axis={i}))")
+        bound = v.bound * 2
+    elif form == "dct":
+        code = f"jax.scipy.fft.dct({v.name}, axis={i}, norm={g.choice([None, 'ortho'])!r})"
+        bound = 2 * v.bound * n
+    else:
+        shape[i] = 2 * (n - 1) if n > 1 else 1
+        code = f"jnp.fft.hfft({v.name}, n={shape[i]}, axis={i})"
+        bound = v.bound * 2 * shape[i]
+    return g.emit("fft", code, [v], g.new(tuple(shape), v.dtype, bound))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1143,10 +1190,13 @@ CATALOGUE = {
     "linalg": g_linalg,
     "callbacks": g_callbacks,
     "linalg_eig": g_linalg_eig,
+    "fft": g_fft,
 }
 
 
 @st.composite
+
+
 def programs(draw, mode: str = "any", min_ops: int = 3, max_ops: int = 30):
     """A random program. mode: "any"; "grad" (float64 floats, no while_loop, so central
     differences are meaningful); "vmap" (inputs carry a batch axis); "alias" (outputs include

@@ -20,4 +20,5 @@ from ._conv import *  # noqa: F401,F403
 from ._conditionals import *  # noqa: F401,F403
 from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403
+from ._fft import *  # noqa: F401,F403
 from . import linalg  # noqa: F401

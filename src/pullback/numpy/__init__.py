@@ -56,3 +56,4 @@ newaxis = None
 # JAX's jnp.bool (the NumPy 2 name); last, so that nothing here calls the builtin after it
 bool = bool_  # noqa: A001
 from . import linalg  # noqa: E402,F401  (jnp.linalg)
+from . import fft  # noqa: E402,F401  (jnp.fft)

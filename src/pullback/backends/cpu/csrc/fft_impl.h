@@ -1,0 +1,546 @@
+/* The FFT's transforms for one real type, included by fft.c once per precision with
+ *   R    float or double
+ *   SUF(x) a name suffixed by the precision (x##_f32, x##_f64)
+ *
+ * Data is split complex (separate real and imaginary planes) with V lanes: element t of lane v
+ * sits at [t * V + v]. Lanes are independent lines transformed together, so every butterfly's
+ * innermost loop runs over lanes (V = FFT_LANES, vectorised) or, for one long line (V = 1),
+ * over the contiguous index i of a stage. See docs/fft.md. */
+
+/* ---- plans ---- */
+
+typedef struct {
+  int p;            /* radix */
+  int64_t l1, ido;  /* transforms already split off before this stage; their length / p */
+  R *twr, *twi;     /* twiddles [(j - 1) * ido + i] = w^(j i l1), j in 1..p-1 */
+  R *cr, *ci;       /* odd radix constants cos/sin(2 pi q / p), q < p */
+} SUF(stage);
+
+typedef struct SUF(cplan) {
+  int64_t n;
+  int sign;              /* -1 forward, +1 backward (unnormalised) */
+  int nst;
+  SUF(stage) st[64];
+  /* Bluestein: a convolution of length N through the owned forward plan `sub` */
+  int64_t N;
+  struct SUF(cplan) *sub;
+  R *bcr, *bci;          /* chirp exp(sign i pi t^2 / n), t < n */
+  R *bfr, *bfi;          /* FFT of the conjugate chirp, divided by N */
+  /* six-step (long lengths): n = n1 n2, columns of n1 then twiddled rows of n2 */
+  int64_t n1, n2;
+  struct SUF(cplan) *p1, *p2;
+  R *t6r, *t6i;          /* w^(k1 t2) at [k1 * n2 + t2] */
+  void *mem;
+} SUF(cplan);
+
+static void SUF(cplan_free)(SUF(cplan) *p) {
+  if (!p) return;
+  SUF(cplan_free)(p->sub);
+  SUF(cplan_free)(p->p1);
+  SUF(cplan_free)(p->p2);
+  free(p->mem);
+  free(p);
+}
+
+/* exp(sign 2 pi i k / n), in long double so double twiddles are correctly rounded or nearly */
+static inline void SUF(unit)(int64_t k, int64_t n, int sign, R *re, R *im) {
+  k %= n;
+  if (k < 0) k += n;
+  /* reduce to the first half for accuracy: angle in [0, pi] */
+  int neg = 0;
+  if (2 * k > n) { k = n - k; neg = 1; }
+  long double a = 2.0L * 3.14159265358979323846264338327950288L * (long double)k / (long double)n;
+  long double s = sinl(a);
+  *re = (R)cosl(a);
+  *im = (R)((neg ? -s : s) * sign);
+}
+
+static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign);
+static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt);
+static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt);
+
+/* Six-step: a long direct length split n = n1 n2 (n1 ~ sqrt n), so every pass works on lanes of
+ * FFT_LANES short lines held in cache, instead of log n passes over the whole array with
+ * power-of-two strides. */
+static SUF(cplan) *SUF(cplan_six)(int64_t n, int sign, const int *f, int nf) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  int64_t n1 = 1, n2 = 1;
+  for (int i = nf - 1; i >= 0; --i) { if (n1 <= n2) n1 *= f[i]; else n2 *= f[i]; }
+  P->n = n; P->sign = sign; P->n1 = n1; P->n2 = n2;
+  P->p1 = SUF(cplan_new)(n1, sign);
+  P->p2 = SUF(cplan_new)(n2, sign);
+  R *m = malloc((size_t)(2 * n) * sizeof(R));
+  if (!P->p1 || !P->p2 || !m) { free(m); SUF(cplan_free)(P); return NULL; }
+  P->mem = m; P->t6r = m; P->t6i = m + n;
+  for (int64_t k1 = 0; k1 < n1; ++k1)
+    for (int64_t t2 = 0; t2 < n2; ++t2)
+      SUF(unit)(k1 * t2, n, sign, &P->t6r[k1 * n2 + t2], &P->t6i[k1 * n2 + t2]);
+  return P;
+}
+
+/* per-thread lane workspace of a six-step plan */
+static int64_t SUF(six_lanes)(const SUF(cplan) *P) {
+  const int64_t m = P->n1 > P->n2 ? P->n1 : P->n2;
+  const int64_t a = SUF(cwork)(P->p1, FFT_LANES, 1), b = SUF(cwork)(P->p2, FFT_LANES, 1);
+  return 2 * m * FFT_LANES + (a > b ? a : b);
+}
+
+/* x (n, one lane) transformed in place; w: 2 n + nt lane workspaces */
+static void SUF(cexec_six)(const SUF(cplan) *P, R *xr, R *xi, R *w, int nt) {
+  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
+  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
+  const int L = FFT_LANES;
+  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
+  const int64_t g1 = (n2 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g1; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t c0 = g * L;
+    const int V = c0 + L <= n2 ? L : 1;
+    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
+      for (int64_t t = 0; t < n1; ++t)
+        for (int v = 0; v < V; ++v) { br[t * V + v] = xr[n2 * t + c + v]; bi[t * V + v] = xi[n2 * t + c + v]; }
+      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n1; ++k)
+        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
+    }
+  }
+  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
+  const int64_t g2 = (n1 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g2; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t r0 = g * L;
+    const int V = r0 + L <= n1 ? L : 1;
+    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
+      for (int64_t t = 0; t < n2; ++t)
+        for (int v = 0; v < V; ++v) {
+          const int64_t q = (r + v) * n2 + t;
+          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
+          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
+        }
+      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n2; ++k)
+        for (int v = 0; v < V; ++v) { xr[r + v + n1 * k] = zr[k * V + v]; xi[r + v + n1 * k] = zi[k * V + v]; }
+    }
+  }
+}
+
+/* The six-step reading interleaved complex input (element stride ies bytes) and writing
+ * interleaved output times scale (stride oes): no gather or scatter pass of its own. in may
+ * be out (the columns pass reads all of in before the rows pass writes). */
+static void SUF(six_io)(const SUF(cplan) *P, const char *in, int64_t ies, char *out, int64_t oes,
+                        R scale, R *w, int nt) {
+  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
+  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
+  const int L = FFT_LANES;
+  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
+  const int64_t g1 = (n2 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g1; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t c0 = g * L;
+    const int V = c0 + L <= n2 ? L : 1;
+    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
+      for (int64_t t = 0; t < n1; ++t)
+        for (int v = 0; v < V; ++v) {
+          const R *q = (const R *)(in + (n2 * t + c + v) * ies);
+          br[t * V + v] = q[0]; bi[t * V + v] = q[1];
+        }
+      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n1; ++k)
+        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
+    }
+  }
+  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
+  const int64_t g2 = (n1 + L - 1) / L;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t g = 0; g < g2; ++g) {
+    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
+    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
+    const int64_t r0 = g * L;
+    const int V = r0 + L <= n1 ? L : 1;
+    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
+      for (int64_t t = 0; t < n2; ++t)
+        for (int v = 0; v < V; ++v) {
+          const int64_t q = (r + v) * n2 + t;
+          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
+          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
+        }
+      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
+      for (int64_t k = 0; k < n2; ++k)
+        for (int v = 0; v < V; ++v) {
+          R *q = (R *)(out + (r + v + n1 * k) * oes);
+          q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
+        }
+    }
+  }
+}
+
+static SUF(cplan) *SUF(cplan_direct)(int64_t n, int sign, const int *f, int nf) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->sign = sign; P->nst = nf;
+  size_t count = 0;
+  int64_t l1 = 1;
+  for (int s = 0; s < nf; ++s) {
+    int64_t ido = n / (l1 * f[s]);
+    count += (size_t)(f[s] - 1) * (size_t)ido * 2 + (f[s] > 4 ? 2 * (size_t)f[s] : 0);
+    l1 *= f[s];
+  }
+  R *m = malloc((count + 1) * sizeof(R));
+  if (!m) { free(P); return NULL; }
+  P->mem = m;
+  l1 = 1;
+  for (int s = 0; s < nf; ++s) {
+    SUF(stage) *S = &P->st[s];
+    const int p = f[s];
+    S->p = p; S->l1 = l1; S->ido = n / (l1 * p);
+    const int64_t ido = S->ido, cnt = (int64_t)(p - 1) * ido;
+    S->twr = m; S->twi = m + cnt; m += 2 * cnt;
+    for (int j = 1; j < p; ++j)
+      for (int64_t i = 0; i < ido; ++i)
+        SUF(unit)((int64_t)j * i * l1, n, sign, &S->twr[(j - 1) * ido + i], &S->twi[(j - 1) * ido + i]);
+    if (p > 4) {
+      S->cr = m; S->ci = m + p; m += 2 * p;
+      for (int q = 0; q < p; ++q) SUF(unit)(q, p, sign, &S->cr[q], &S->ci[q]);
+    }
+    l1 *= p;
+  }
+  return P;
+}
+
+/* Bluestein: X[k] = c[k] sum_t (x[t] c[t]) conj(c[k - t]), c[t] = exp(sign i pi t^2 / n), the
+ * sum a cyclic convolution of length N >= 2n - 1 done by FFTs of a smooth length. */
+static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
+  SUF(cplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->sign = sign; P->N = N;
+  P->sub = SUF(cplan_new)(N, -1);
+  R *m = malloc((size_t)(2 * n + 2 * N) * sizeof(R));
+  double *hr = malloc((size_t)N * 2 * sizeof(R));
+  if (!P->sub || !m || !hr) { free(m); free(hr); SUF(cplan_free)(P); return NULL; }
+  P->mem = m;
+  P->bcr = m; P->bci = m + n; P->bfr = m + 2 * n; P->bfi = m + 2 * n + N;
+  for (int64_t t = 0; t < n; ++t) {
+    /* t^2 mod 2n exactly: the angle pi t^2 / n = 2 pi (t^2 mod 2n) / 2n */
+    const int64_t q = (int64_t)(((unsigned __int128)t * (unsigned __int128)t) % (unsigned __int128)(2 * n));
+    SUF(unit)(q, 2 * n, sign, &P->bcr[t], &P->bci[t]);
+  }
+  /* h[j] = conj(c[|j|]) on -(n-1)..n-1, cyclically; its FFT / N (the inverse's scale) */
+  R *h_r = (R *)hr, *h_i = h_r + N;
+  for (int64_t j = 0; j < N; ++j) { h_r[j] = 0; h_i[j] = 0; }
+  for (int64_t t = 0; t < n; ++t) {
+    h_r[t] = P->bcr[t]; h_i[t] = -P->bci[t];
+    if (t) { h_r[N - t] = P->bcr[t]; h_i[N - t] = -P->bci[t]; }
+  }
+  R *w = malloc((size_t)SUF(cwork)(P->sub, 1, 1) * sizeof(R)), *outr, *outi;
+  if (!w) { free(hr); SUF(cplan_free)(P); return NULL; }
+  SUF(cexec)(P->sub, 1, h_r, h_i, w, &outr, &outi, 1);
+  for (int64_t j = 0; j < N; ++j) { P->bfr[j] = outr[j] / (R)N; P->bfi[j] = outi[j] / (R)N; }
+  free(w); free(hr);
+  return P;
+}
+
+/* ---- passes: fft_passes.h on one element type T, a scalar R (one lane; the stage loops run
+ * over the contiguous index i) or a vector of FFT_LANES R (lanes of independent lines, one
+ * vector each: butterflies vectorise whatever the stage's shape) ---- */
+
+typedef R SUF(vec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(sizeof(R))));
+
+#define T R
+#define PSUF(x) SUF(x##_s)
+#include "fft_passes.h"
+#undef T
+#undef PSUF
+#define T SUF(vec)
+#define PSUF(x) SUF(x##_v)
+#include "fft_passes.h"
+#undef T
+#undef PSUF
+
+/* The stages of a direct plan, part `tid` of `nt` of each stage (barriers between stages are
+ * the caller's): k split when there are enough k, else i. */
+#define STAGE_BODY(PART, T_)                                                                   \
+  const int64_t l1 = S->l1, ido = S->ido;                                                      \
+  const T_ *x_r = (const T_ *)xr, *x_i = (const T_ *)xi;                                       \
+  T_ *y_r = (T_ *)yr, *y_i = (T_ *)yi;                                                         \
+  if (nt == 1) PART(P, S, 0, l1, 0, ido, x_r, x_i, y_r, y_i);                                  \
+  else if (l1 >= nt) PART(P, S, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, x_r, x_i, y_r, y_i); \
+  else PART(P, S, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, x_r, x_i, y_r, y_i);
+
+static PB_CLONES void SUF(stage_v1)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
+                                    const R *xi, R *yr, R *yi, int tid, int nt) {
+  STAGE_BODY(SUF(stage_part_s), R)
+}
+static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
+                                    const R *xi, R *yr, R *yi, int tid, int nt) {
+  STAGE_BODY(SUF(stage_part_v), SUF(vec))
+}
+#undef STAGE_BODY
+
+/* The unnormalised transform of plan P on V lanes (V: 1 or FFT_LANES) of x (n * V, split;
+ * overwritten). w: workspace of SUF(cwork)(P, V) elements. The result is at *outr, *outi
+ * (x or inside w). nt threads (the caller is not in a parallel region). */
+static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt) {
+  if (P->p1) return 2 * P->n + (nt > 1 ? nt : 1) * SUF(six_lanes)(P);
+  return P->sub ? 2 * P->N * V + SUF(cwork)(P->sub, V, nt) : 2 * P->n * V;
+}
+
+static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
+  const int64_t n = P->n;
+  if (P->p1) {
+    SUF(cexec_six)(P, xr, xi, w, nt);
+    *outr = xr; *outi = xi;
+    return;
+  }
+  if (P->sub) {
+    const int64_t N = P->N;
+    R *ar = w, *ai = w + N * V, *rest = w + 2 * N * V, *cr, *ci;
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = xr[t * V + v], b = xi[t * V + v], c = P->bcr[t], d = P->bci[t];
+        ar[t * V + v] = a * c - b * d; ai[t * V + v] = a * d + b * c;
+      }
+    for (int64_t t = n * V; t < N * V; ++t) { ar[t] = 0; ai[t] = 0; }
+    SUF(cexec)(P->sub, V, ar, ai, rest, &cr, &ci, nt);
+    /* times FFT(h) / N, conjugated: the inverse transform as conj(FFT(conj(.))) */
+    for (int64_t t = 0; t < N; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = cr[t * V + v], b = ci[t * V + v], c = P->bfr[t], d = P->bfi[t];
+        cr[t * V + v] = a * c - b * d; ci[t * V + v] = -(a * d + b * c);
+      }
+    R *er, *ei;
+    R *w2 = cr == ar ? rest : ar; /* the buffer the first result is not in */
+    SUF(cexec)(P->sub, V, cr, ci, w2, &er, &ei, nt);
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R a = er[t * V + v], b = -ei[t * V + v], c = P->bcr[t], d = P->bci[t];
+        xr[t * V + v] = a * c - b * d; xi[t * V + v] = a * d + b * c;
+      }
+    *outr = xr; *outi = xi;
+    return;
+  }
+  R *ar = xr, *ai = xi, *br = w, *bi = w + n * V;
+  if (nt <= 1) {
+    for (int s = 0; s < P->nst; ++s) {
+      if (V == 1) SUF(stage_v1)(P, &P->st[s], ar, ai, br, bi, 0, 1);
+      else SUF(stage_vl)(P, &P->st[s], ar, ai, br, bi, 0, 1);
+      R *t = ar; ar = br; br = t; t = ai; ai = bi; bi = t;
+    }
+  } else {
+    PB_PRAGMA(omp parallel num_threads(nt))
+    {
+      R *pr = ar, *pi = ai, *qr = br, *qi = bi;
+      const int tid = omp_get_thread_num();
+      for (int s = 0; s < P->nst; ++s) {
+        if (V == 1) SUF(stage_v1)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
+        else SUF(stage_vl)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
+        R *t = pr; pr = qr; qr = t; t = pi; pi = qi; qi = t;
+        PB_PRAGMA(omp barrier)
+      }
+    }
+    if (P->nst & 1) { ar = br; ai = bi; }
+  }
+  *outr = ar; *outi = ai;
+}
+
+/* A plan for n: direct over n's factors, or Bluestein when that is cheaper (fft_choose). */
+static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign) {
+  int f[64], nf;
+  const int64_t N = fft_choose(n, f, &nf);
+  if (N) return SUF(cplan_bluestein)(n, sign, N);
+  return n >= FFT_SIX && nf > 1 ? SUF(cplan_six)(n, sign, f, nf) : SUF(cplan_direct)(n, sign, f, nf);
+}
+
+/* Real transforms: an even n through a complex transform of n / 2 (even samples as real parts,
+ * odd ones as imaginary parts, then untangled with w^k = exp(-2 pi i k / n)); an odd n through
+ * a complex transform of n. */
+typedef struct {
+  int64_t n;
+  int c2r;
+  SUF(cplan) *c;
+  R *wr, *wi; /* k <= n / 2 */
+} SUF(rplan);
+
+static void SUF(rplan_free)(SUF(rplan) *p) {
+  if (!p) return;
+  SUF(cplan_free)(p->c);
+  free(p->wr);
+  free(p);
+}
+
+static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
+  SUF(rplan) *P = calloc(1, sizeof *P);
+  if (!P) return NULL;
+  P->n = n; P->c2r = c2r;
+  const int64_t h = n / 2;
+  P->c = SUF(cplan_new)(n % 2 ? n : h, c2r ? 1 : -1);
+  P->wr = malloc((size_t)(2 * h + 2) * sizeof(R));
+  if (!P->c || !P->wr) { SUF(rplan_free)(P); return NULL; }
+  P->wi = P->wr + h + 1;
+  for (int64_t k = 0; k <= h; ++k) SUF(unit)(k, n, -1, &P->wr[k], &P->wi[k]);
+  return P;
+}
+
+/* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
+static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
+  if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_io */
+  return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
+}
+
+/* ---- one group of V lines: gather into split lanes, transform, scatter ---- */
+
+static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int64_t ies,
+                       char *const *outb, int64_t oes, R scale, R *buf, int nt) {
+  const SUF(cplan) *C = kind == FFT_C2C ? plan : ((const SUF(rplan) *)plan)->c;
+  const int64_t cn = C->n, W = cn + 1;
+  R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
+  R *work = buf + 4 * W * V, *zr, *zi;
+  if (kind == FFT_C2C && C->p1 && V == 1) {
+    SUF(six_io)(C, inb[0], ies, outb[0], oes, scale, buf, nt);
+    return;
+  }
+  if (kind == FFT_C2C) {
+    for (int64_t t = 0; t < cn; ++t)
+      for (int v = 0; v < V; ++v) {
+        const R *p = (const R *)(inb[v] + t * ies);
+        xr[t * V + v] = p[0]; xi[t * V + v] = p[1];
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    for (int64_t t = 0; t < cn; ++t)
+      for (int v = 0; v < V; ++v) {
+        R *q = (R *)(outb[v] + t * oes);
+        q[0] = zr[t * V + v] * scale; q[1] = zi[t * V + v] * scale;
+      }
+    return;
+  }
+  const SUF(rplan) *P = plan;
+  const int64_t n = P->n, h = n / 2;
+  if (kind == FFT_R2C) {
+    if (n % 2) {
+      for (int64_t t = 0; t < n; ++t)
+        for (int v = 0; v < V; ++v) { xr[t * V + v] = *(const R *)(inb[v] + t * ies); xi[t * V + v] = 0; }
+      SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+      for (int64_t k = 0; k <= h; ++k)
+        for (int v = 0; v < V; ++v) {
+          R *q = (R *)(outb[v] + k * oes);
+          q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
+        }
+      return;
+    }
+    for (int64_t t = 0; t < h; ++t)
+      for (int v = 0; v < V; ++v) {
+        xr[t * V + v] = *(const R *)(inb[v] + 2 * t * ies);
+        xi[t * V + v] = *(const R *)(inb[v] + (2 * t + 1) * ies);
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    const R half = (R)0.5 * scale;
+    for (int64_t k = 0; k <= h; ++k) {
+      const int64_t a = k == h ? 0 : k, b = k == 0 ? 0 : h - k;
+      const R wr = P->wr[k], wi = P->wi[k];
+      for (int v = 0; v < V; ++v) {
+        const R pr = zr[a * V + v], pi = zi[a * V + v], qr = zr[b * V + v], qi = -zi[b * V + v];
+        /* E = (p + q) / 2, O = (p - q) / 2i, X = E + w O */
+        const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+        const R or_ = di, oi = -dr; /* (p - q) / i */
+        R *o = (R *)(outb[v] + k * oes);
+        o[0] = (er + wr * or_ - wi * oi) * half;
+        o[1] = (ei + wr * oi + wi * or_) * half;
+      }
+    }
+    return;
+  }
+  /* C2R: only the real parts of X[0] (and X[n/2], n even) count, as pocketfft */
+  if (n % 2) {
+    for (int64_t k = 0; k <= h; ++k)
+      for (int v = 0; v < V; ++v) {
+        const R *p = (const R *)(inb[v] + k * ies);
+        xr[k * V + v] = p[0]; xi[k * V + v] = k ? p[1] : 0;
+        if (k) { xr[(n - k) * V + v] = p[0]; xi[(n - k) * V + v] = -p[1]; }
+      }
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    for (int64_t t = 0; t < n; ++t)
+      for (int v = 0; v < V; ++v) *(R *)(outb[v] + t * oes) = zr[t * V + v] * scale;
+    return;
+  }
+  for (int64_t k = 0; k <= h; ++k)
+    for (int v = 0; v < V; ++v) {
+      const R *p = (const R *)(inb[v] + k * ies);
+      br[k * V + v] = p[0]; bi[k * V + v] = (k == 0 || k == h) ? 0 : p[1];
+    }
+  for (int64_t k = 0; k < h; ++k) {
+    const R wr = P->wr[k], wi = -P->wi[k]; /* conj(w^k) */
+    for (int v = 0; v < V; ++v) {
+      const R pr = br[k * V + v], pi = bi[k * V + v];
+      const R qr = br[(h - k) * V + v], qi = -bi[(h - k) * V + v];
+      const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+      const R or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (p - q) conj(w^k) */
+      xr[k * V + v] = er - oi; xi[k * V + v] = ei + or_;       /* E + i O */
+    }
+  }
+  SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+  for (int64_t t = 0; t < h; ++t)
+    for (int v = 0; v < V; ++v) {
+      *(R *)(outb[v] + 2 * t * oes) = zr[t * V + v] * scale;
+      *(R *)(outb[v] + (2 * t + 1) * oes) = zi[t * V + v] * scale;
+    }
+}
+
+/* ---- one axis: every line of `in` transformed into the line of `out` at the same index ---- */
+
+static void *SUF(plan_make)(int key_kind, int64_t n) {
+  switch (key_kind) {
+    case 0: return SUF(cplan_new)(n, -1);
+    case 1: return SUF(cplan_new)(n, 1);
+    default: return SUF(rplan_new)(n, key_kind == 3);
+  }
+}
+static void SUF(plan_free)(int key_kind, void *p) {
+  if (key_kind < 2) SUF(cplan_free)(p);
+  else SUF(rplan_free)(p);
+}
+
+static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, const fft_lines *out,
+                     R scale, pb_kernel_ctx *ctx) {
+  const int key_kind = kind == FFT_C2C ? inverse : kind == FFT_R2C ? 2 : 3;
+  fft_handle hd = fft_plan_get(FFT_PREC, key_kind, n);
+  if (!hd.plan) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory for the plan of length %lld", (long long)n);
+  const SUF(cplan) *C = kind == FFT_C2C ? hd.plan : ((const SUF(rplan) *)hd.plan)->c;
+  int64_t L = 1;
+  for (int d = 0; d < in->nd; ++d) L *= in->shape[d];
+  const int threads = pb_kernel_threads(ctx, L * n, FFT_GRAIN);
+  /* lanes for short lines (whose lanes stay in cache) with enough of them; threads over lines
+   * when there are enough lines, else inside each long line's stages */
+  const int64_t eff = C->sub ? C->N : C->n; /* the longest transform run */
+  const int V = (L >= FFT_LANES && eff < FFT_SIX) ? FFT_LANES : 1;
+  const int64_t groups = V > 1 ? L / V : L;
+  const int outer = groups >= 2 * threads ? threads : 1;
+  const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
+  const int64_t wsz = SUF(work)(kind, C, V, inner);
+  R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
+  if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
+  const int64_t full = V > 1 ? groups * V : 0;
+  PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
+  for (int64_t g = 0; g < groups; ++g) {
+    R *buf = scratch + wsz * (outer > 1 ? omp_get_thread_num() : 0);
+    char *ib[FFT_LANES], *ob[FFT_LANES];
+    const int lanes = V > 1 ? FFT_LANES : 1;
+    for (int v = 0; v < lanes; ++v) {
+      ib[v] = fft_line(in, g * lanes + v);
+      ob[v] = fft_line(out, g * lanes + v);
+    }
+    SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner);
+  }
+  /* the lines left over from the groups of lanes, one by one */
+  for (int64_t l = full; V > 1 && l < L; ++l) {
+    char *ib = fft_line(in, l), *ob = fft_line(out, l);
+    SUF(group)(kind, hd.plan, 1, &ib, in->es, &ob, out->es, scale, scratch, 1);
+  }
+  fft_plan_release(hd);
+  return 0;
+}

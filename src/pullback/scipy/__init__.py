@@ -1,3 +1,5 @@
 """``pullback.scipy``: SciPy's API on pullback arrays, as ``jax.scipy`` (``linalg``, ``signal``)."""
 from . import linalg  # noqa: F401
 from . import signal  # noqa: F401
+from . import special  # noqa: F401
+from . import stats  # noqa: F401

@@ -323,24 +323,25 @@ def _log_ndtr_lower(x, series_order):
     return log_scale + pnp.log1p(even_sum - odd_sum)
 
 
-@custom_jvp
-def _log_ndtr(x, series_order):
+def _log_ndtr_impl(x, series_order):
     lower_segment, upper_segment = (-20.0, 8.0) if x.dtype == np.float64 else (-10.0, 5.0)
-    safe_hi = pnp.where(x > upper_segment, -x, _c(x, upper_segment))
-    upper = -ndtr(safe_hi)  # log(1 - eps) ~ -eps for large x
-    mid_arg = pnp.maximum(x, _c(x, lower_segment))
-    mid = pnp.log(ndtr(mid_arg))
-    low_arg = pnp.minimum(x, _c(x, lower_segment))
-    low = _log_ndtr_lower(low_arg, series_order)
-    return pnp.where(x > upper_segment, upper, pnp.where(x > lower_segment, mid, low))
+    gt_upper = x > upper_segment
+    ndtr_res = ndtr(pnp.where(gt_upper, -x, pnp.maximum(x, _c(x, lower_segment))))
+    low = _log_ndtr_lower(pnp.minimum(x, _c(x, lower_segment)), series_order)
+    return pnp.where(gt_upper, -ndtr_res,  # log(1 - e) ~ -e for e << 1
+                     pnp.where(x > lower_segment, pnp.log(ndtr_res), low))
+
+
+_log_ndtr = custom_jvp(lambda series_order, x: _log_ndtr_impl(x, series_order),
+                       nondiff_argnums=(0,))
 
 
 @_log_ndtr.defjvp
-def _log_ndtr_jvp(primals, tangents):
-    x, series_order = primals
-    tx = tangents[0]
-    out = _log_ndtr(x, series_order)
-    return out, tx * pnp.exp(-0.5 * x * x - out - 0.5 * np.log(2 * np.pi))
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (tx,) = primals, tangents
+    out = _log_ndtr_impl(x, series_order)
+    log_pdf = -0.5 * x * x - 0.5 * np.log(2 * np.pi)
+    return out, tx * pnp.exp(log_pdf - out)
 
 
 def log_ndtr(x: ArrayLike, series_order: int = 3) -> Any:
@@ -356,7 +357,7 @@ def log_ndtr(x: ArrayLike, series_order: int = 3) -> Any:
     x = pnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported.")
-    return _log_ndtr(x, series_order)
+    return _log_ndtr(series_order, x)
 
 
 def i0e(x: ArrayLike) -> Any:

@@ -122,6 +122,23 @@ def test_matches_jax(name, seed):
     del jax
 
 
+POISSON_MANY = [12, 23, 25, 46, 42, 52, 67, 56, 85, 86, 89, 111, 105, 108, 130, 142, 145, 148,
+                162, 192, 183, 192, 196, 206]
+BINOMIAL_MANY = [14, 77, 115, 237, 299, 399, 520, 595, 726, 878, 1033, 1160, 1355, 1539, 1696,
+                 1883, 2097, 2319, 2532, 2731, 3002, 3255, 3524, 3794]
+
+
+def test_rejection_samplers_match_jax_over_many_parameters():
+    # the transformed-rejection (poisson) and BTRS (binomial) branches, recorded from JAX:
+    # a change in any of their constants moves some of these counts
+    k = pr.PRNGKey(KEY)
+    lam = np.linspace(10, 200, 24).astype(np.float32)
+    assert np.asarray(pr.poisson(k, lam)).tolist() == POISSON_MANY
+    n = np.linspace(40, 4000, 24).round().astype(np.float32)
+    p = np.linspace(0.3, 0.95, 24).astype(np.float32)
+    assert np.asarray(pr.binomial(k, n, p)).astype(int).tolist() == BINOMIAL_MANY
+
+
 def test_typed_keys_give_the_same_samples():
     np.testing.assert_array_equal(np.asarray(pr.gamma(pr.key(KEY), A)),
                                   np.asarray(pr.gamma(pr.PRNGKey(KEY), A)))

@@ -5,8 +5,27 @@ from __future__ import annotations
 
 from ..primitives import special as sp
 from ..tracer.array import Array
-from ._elementwise import _binary, _unary
+from ..tracer.core import Primitive
+from ._elementwise import _unary
 from ._operands import ArrayLike, scalars_to
+
+
+
+def _binary(name: str, prim: Primitive, summary: str, args: tuple[str, str]):
+    """A binary element-wise op with jax.lax's parameter names (for keyword calls)."""
+    first, second = args
+
+    def op(*pos: ArrayLike, **kw: ArrayLike) -> Array:
+        vals = list(pos) + [kw.pop(k) for k in args[len(pos):] if k in kw]
+        if kw or len(vals) != 2:
+            raise TypeError(f"{name}() takes arguments ({first}, {second}), got "
+                            f"{len(pos)} positional and {sorted(kw)} keyword")
+        return prim.bind(*scalars_to(vals))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"{summary}\n\n    Args:\n      {first}, {second}: operands of one float dtype "
+                  "and shape (or scalars).\n\n    Returns:\n      The element-wise result.\n    ")
+    return op
+
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "zeta",
            "polygamma", "bessel_i0e", "bessel_i1e"]

@@ -141,3 +141,27 @@ def test_float32():
     out = ps.norm.logpdf(np.float32(0.5), np.float32(0.0), np.float32(1.0))
     assert out.dtype == np.float32
     np.testing.assert_allclose(float(out), ss.norm.logpdf(0.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])
+def test_rankdata(method):
+    a = np.array([[3., 1., 2., 2., 5.], [4., 4., 1., 1., 0.]])
+    np.testing.assert_array_equal(np.asarray(ps.rankdata(a, method)), ss.rankdata(a, method))
+    np.testing.assert_array_equal(np.asarray(ps.rankdata(a, method, axis=1)),
+                                  ss.rankdata(a, method, axis=1))
+    assert np.all(np.isnan(np.asarray(ps.rankdata(np.array([1., np.nan, 2.]), method))))
+    with pytest.raises(ValueError, match="unknown method"):
+        ps.rankdata(a, "middle")
+
+
+def test_mode_and_sem():
+    a = np.array([[3., 1., 2., 2., 5.], [4., 4., 1., 1., 0.]])
+    m = ps.mode(a, axis=1)
+    ref = ss.mode(a, axis=1)
+    np.testing.assert_array_equal(np.asarray(m.mode), ref.mode)
+    np.testing.assert_array_equal(np.asarray(m.count), ref.count)
+    assert float(ps.mode(a, axis=None).mode) == 1.0 and int(ps.mode(a, axis=None).count) == 3
+    np.testing.assert_allclose(np.asarray(ps.sem(a, axis=1)), ss.sem(a, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(float(ps.sem(a, axis=None)), ss.sem(a, axis=None), rtol=1e-12)
+    with pytest.raises(ValueError, match="Illegal nan_policy"):
+        ps.mode(a, nan_policy="skip")

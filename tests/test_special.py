@@ -273,6 +273,8 @@ SCIPY = {
     "boxcox1p": (psp.boxcox1p, (_pos, lambda s: RNG.uniform(-2, 2, s)), sc.boxcox1p),
     "exp1": (psp.exp1, (lambda s: RNG.uniform(0.01, 30, s),), sc.exp1),
     "expi": (psp.expi, (lambda s: RNG.uniform(-30, 30, s),), sc.expi),
+    "spence": (psp.spence, (lambda s: np.concatenate([RNG.uniform(0, 2, s),
+                                                      RNG.uniform(2, 1e4, s)]),), sc.spence),
 }
 
 

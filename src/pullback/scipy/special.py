@@ -24,7 +24,7 @@ __all__ = ["bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb
            "entr", "erf", "erfc", "erfinv", "exp1", "expi", "expit", "expn", "factorial",
            "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e",
            "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
-           "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax",
+           "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "spence",
            "xlog1py", "xlogy", "zeta"]
 
 ArrayLike = Any
@@ -448,6 +448,46 @@ def expi(x: ArrayLike) -> Any:
     pos = pnp.where(big, asym, pos)
     neg = -_exp1(pnp.where(x < 0, -x, pnp.ones_like(x)))
     return pnp.where(x < 0, neg, pnp.where(x == 0, _c(x, -np.inf), pos))
+
+
+def _li2_series(z):
+    """sum_k z^k / k^2 for |z| <= 1/2 (56 terms: 2^-56 below the float64 ulp)."""
+    term, acc = pnp.ones_like(z), pnp.zeros_like(z)
+    for k in range(1, 57):
+        term = term * z
+        acc = acc + term / (k * k)
+    return acc
+
+
+def _li2_unit(w):
+    """Li2(w) for w in [0, 1]: the series below 1/2, the reflection
+    Li2(w) = pi^2/6 - log(w) log(1 - w) - Li2(1 - w) above."""
+    low = w <= 0.5
+    ws = pnp.where(low, w, 1 - w)
+    series = _li2_series(ws)
+    one_minus = 1 - w
+    logs = pnp.where(one_minus > 0, pnp.log(w) * pnp.log(pnp.where(one_minus > 0, one_minus, 1)),
+                     pnp.zeros_like(w))
+    return pnp.where(low, series, np.pi ** 2 / 6 - logs - series)
+
+
+def spence(x: ArrayLike) -> Any:
+    """SciPy's dilogarithm ``spence(x) = Li2(1 - x)`` for real x >= 0 (NaN below)."""
+    x = pnp.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported "
+                        "types.")
+    z = 1 - x
+    # z in [-1/2, 1]: directly; below, Landen's Li2(z) = -Li2(z / (z - 1)) - log^2(1 - z) / 2
+    # with z / (z - 1) in (1/3, 1)
+    direct = z >= -0.5
+    zd = pnp.where(direct, z, pnp.zeros_like(z))
+    d = pnp.where(zd >= 0, _li2_unit(pnp.maximum(zd, 0)), _li2_series(pnp.minimum(zd, 0)))
+    zl = pnp.where(direct, -pnp.ones_like(z), z)
+    w = zl / (zl - 1)
+    landen = -_li2_unit(w) - 0.5 * pnp.square(pnp.log1p(-zl))
+    out = pnp.where(direct, d, landen)
+    return pnp.where(x < 0, np.nan, out)
 
 
 def bernoulli(n: int) -> Any:

@@ -4,8 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import lax
-from ..special import xlogy
-from ._common import const, np, pnp, promote
+from ._common import const, np, promote
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """Log of the Cauchy density."""

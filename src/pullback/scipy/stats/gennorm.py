@@ -4,8 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import lax
-from ..special import xlogy
-from ._common import const, np, pnp, promote
+from ._common import promote
 
 def logpdf(x: Any, beta: Any) -> Any:
     """Log of the generalized normal density."""

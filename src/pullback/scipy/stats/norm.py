@@ -5,7 +5,7 @@ from typing import Any
 
 from ... import lax
 from .. import special
-from ._common import const, np, pnp, promote
+from ._common import const, np, promote
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

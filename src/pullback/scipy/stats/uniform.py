@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from ... import lax
-from ..special import xlogy
 from ._common import const, np, pnp, promote
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

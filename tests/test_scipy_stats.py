@@ -165,3 +165,23 @@ def test_mode_and_sem():
     np.testing.assert_allclose(float(ps.sem(a, axis=None)), ss.sem(a, axis=None), rtol=1e-12)
     with pytest.raises(ValueError, match="Illegal nan_policy"):
         ps.mode(a, nan_policy="skip")
+
+
+@pytest.mark.parametrize("kw", [{}, {"bw_method": "silverman"}, {"bw_method": 0.4}, "weights"])
+def test_gaussian_kde(kw):
+    data = R.normal(size=(2, 40))
+    if kw == "weights":
+        kw = {"weights": R.uniform(0.5, 2, 40)}
+    pts = R.normal(size=(2, 6))
+    k, s = ps.gaussian_kde(data, **kw), ss.gaussian_kde(data, **kw)
+    np.testing.assert_allclose(np.asarray(k.evaluate(pts)), s.evaluate(pts), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(k.logpdf(pts)), s.logpdf(pts), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(k.covariance), s.covariance, rtol=1e-12)
+    k1, s1 = ps.gaussian_kde(data[0]), ss.gaussian_kde(data[0])
+    np.testing.assert_allclose(float(k1.integrate_box_1d(-0.5, 1.0)),
+                               s1.integrate_box_1d(-0.5, 1.0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(pb.jit(lambda kd, x: kd.pdf(x))(k1, X[:3])),
+                               s1.pdf(X[:3]), rtol=1e-12)  # a pytree through jit
+    assert k1.resample(pb.random.PRNGKey(0), (5,)).shape == (1, 5)
+    with pytest.raises(ValueError, match="bw_method"):
+        ps.gaussian_kde(data, bw_method="wide")

@@ -5,3 +5,4 @@ from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,  # no
                multivariate_normal, nbinom, norm, pareto, poisson, t, truncnorm, uniform,
                vonmises, wrapcauchy)
 from ._core import mode, rankdata, sem  # noqa: F401
+from .kde import gaussian_kde  # noqa: F401

@@ -1059,6 +1059,23 @@ def _window_shape(shape, window, strides, pad, bdil=None, wdil=None):
     return out
 
 
+def g_special(g: Gen) -> bool:
+    """lax's special functions of issue 30 (C kernels): smooth compositions that stay in their
+    domains (x * x + 0.5 > 0, logistic(x) in (0, 1)) and bounded by 5."""
+    x = g.pick(lambda v: v.is_float)
+    if x is None:
+        return False
+    form = g.choice(["i0e", "i1e", "igamma", "igammac", "polygamma", "betainc"])
+    pos = f"({x.name} * {x.name} + 0.5)"
+    code = {"i0e": f"lax.bessel_i0e({x.name})", "i1e": f"lax.bessel_i1e({x.name})",
+            "igamma": f"lax.igamma(2.5, {pos})", "igammac": f"lax.igammac(1.5, {pos})",
+            "polygamma": f"lax.polygamma(1.0, {pos})",
+            "betainc": f"lax.betainc(2.0, 3.0, lax.logistic({x.name}))"}[form]
+    if form != "i1e" and not fits(x.dtype, x.bound * x.bound + 1):
+        return False
+    return g.emit("special", code, [x], g.new(x.shape, x.dtype, 5.0))
+
+
 def g_linalg(g: Gen) -> bool:
     """Issue 28's decompositions (jnp.linalg, lax.linalg) on a well-conditioned matrix built from
     a value v (..., n): A = t tᵀ + n I with t = tanh(v) (eigenvalues in [n, 2n])."""
@@ -1191,6 +1208,7 @@ CATALOGUE = {
     "callbacks": g_callbacks,
     "linalg_eig": g_linalg_eig,
     "fft": g_fft,
+    "special": g_special,
 }
 
 

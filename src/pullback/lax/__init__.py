@@ -22,3 +22,4 @@ from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403
 from ._fft import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from ._special import *  # noqa: F401,F403

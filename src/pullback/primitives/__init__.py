@@ -10,6 +10,7 @@ from . import linalg_eig  # noqa: F401
 from . import fft  # noqa: F401
 from . import attention  # noqa: F401  (after the families its rules bind)
 from . import conv  # noqa: F401
+from . import special  # noqa: F401
 from ..tracer.core import Primitive
 
 registry = Primitive.registry

@@ -12,7 +12,19 @@ from ._discrete import bernoulli, categorical, randint  # noqa: F401
 from ._normal import normal, truncated_normal  # noqa: F401
 from ._shuffle import choice, permutation  # noqa: F401
 from ._uniform import uniform  # noqa: F401
+from ._gamma import (ball, beta, chisquare, dirichlet, f, gamma, generalized_normal,  # noqa: F401
+                     loggamma, t)
+from ._transforms import (cauchy, clone, double_sided_maxwell, geometric,  # noqa: F401
+                          key_dtype, laplace, logistic, lognormal, maxwell, multivariate_normal,
+                          orthogonal, pareto, rademacher, rayleigh, triangular, wald,
+                          weibull_min)
+from ._counts import binomial, multinomial, poisson  # noqa: F401
 
 __all__ = ["PRNGKey", "key", "key_data", "key_impl", "wrap_key_data", "split", "fold_in",
            "bits", "uniform", "normal", "truncated_normal", "exponential", "gumbel", "randint",
-           "bernoulli", "categorical", "permutation", "choice"]
+           "bernoulli", "categorical", "permutation", "choice",
+           "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
+           "double_sided_maxwell", "f", "gamma", "generalized_normal", "geometric", "key_dtype",
+           "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial",
+           "multivariate_normal", "orthogonal", "pareto", "poisson", "rademacher", "rayleigh",
+           "t", "triangular", "wald", "weibull_min"]

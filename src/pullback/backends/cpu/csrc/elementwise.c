@@ -5,6 +5,7 @@
  */
 #include "vecmath.h"
 #include "schedule.h"
+#include "special_math.h"
 #include <tgmath.h> /* sin/log/... pick the float, double or complex version from the type */
 
 #define UN PB_UNARY_GEN
@@ -16,6 +17,8 @@
 #define PB_ERFINV(a) _Generic((a), float: pb_erfinvf, double: pb_erfinv)(a)
 #define PB_LGAMMA(a) _Generic((a), float: pb_lgammaf, double: pb_lgamma)(a)
 #define PB_DIGAMMA(a) pb_digamma((double)(a))
+#define PB_SP_LOGMAX(a) _Generic((a), float: PB_SP_LOGMAX_F, double: PB_SP_LOGMAX_D)
+#define PB_SP_IS_DOUBLE(a) _Generic((a), float: 0, double: 1)
 #define PB_CFN(NAME, a) _Generic((a), pb_c64: NAME##_c64, pb_c128: NAME##_c128)(a)
 #define PB_CPOW(a, b) _Generic((a), pb_c64: pb_cpow_c64, pb_c128: pb_cpow_c128)((a), (b))
 #define PB_MAKE_COMPLEX(a, b) _Generic((a), float: CMPLXF((a), (b)), double: CMPLX((a), (b)))
@@ -279,6 +282,17 @@ PB_FOR_FLOATS(UN, erfc, erfc(a))
 PB_FOR_FLOATS(UN, erf_inv, PB_ERFINV(a))
 PB_FOR_FLOATS(UN, lgamma, PB_LGAMMA(a))
 PB_FOR_FLOATS(UN, digamma, PB_DIGAMMA(a))
+/* special functions of lax (special_math.h): computed in double */
+PB_FOR_FLOATS(BIN, igamma, pb_igamma(a, b, PB_SP_LOGMAX(a)))
+PB_FOR_FLOATS(BIN, igammac, pb_igammac(a, b, PB_SP_LOGMAX(a)))
+PB_FOR_FLOATS(BIN, igamma_grad_a, pb_igamma_grad(a, b, PB_SP_LOGMAX(a), PB_IG_DERIVATIVE))
+PB_FOR_FLOATS(BIN, random_gamma_grad,
+              pb_igamma_grad(a, b, PB_SP_LOGMAX(a), PB_IG_SAMPLE_DERIVATIVE))
+PB_FOR_FLOATS(PB_TERNARY_GEN, regularized_incomplete_beta, pb_betainc(a, b, c, PB_SP_IS_DOUBLE(a)))
+PB_FOR_FLOATS(BIN, zeta, pb_zeta(a, b))
+PB_FOR_FLOATS(BIN, polygamma, pb_polygamma(a, b))
+PB_FOR_FLOATS(UN, bessel_i0e, pb_bessel_ie(a, 0))
+PB_FOR_FLOATS(UN, bessel_i1e, pb_bessel_ie(a, 1))
 
 #define ALL_INT_SLOTS(N) PB_INT_SLOTS(N)
 #define NUMERIC_SLOTS(N) PB_INT_SLOTS(N), PB_FLOAT_SLOTS(N), PB_COMPLEX_SLOTS(N)
@@ -360,6 +374,16 @@ static const pb_ewise_op ops[] = {
   {"erf_inv", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(erf_inv)}},
   {"lgamma", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(lgamma)}},
   {"digamma", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(digamma)}},
+  {"igamma", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(igamma)}},
+  {"igammac", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(igammac)}},
+  {"igamma_grad_a", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(igamma_grad_a)}},
+  {"random_gamma_grad", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(random_gamma_grad)}},
+  {"regularized_incomplete_beta", 3, PB_OUT_SAME, COSTLY, 0,
+   {PB_FLOAT_SLOTS(regularized_incomplete_beta)}},
+  {"zeta", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(zeta)}},
+  {"polygamma", 2, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(polygamma)}},
+  {"bessel_i0e", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(bessel_i0e)}},
+  {"bessel_i1e", 1, PB_OUT_SAME, COSTLY, 0, {PB_FLOAT_SLOTS(bessel_i1e)}},
   {"not", 1, PB_OUT_SAME, CHEAP, 0, {LOGICAL_SLOTS(not)}},
   {"population_count", 1, PB_OUT_SAME, CHEAP, 0, {PB_INT_SLOTS(population_count)}},
   {"clz", 1, PB_OUT_SAME, CHEAP, 0, {PB_INT_SLOTS(clz)}},

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-import scipy.special
 
 from ..tracer import dtypes
 from ..tracer.array import Array
@@ -590,11 +589,11 @@ floor_p = _unary("floor", "floating", np.floor, **_ZERO)
 ceil_p = _unary("ceil", "floating", np.ceil, **_ZERO)
 trunc_p = _unary("trunc", "floating", np.trunc, **_ZERO)
 is_finite_p = _unary("is_finite", "floating", np.isfinite, **_CMP)
-erf_p = _unary("erf", "floating", scipy.special.erf, jvp=_partials(
+erf_p = _unary("erf", "floating", ref.special.erf, jvp=_partials(
     lambda x, out: _mul(_c(x, 2 / _SQRT_PI), exp_p.bind(_neg(_sq(x))))))
-erfc_p = _unary("erfc", "floating", scipy.special.erfc, jvp=_partials(
+erfc_p = _unary("erfc", "floating", ref.special.erfc, jvp=_partials(
     lambda x, out: _mul(_c(x, -2 / _SQRT_PI), exp_p.bind(_neg(_sq(x))))))
-erf_inv_p = _unary("erf_inv", "floating", scipy.special.erfinv, jvp=_partials(
+erf_inv_p = _unary("erf_inv", "floating", ref.special.erfinv, jvp=_partials(
     lambda x, out: _mul(_c(x, _SQRT_PI / 2), exp_p.bind(_sq(out)))))
 lgamma_p = _unary("lgamma", "floating", ref.lgamma,
                   jvp=_partials(lambda x, out: digamma_p.bind(x)))

@@ -6,14 +6,29 @@ sign fill, max/min propagate NaN, float16/bfloat16 compute in float32 and round 
 """
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 import numpy as np
-import scipy.special
 
 from ..tracer import dtypes
 
 HALVES = (dtypes.float16, dtypes.bfloat16)
+
+
+class _LazySpecial:
+    """``scipy.special``'s functions, the module imported at the first call: they serve only
+    the reference rules (tests, the reference backend), and importing scipy.special at start-up
+    was about a third of ``import pullback``."""
+
+    def __getattr__(self, name: str) -> Callable:
+        def call(*args, **kwargs):
+            return getattr(importlib.import_module("scipy.special"), name)(*args, **kwargs)
+        call.__name__ = call.__qualname__ = name
+        return call
+
+
+special = _LazySpecial()
 
 
 def via_float32(fn: Callable) -> Callable:
@@ -121,7 +136,7 @@ def lgamma(x: np.ndarray) -> np.ndarray:
     """gammaln, except that lgamma(-inf) = inf (C99) and tiny |x| gives -log|x| (SciPy's
     overflows to inf for subnormals)."""
     tiny = np.abs(x) < 1e-300
-    out = np.where(tiny, -np.log(np.where(tiny, np.abs(x), 1)), scipy.special.gammaln(x))
+    out = np.where(tiny, -np.log(np.where(tiny, np.abs(x), 1)), special.gammaln(x))
     return np.where(x == -np.inf, np.inf, out)
 
 
@@ -133,7 +148,7 @@ def round_away(x: np.ndarray) -> np.ndarray:
 def logistic(x: np.ndarray) -> np.ndarray:
     if dtypes.is_complex(x.dtype):
         return 1 / (1 + np.exp(-x))
-    return scipy.special.expit(x)
+    return special.expit(x)
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
@@ -144,8 +159,8 @@ def digamma(x: np.ndarray) -> np.ndarray:
     """SciPy's psi for x >= 1/2; below, the reflection psi(1 - x) - pi / tan(pi x) (SciPy's own
     is off by hundreds of ulp there). Poles (non-positive integers) are NaN, as XLA."""
     f = x - np.round(x)  # tan has period 1: reduce exactly first
-    low = scipy.special.psi(1 - np.minimum(x, 0.5)) - np.pi / np.tan(np.pi * f)
-    out = np.where(x >= 0.5, scipy.special.psi(np.maximum(x, 0.5)), low)
+    low = special.psi(1 - np.minimum(x, 0.5)) - np.pi / np.tan(np.pi * f)
+    out = np.where(x >= 0.5, special.psi(np.maximum(x, 0.5)), low)
     return np.where((x <= 0) & (f == 0), np.nan, out)
 
 

@@ -14,10 +14,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..lax import linalg as lax_linalg
+from ..primitives import linalg as _pl
 from ..tracer import core
 from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes
-from ._creation import asarray, eye
+from ._creation import asarray
 from ._linalg import diagonal as _diagonal, matmul as _matmul, trace as _trace
 from ._promotion import promote_dtypes_inexact
 from ._reductions import any as _any, count_nonzero, prod, sum as _sum
@@ -114,11 +115,15 @@ def solve(a: Any, b: Any) -> Array:
 
 
 def inv(a: Any) -> Array:
-    """The inverse of each (..., n, n) matrix (``solve(a, I)``, as JAX)."""
+    """The inverse of each (..., n, n) matrix.
+
+    JAX solves against the identity; one kernel inverts here (LAPACK's getrf + getri), with the
+    same values up to rounding and the derivative ``-a⁻¹ ȧ a⁻¹``. An exactly singular matrix
+    gives infinities/NaNs, not an error.
+    """
     (a,) = _inexact("inv", a)
     _check_square("inv", a)
-    shape = core.get_aval(a).shape
-    return solve(a, broadcast_to(eye(shape[-1], dtype=core.get_aval(a).dtype), shape))
+    return _pl.inv_p.bind(a)
 
 
 def _lu_parts(fn: str, a: Any):

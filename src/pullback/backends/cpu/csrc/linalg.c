@@ -226,7 +226,7 @@ static int small_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
 /* ---- cholesky: L (lower, L L^H = a) of each (n, n) matrix, from its lower triangle; a matrix
  * that is not positive definite gives NaNs (as JAX) ---- */
 
-/* Own Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
+/* Own complex Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
  * written, column by column): LAPACK's per-call overhead is most of a small matrix's time
  * (4096 8x8 float32: 1.0 ms through potrf). Fails (1) where potrf would (a pivot not > 0, or
  * NaN). */
@@ -249,12 +249,10 @@ enum { SMALL_N = 16 };
     return 0;                                                                                    \
   }
 #define ID(x) (x)
-SMALL_CHOL(small_chol_s, float, float, ID, ID, sqrtf)
-SMALL_CHOL(small_chol_d, double, double, ID, ID, sqrt)
 SMALL_CHOL(small_chol_c, float complex, float, conjf, crealf, sqrtf)
 SMALL_CHOL(small_chol_z, double complex, double, conj, creal, sqrt)
-static int (*const small_chol[4])(char *, int64_t) = {small_chol_s, small_chol_d, small_chol_c,
-                                                       small_chol_z};
+/* complex only: real matrices take linalg_small.h's kernels */
+static int (*const small_chol[4])(char *, int64_t) = {NULL, NULL, small_chol_c, small_chol_z};
 
 static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                            const void *params, pb_kernel_ctx *ctx) {
@@ -270,12 +268,19 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int64_t rs = a->strides[a->ndim - 2], cs = a->strides[a->ndim - 1];
   if (small_real(a->dtype, n, n)) {
-    const int t = small_threads(ctx, nb, (double)n * n * n / 3);
+    /* groups of NL matrices interleaved (the last one padded by repeating its last matrix) */
+    const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
+    const int64_t ng = (nb + NL - 1) / NL;
+    const int t = small_threads(ctx, ng, (double)n * n * n / 3 * 4);
     OMP_FOR_STATIC(t)
-    for (int64_t i = 0; i < nb; ++i) {
-      char *o = (char *)l->data + i * n * n * es;
-      if (sm_chol(a->dtype, (const char *)a->data + batch_offset(a, 2, i), rs, cs, o, (int)n))
-        fill_nan(o, n * n, a->dtype);
+    for (int64_t g = 0; g < ng; ++g) {
+      const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;
+      const char *src[SM_XF];
+      for (int q = 0; q < NL; ++q)
+        src[q] = (const char *)a->data + batch_offset(a, 2, g * NL + (q < cnt ? q : cnt - 1));
+      char *o = (char *)l->data + g * NL * n * n * es;
+      if (a->dtype == PB_F32) sm_cholx_f(src, rs, cs, (float *)o, (int)n, NAN, cnt);
+      else sm_cholx_d(src, rs, cs, (double *)o, (int)n, NAN, cnt);
     }
     return 0;
   }
@@ -335,22 +340,35 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
     const int tr = pp->left_side ? pp->transpose_a : !pp->transpose_a;
     const int low = pp->lower ^ (tr != 0), es = a->itemsize, kk = (int)k;
     const int64_t w = pp->left_side ? n : m;
-    const int t = small_threads(ctx, nb, (double)k * k * w);
+    /* M's strides in a (op(a) or its transpose), B's and X's as the left solve sees them */
+    const int64_t mrs = tr ? acs : ars, mcs = tr ? ars : acs;
+    const int64_t srs = pp->left_side ? brs : bcs, scs = pp->left_side ? bcs : brs;
+    const int64_t drs = pp->left_side ? n : 1, dcs = pp->left_side ? 1 : n;
+    const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
+    const int64_t ng = (nb + NL - 1) / NL;
+    const int t = small_threads(ctx, ng, (double)k * k * w * 4);
     OMP_FOR_STATIC(t)
-    for (int64_t i = 0; i < nb; ++i) {
-      double M[SM_MAX * SM_MAX]; /* float or double */
-      const char *ap = (const char *)a->data + batch_offset(a, 2, i);
-      for (int r = 0; r < kk; ++r)
-        for (int c = 0; c < kk; ++c) {
-          const char *e = tr ? ap + c * ars + r * acs : ap + r * ars + c * acs;
-          memcpy((char *)M + (r * kk + c) * es, e, (size_t)es);
-        }
-      const char *bp = (const char *)b->data + batch_offset(b, 2, i);
-      char *o = (char *)x->data + i * m * n * es;
-      if (pp->left_side)
-        sm_trsm(a->dtype, M, kk, low, pp->unit_diagonal, bp, brs, bcs, o, n, 1, w);
-      else
-        sm_trsm(a->dtype, M, kk, low, pp->unit_diagonal, bp, bcs, brs, o, 1, n, w);
+    for (int64_t g = 0; g < ng; ++g) {
+      const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;
+      const char *ap[SM_XF], *bp[SM_XF];
+      for (int q = 0; q < NL; ++q) {
+        const int64_t i = g * NL + (q < cnt ? q : cnt - 1);
+        ap[q] = (const char *)a->data + batch_offset(a, 2, i);
+        bp[q] = (const char *)b->data + batch_offset(b, 2, i);
+      }
+      /* B's columns in chunks of SM_MAX */
+      for (int64_t c0 = 0; c0 < w; c0 += SM_MAX) {
+        const int cw = w - c0 < SM_MAX ? (int)(w - c0) : SM_MAX;
+        const char *bc[SM_XF];
+        for (int q = 0; q < NL; ++q) bc[q] = bp[q] + c0 * scs;
+        char *o = (char *)x->data + (g * NL * m * n + c0 * dcs) * es;
+        if (a->dtype == PB_F32)
+          sm_trsmx_f(ap, mrs, mcs, kk, low, pp->unit_diagonal, bc, srs, scs, (float *)o, m * n,
+                     drs, dcs, cw, cnt);
+        else
+          sm_trsmx_d(ap, mrs, mcs, kk, low, pp->unit_diagonal, bc, srs, scs, (double *)o, m * n,
+                     drs, dcs, cw, cnt);
+      }
     }
     return 0;
   }

@@ -27,54 +27,6 @@ enum { SM_MAX = 16 };
 /* Element (r, c) of a matrix at base with byte strides */
 #define SM_AT(T, base, rs, cs, r, c) (*(const T *)((const char *)(base) + (r) * (rs) + (c) * (cs)))
 
-/* ---- cholesky: out (n x n, contiguous) = L of the lower triangle of src; 1 (out untouched)
- * where potrf fails. Rows of U = Lᵀ are vectors: row j is scaled by 1/sqrt(pivot) and
- * subtracted from the rows below (lanes left of a row's diagonal collect garbage never read) */
-#define SM_CHOL(NAME, T, VT, SQRT)                                                                \
-  static PB_CLONES int NAME(const char *src, int64_t rs, int64_t cs, T *restrict out, int n) {    \
-    VT U[SM_MAX];                                                                                 \
-    for (int j = 0; j < n; ++j) {                                                                 \
-      U[j] = (VT){0};                                                                             \
-      for (int k = j; k < n; ++k) U[j][k] = SM_AT(T, src, rs, cs, k, j);                          \
-    }                                                                                             \
-    for (int j = 0; j < n; ++j) {                                                                 \
-      const T d = U[j][j];                                                                        \
-      if (!(d > 0)) return 1;                                                                     \
-      U[j] = U[j] / SQRT(d);                                                                      \
-      for (int i = j + 1; i < n; ++i) U[i] -= U[j][i] * U[j];                                     \
-    }                                                                                             \
-    for (int k = 0; k < n; ++k)                                                                   \
-      for (int j = 0; j < n; ++j) out[k * n + j] = j <= k ? U[j][k] : (T)0;                      \
-    return 0;                                                                                     \
-  }
-
-/* ---- triangular solve: M X = B for a k x k triangular M (row-major, contiguous, already
- * op(a)), B k x w read at src with byte strides, X written at dst with element strides; w <=
- * the lanes of VT. Rows of X are vectors. */
-#define SM_TRSM(NAME, T, VT)                                                                      \
-  static PB_CLONES void NAME(const T *restrict M, int k, int lower, int unit, const char *src,    \
-                             int64_t srs, int64_t scs, T *dst, int64_t drs, int64_t dcs, int w) { \
-    VT X[SM_MAX];                                                                                 \
-    for (int i = 0; i < k; ++i) {                                                                 \
-      X[i] = (VT){0};                                                                             \
-      for (int c = 0; c < w; ++c) X[i][c] = SM_AT(T, src, srs, scs, i, c);                        \
-    }                                                                                             \
-    if (lower)                                                                                    \
-      for (int i = 0; i < k; ++i) {                                                               \
-        VT x = X[i];                                                                              \
-        for (int j = 0; j < i; ++j) x -= M[i * k + j] * X[j];                                     \
-        X[i] = unit ? x : x / M[i * k + i];                                                       \
-      }                                                                                           \
-    else                                                                                          \
-      for (int i = k - 1; i >= 0; --i) {                                                          \
-        VT x = X[i];                                                                              \
-        for (int j = i + 1; j < k; ++j) x -= M[i * k + j] * X[j];                                 \
-        X[i] = unit ? x : x / M[i * k + i];                                                       \
-      }                                                                                           \
-    for (int i = 0; i < k; ++i)                                                                   \
-      for (int c = 0; c < w; ++c) dst[i * drs + c * dcs] = X[i][c];                               \
-  }
-
 /* ---- lu: getf2 on an m x n matrix (m, n <= lanes of VT), rows as vectors; out (m x n,
  * contiguous), 0-based pivots and the permutation (m) ---- */
 #define SM_LU(NAME, T, VT, VI, TINY, ABS)                                                         \
@@ -144,16 +96,6 @@ enum { SM_MAX = 16 };
       for (int c = 0; c < n; ++c) out[i * n + c] = A[i][n + c];                                   \
   }
 
-SM_CHOL(sm_chol_f8, float, sm_f8, sqrtf)
-SM_CHOL(sm_chol_f16, float, sm_f16, sqrtf)
-SM_CHOL(sm_chol_d4, double, sm_d4, sqrt)
-SM_CHOL(sm_chol_d8, double, sm_d8, sqrt)
-SM_CHOL(sm_chol_d16, double, sm_d16, sqrt)
-SM_TRSM(sm_trsm_f8, float, sm_f8)
-SM_TRSM(sm_trsm_f16, float, sm_f16)
-SM_TRSM(sm_trsm_d4, double, sm_d4)
-SM_TRSM(sm_trsm_d8, double, sm_d8)
-SM_TRSM(sm_trsm_d16, double, sm_d16)
 SM_LU(sm_lu_f8, float, sm_f8, sm_i8, FLT_MIN, fabsf)
 SM_LU(sm_lu_f16, float, sm_f16, sm_i16, FLT_MIN, fabsf)
 SM_LU(sm_lu_d4, double, sm_d4, sm_l4, DBL_MIN, fabs)
@@ -166,32 +108,6 @@ SM_INV(sm_inv_d16, double, sm_d16, fabs)
 SM_INV(sm_inv_d32, double, sm_d32, fabs)
 
 /* Dispatch by size class; dtype PB_F32 or PB_F64 */
-static int sm_chol(int dtype, const char *src, int64_t rs, int64_t cs, void *out, int n) {
-  if (dtype == PB_F32) return n <= 8 ? sm_chol_f8(src, rs, cs, out, n)
-                                     : sm_chol_f16(src, rs, cs, out, n);
-  return n <= 4 ? sm_chol_d4(src, rs, cs, out, n)
-       : n <= 8 ? sm_chol_d8(src, rs, cs, out, n) : sm_chol_d16(src, rs, cs, out, n);
-}
-
-/* M X = B with B k x w, w of any size (column chunks of the widest class) */
-static void sm_trsm(int dtype, const void *M, int k, int lower, int unit, const char *src,
-                    int64_t srs, int64_t scs, void *dst, int64_t drs, int64_t dcs, int64_t w) {
-  for (int64_t c0 = 0; c0 < w; c0 += 16) {
-    const int cw = w - c0 < 16 ? (int)(w - c0) : 16;
-    const char *s = src + c0 * scs;
-    if (dtype == PB_F32) {
-      float *d = (float *)dst + c0 * dcs;
-      if (cw <= 8) sm_trsm_f8(M, k, lower, unit, s, srs, scs, d, drs, dcs, cw);
-      else sm_trsm_f16(M, k, lower, unit, s, srs, scs, d, drs, dcs, cw);
-    } else {
-      double *d = (double *)dst + c0 * dcs;
-      if (cw <= 4) sm_trsm_d4(M, k, lower, unit, s, srs, scs, d, drs, dcs, cw);
-      else if (cw <= 8) sm_trsm_d8(M, k, lower, unit, s, srs, scs, d, drs, dcs, cw);
-      else sm_trsm_d16(M, k, lower, unit, s, srs, scs, d, drs, dcs, cw);
-    }
-  }
-}
-
 static void sm_lu(int dtype, const char *src, int64_t rs, int64_t cs, void *out, int32_t *piv,
                   int32_t *perm, int m, int n) {
   if (dtype == PB_F32) {
@@ -210,3 +126,105 @@ static void sm_inv(int dtype, const char *src, int64_t rs, int64_t cs, void *out
   else if (n <= 8) sm_inv_d16(src, rs, cs, out, n);
   else sm_inv_d32(src, rs, cs, out, n);
 }
+
+/* ---- batch-interleaved kernels: NL matrices at once, lane l of every vector belonging to
+ * matrix l (a vector per matrix element), so a step of the factorization is one vector
+ * operation for NL matrices and no horizontal work or dependency chain within one matrix
+ * remains (the row-vector kernels above spend most of a small solve's time waiting on them).
+ * For cholesky and triangular solve, where no pivoting makes lanes diverge. ---- */
+
+/* cholesky of NL matrices src[l] (byte strides rs, cs) into out + l * n * n (contiguous), the
+ * first cnt of them stored (a batch's last group repeats a matrix in the other lanes, so a
+ * matrix gets the same bits wherever it sits in a batch): the lower triangle packed, potf2's
+ * column order (a pivot's reciprocal scales its column); a pivot not > 0 (or NaN) fills that
+ * matrix with NaN, as potrf's failure does */
+#define SM_CHOL_X(NAME, T, VT, VI, NL, SQRT)                                                      \
+  static PB_CLONES void NAME(const char *const *src, int64_t rs, int64_t cs, T *restrict out,     \
+                             int n, T nan, int cnt) {                                             \
+    VT A[SM_MAX * (SM_MAX + 1) / 2];                                                              \
+    /* element-major loops with the lane innermost: gathers and scatters, not one scalar move   \
+     * per element (those were most of the time) */                                              \
+    for (int i = 0, e = 0; i < n; ++i)                                                            \
+      for (int j = 0; j <= i; ++j, ++e) {                                                         \
+        const int64_t off = i * rs + j * cs;                                                      \
+        VT v;                                                                                     \
+        for (int l = 0; l < NL; ++l) v[l] = *(const T *)(src[l] + off);                           \
+        A[e] = v;                                                                                 \
+      }                                                                                           \
+    VI bad = (VI){0};                                                                             \
+    for (int j = 0; j < n; ++j) {                                                                 \
+      const int jj = j * (j + 1) / 2 + j;                                                         \
+      VT d = A[jj];                                                                               \
+      bad |= ~(d > 0); /* not > 0, or NaN: potrf's failure */                                    \
+      for (int l = 0; l < NL; ++l) d[l] = SQRT(d[l] > 0 ? d[l] : (T)1);                          \
+      A[jj] = d;                                                                                  \
+      const VT r = 1 / d;                                                                         \
+      for (int i = j + 1; i < n; ++i) A[i * (i + 1) / 2 + j] *= r;                                \
+      for (int i = j + 1; i < n; ++i) {                                                           \
+        const VT lij = A[i * (i + 1) / 2 + j];                                                    \
+        for (int k = j + 1; k <= i; ++k) A[i * (i + 1) / 2 + k] -= lij * A[k * (k + 1) / 2 + j];  \
+      }                                                                                           \
+    }                                                                                             \
+    const int64_t nn = (int64_t)n * n;                                                            \
+    for (int i = 0, e = 0; i < n; ++i)                                                            \
+      for (int j = 0; j < n; ++j) {                                                               \
+        const VT v = j <= i ? A[e++] : (VT){0};                                                   \
+        T *o = out + i * n + j;                                                                   \
+        if (cnt == NL)                                                                            \
+          for (int l = 0; l < NL; ++l) o[l * nn] = v[l];                                          \
+        else                                                                                      \
+          for (int l = 0; l < cnt; ++l) o[l * nn] = v[l];                                         \
+      }                                                                                           \
+    for (int l = 0; l < cnt; ++l)                                                                 \
+      if (bad[l])                                                                                 \
+        for (int64_t e = 0; e < nn; ++e) out[l * nn + e] = nan;                                   \
+  }
+
+/* M X = B for NL systems: M (k x k, triangular) element (r, c) at a[l] + r * mrs + c * mcs
+ * (bytes: op(a)'s strides), B k x w at b[l] + r * srs + c * scs, X at x + l * xstep + r * drs
+ * + c * dcs (elements); w <= SM_MAX; the first cnt systems stored */
+#define SM_TRSM_X(NAME, T, VT, NL)                                                                \
+  static PB_CLONES void NAME(const char *const *a, int64_t mrs, int64_t mcs, int k, int lower,    \
+                             int unit, const char *const *b, int64_t srs, int64_t scs,            \
+                             T *restrict x, int64_t xstep, int64_t drs, int64_t dcs, int w,       \
+                             int cnt) {                                                           \
+    VT M[SM_MAX * SM_MAX], X[SM_MAX * SM_MAX];                                                    \
+    for (int r = 0; r < k; ++r) {                                                                 \
+      const int c0 = lower ? 0 : r, c1 = lower ? r : k - 1;                                       \
+      for (int c = c0; c <= c1; ++c) {                                                            \
+        const int64_t off = r * mrs + c * mcs;                                                    \
+        VT v;                                                                                     \
+        for (int l = 0; l < NL; ++l) v[l] = *(const T *)(a[l] + off);                             \
+        M[r * k + c] = v;                                                                         \
+      }                                                                                           \
+      for (int c = 0; c < w; ++c) {                                                               \
+        const int64_t off = r * srs + c * scs;                                                    \
+        VT v;                                                                                     \
+        for (int l = 0; l < NL; ++l) v[l] = *(const T *)(b[l] + off);                             \
+        X[r * w + c] = v;                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+    for (int s = 0; s < k; ++s) {                                                                 \
+      const int i = lower ? s : k - 1 - s, j0 = lower ? 0 : i + 1, j1 = lower ? i : k;            \
+      for (int c = 0; c < w; ++c) {                                                               \
+        VT v = X[i * w + c];                                                                      \
+        for (int j = j0; j < j1; ++j) v -= M[i * k + j] * X[j * w + c];                           \
+        X[i * w + c] = unit ? v : v / M[i * k + i];                                               \
+      }                                                                                           \
+    }                                                                                             \
+    for (int r = 0; r < k; ++r)                                                                   \
+      for (int c = 0; c < w; ++c) {                                                               \
+        const VT v = X[r * w + c];                                                                \
+        T *o = x + r * drs + c * dcs;                                                             \
+        if (cnt == NL)                                                                            \
+          for (int l = 0; l < NL; ++l) o[l * xstep] = v[l];                                       \
+        else                                                                                      \
+          for (int l = 0; l < cnt; ++l) o[l * xstep] = v[l];                                      \
+      }                                                                                           \
+  }
+
+enum { SM_XF = 16, SM_XD = 8 }; /* lanes: float32, float64 */
+SM_CHOL_X(sm_cholx_f, float, sm_f16, sm_i16, SM_XF, sqrtf)
+SM_CHOL_X(sm_cholx_d, double, sm_d8, sm_l8, SM_XD, sqrt)
+SM_TRSM_X(sm_trsmx_f, float, sm_f16, SM_XF)
+SM_TRSM_X(sm_trsmx_d, double, sm_d8, SM_XD)

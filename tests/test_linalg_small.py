@@ -104,6 +104,20 @@ def test_lu_small_pivots_as_getf2(mn, dt):
                                        else 1e-10, atol=1e-4 if dt == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("dt", REAL)
+def test_lu_small_pivots_equal_getrf_on_near_ties(dt):
+    """Small integer matrices tie pivot candidates up to rounding, where getrf's own update order
+    could pick another row: the kernel hands those to getrf, so the pivots are getrf's."""
+    sl = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(7)
+    for n in (4, 7, 8, 12, 16):
+        a = rng.integers(-3, 4, (150, n, n)).astype(dt)
+        piv = np.asarray(lax_linalg.lu(a)[1])
+        lapack = sl.get_lapack_funcs("getrf", dtype=dt)
+        want = np.stack([lapack(x)[1] for x in a])
+        np.testing.assert_array_equal(piv, want)
+
+
 def test_lu_small_first_max_on_ties():
     # equal |a| in a column: the first one is the pivot (getrf's i?amax)
     a = np.array([[1.0, 2.0, 0.0], [-3.0, 1.0, 1.0], [3.0, 0.0, 2.0]])

@@ -435,18 +435,30 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
       for (int64_t r = 0; r < m; ++r) pm[i * m + r] = (int32_t)r;
     return 0;
   }
+  /* small real matrices: the own kernel, then getrf for those it found a near pivot tie in
+   * (list: their indices; NULL = every matrix through getrf) */
+  int64_t nl = nb, *list = NULL;
   if (small_real(a->dtype, m, n)) {
     const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
+    uint8_t *redo = ctx->scratch(ctx, (size_t)nb);
+    if (!redo) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
     const int t = small_threads(ctx, nb, (double)m * n * kk);
     OMP_FOR_STATIC(t)
     for (int64_t i = 0; i < nb; ++i)
-      sm_lu(a->dtype, (const char *)a->data + batch_offset(a, 2, i), rs, cs,
-            (char *)lu->data + i * m * n * a->itemsize, pv + i * kk, pm + i * m, (int)m, (int)n);
-    return 0;
+      redo[i] = (uint8_t)sm_lu(a->dtype, (const char *)a->data + batch_offset(a, 2, i), rs, cs,
+                               (char *)lu->data + i * m * n * a->itemsize, pv + i * kk,
+                               pm + i * m, (int)m, (int)n);
+    nl = 0;
+    for (int64_t i = 0; i < nb; ++i) nl += redo[i];
+    if (nl == 0) return 0;
+    if (!(list = ctx->scratch(ctx, sizeof(int64_t) * (size_t)nl)))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+    for (int64_t i = 0, q = 0; i < nb; ++i)
+      if (redo[i]) list[q++] = i;
   }
   if (load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
-  const int threads = batch_threads(ctx, nb, (double)m * n * kk);
+  const int threads = batch_threads(ctx, nl, (double)m * n * kk);
   char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
   if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   for (int t = 0; t < threads; ++t)
@@ -454,16 +466,17 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
       return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
   getrf_fn getrf = lapack.getrf[p];
-  FOR_BATCH(ctx, nb, threads, (double)m * n * kk, {
-    char *cm = w[tid], *o = (char *)lu->data + i * m * n * es;
+  FOR_BATCH(ctx, nl, threads, (double)m * n * kk, {
+    const int64_t bi = list ? list[i] : i;
+    char *cm = w[tid], *o = (char *)lu->data + bi * m * n * es;
     int *ip = (int *)(cm + m * n * es);
     /* column-major copy: element (r, c) at (c * m + r) */
-    copy_matrix(cm, es, m * es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, m, n, es,
-                cplx, 0);
+    copy_matrix(cm, es, m * es, (const char *)a->data + batch_offset(a, 2, bi), rs, cs, m, n,
+                es, cplx, 0);
     int mi = (int)m, ni = (int)n, info = 0;
     getrf(&mi, &ni, cm, &mi, ip, &info); /* info > 0: exactly singular U, still a result */
     copy_matrix(o, n * es, es, cm, es, m * es, m, n, es, cplx, 0);
-    int32_t *pvi = pv + i * kk, *pmi = pm + i * m;
+    int32_t *pvi = pv + bi * kk, *pmi = pm + bi * m;
     for (int64_t r = 0; r < m; ++r) pmi[r] = (int32_t)r;
     for (int64_t r = 0; r < kk; ++r) {
       pvi[r] = ip[r] - 1;

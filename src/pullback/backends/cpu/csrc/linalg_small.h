@@ -28,16 +28,24 @@ enum { SM_MAX = 16 };
 #define SM_AT(T, base, rs, cs, r, c) (*(const T *)((const char *)(base) + (r) * (rs) + (c) * (cs)))
 
 /* ---- lu: getf2 on an m x n matrix (m, n <= lanes of VT), rows as vectors; out (m x n,
- * contiguous), 0-based pivots and the permutation (m) ---- */
-#define SM_LU(NAME, T, VT, VI, TINY, ABS)                                                         \
-  static PB_CLONES void NAME(const char *src, int64_t rs, int64_t cs, T *restrict out,            \
-                             int32_t *restrict piv, int32_t *restrict perm, int m, int n) {      \
-    VT A[SM_MAX];                                                                                 \
+ * contiguous), 0-based pivots and the permutation (m). Returns 1 (outputs unusable) at a near
+ * tie: getrf (OpenBLAS: left-looking, its own dot and gemv order) rounds the pivot column
+ * differently, and where two candidates are within that rounding of each other the two could
+ * pick different rows (~0.3% of small integer matrices did), so the caller factors that matrix
+ * with getrf itself, keeping lu's pivots getrf's. The bound: G accumulates |a| + Σ |l||u| per
+ * element (the magnitudes the rounding errors scale with), and candidates closer than
+ * 8 (j + 2) eps (G_p + G_i) count as tied. Exact ties of exact values (G = 0, e.g. zero
+ * columns) are not ambiguous. ---- */
+#define SM_LU(NAME, T, VT, VI, TINY, ABS, EPS, MAXI)                                              \
+  static PB_CLONES int NAME(const char *src, int64_t rs, int64_t cs, T *restrict out,             \
+                            int32_t *restrict piv, int32_t *restrict perm, int m, int n) {        \
+    VT A[SM_MAX], G[SM_MAX];                                                                      \
     VI iota;                                                                                      \
     for (int c = 0; c < (int)(sizeof(VI) / sizeof(iota[0])); ++c) iota[c] = c;                   \
     for (int i = 0; i < m; ++i) {                                                                 \
       A[i] = (VT){0};                                                                             \
       for (int c = 0; c < n; ++c) A[i][c] = SM_AT(T, src, rs, cs, i, c);                          \
+      G[i] = (VT)((VI)A[i] & MAXI);                                                               \
       perm[i] = i;                                                                                \
     }                                                                                             \
     const int kk = m < n ? m : n;                                                                 \
@@ -48,25 +56,32 @@ enum { SM_MAX = 16 };
         const T v = ABS(A[i][j]);                                                                 \
         if (v > best) best = v, p = i;                                                            \
       }                                                                                           \
+      const T tol = 8 * (j + 2) * EPS;                                                            \
+      for (int i = j; i < m; ++i)                                                                 \
+        if (i != p && best - ABS(A[i][j]) < tol * (G[p][j] + G[i][j])) return 1;                  \
       piv[j] = p;                                                                                 \
       if (p != j) {                                                                               \
         const VT t = A[j]; A[j] = A[p]; A[p] = t;                                                 \
+        const VT g = G[j]; G[j] = G[p]; G[p] = g;                                                 \
         const int32_t q = perm[j]; perm[j] = perm[p]; perm[p] = q;                                \
       }                                                                                           \
       const T d = A[j][j];                                                                        \
       if (d == 0) continue; /* singular: no multipliers, no update (getf2) */                    \
       /* row j right of the pivot; the lanes up to it are masked off the update */               \
-      const VT uj = (VT)((VI)A[j] & (iota > j));                                                  \
+      const VI right = iota > j;                                                                  \
+      const VT uj = (VT)((VI)A[j] & right), gj = (VT)((VI)G[j] & right);                          \
       const int recip = ABS(d) >= TINY;                                                           \
       const T r = (T)1 / d;                                                                       \
       for (int i = j + 1; i < m; ++i) {                                                           \
         const T l = recip ? A[i][j] * r : A[i][j] / d;                                            \
         A[i] -= l * uj;                                                                           \
+        G[i] += ABS(l) * gj;                                                                      \
         A[i][j] = l;                                                                              \
       }                                                                                           \
     }                                                                                             \
     for (int i = 0; i < m; ++i)                                                                   \
       for (int c = 0; c < n; ++c) out[i * n + c] = A[i][c];                                       \
+    return 0;                                                                                     \
   }
 
 /* ---- inverse: Gauss-Jordan with getf2's pivot on rows [a | I] of 2n lanes; a singular matrix
@@ -96,11 +111,11 @@ enum { SM_MAX = 16 };
       for (int c = 0; c < n; ++c) out[i * n + c] = A[i][n + c];                                   \
   }
 
-SM_LU(sm_lu_f8, float, sm_f8, sm_i8, FLT_MIN, fabsf)
-SM_LU(sm_lu_f16, float, sm_f16, sm_i16, FLT_MIN, fabsf)
-SM_LU(sm_lu_d4, double, sm_d4, sm_l4, DBL_MIN, fabs)
-SM_LU(sm_lu_d8, double, sm_d8, sm_l8, DBL_MIN, fabs)
-SM_LU(sm_lu_d16, double, sm_d16, sm_l16, DBL_MIN, fabs)
+SM_LU(sm_lu_f8, float, sm_f8, sm_i8, FLT_MIN, fabsf, FLT_EPSILON, INT32_MAX)
+SM_LU(sm_lu_f16, float, sm_f16, sm_i16, FLT_MIN, fabsf, FLT_EPSILON, INT32_MAX)
+SM_LU(sm_lu_d4, double, sm_d4, sm_l4, DBL_MIN, fabs, DBL_EPSILON, INT64_MAX)
+SM_LU(sm_lu_d8, double, sm_d8, sm_l8, DBL_MIN, fabs, DBL_EPSILON, INT64_MAX)
+SM_LU(sm_lu_d16, double, sm_d16, sm_l16, DBL_MIN, fabs, DBL_EPSILON, INT64_MAX)
 SM_INV(sm_inv_f16, float, sm_f16, fabsf)
 SM_INV(sm_inv_f32, float, sm_f32, fabsf)
 SM_INV(sm_inv_d8, double, sm_d8, fabs)
@@ -108,14 +123,15 @@ SM_INV(sm_inv_d16, double, sm_d16, fabs)
 SM_INV(sm_inv_d32, double, sm_d32, fabs)
 
 /* Dispatch by size class; dtype PB_F32 or PB_F64 */
-static void sm_lu(int dtype, const char *src, int64_t rs, int64_t cs, void *out, int32_t *piv,
-                  int32_t *perm, int m, int n) {
-  if (dtype == PB_F32) {
-    if (n <= 8) sm_lu_f8(src, rs, cs, out, piv, perm, m, n);
-    else sm_lu_f16(src, rs, cs, out, piv, perm, m, n);
-  } else if (n <= 4) sm_lu_d4(src, rs, cs, out, piv, perm, m, n);
-  else if (n <= 8) sm_lu_d8(src, rs, cs, out, piv, perm, m, n);
-  else sm_lu_d16(src, rs, cs, out, piv, perm, m, n);
+/* 1 at a near tie of pivots (the caller runs getrf instead) */
+static int sm_lu(int dtype, const char *src, int64_t rs, int64_t cs, void *out, int32_t *piv,
+                 int32_t *perm, int m, int n) {
+  if (dtype == PB_F32)
+    return n <= 8 ? sm_lu_f8(src, rs, cs, out, piv, perm, m, n)
+                  : sm_lu_f16(src, rs, cs, out, piv, perm, m, n);
+  return n <= 4 ? sm_lu_d4(src, rs, cs, out, piv, perm, m, n)
+       : n <= 8 ? sm_lu_d8(src, rs, cs, out, piv, perm, m, n)
+                : sm_lu_d16(src, rs, cs, out, piv, perm, m, n);
 }
 
 static void sm_inv(int dtype, const char *src, int64_t rs, int64_t cs, void *out, int n) {

@@ -180,6 +180,11 @@ def test_inv_errors_name_the_function():
         jnp.linalg.inv(np.zeros((3, 4)))
     with pytest.raises(ValueError, match="inv"):
         pl.inv_p.bind(pb.numpy.asarray(np.zeros(3)))
+    with pytest.raises(TypeError, match=r"inv: argument 'a' must be float32.*float16"):
+        pl.inv_p.bind(pb.numpy.asarray(np.eye(3, dtype=np.float16)))
+    # integers are promoted, as JAX's inv does
+    np.testing.assert_allclose(np.asarray(jnp.linalg.inv(np.array([[2, 0], [0, 4]]))),
+                               [[0.5, 0], [0, 0.25]])
 
 
 def test_inv_grads_vmap_jit():

@@ -271,7 +271,7 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
     /* groups of NL matrices interleaved (the last one padded by repeating its last matrix) */
     const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
     const int64_t ng = (nb + NL - 1) / NL;
-    const int t = small_threads(ctx, ng, (double)n * n * n / 3 * 4);
+    const int t = small_threads(ctx, ng, (double)n * n * n / 3 * NL);
     OMP_FOR_STATIC(t)
     for (int64_t g = 0; g < ng; ++g) {
       const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;
@@ -346,7 +346,7 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
     const int64_t drs = pp->left_side ? n : 1, dcs = pp->left_side ? 1 : n;
     const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
     const int64_t ng = (nb + NL - 1) / NL;
-    const int t = small_threads(ctx, ng, (double)k * k * w * 4);
+    const int t = small_threads(ctx, ng, (double)k * k * w * NL);
     OMP_FOR_STATIC(t)
     for (int64_t g = 0; g < ng; ++g) {
       const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;

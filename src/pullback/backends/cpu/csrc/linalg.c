@@ -9,7 +9,9 @@
  *
  * LAPACK is column-major and the operands row-major: a row-major buffer read column-major is the
  * transpose, so cholesky and triangular_solve pick the transposed problem (no transposing copy),
- * and lu transposes into a column-major scratch (getrf's row pivoting needs the real matrix). */
+ * and lu transposes into a column-major scratch (getrf's row pivoting needs the real matrix).
+ *
+ * Real matrices with n <= 16 run on own kernels (linalg_small.h), no LAPACK call. */
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
@@ -226,8 +228,8 @@ static int small_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
 /* ---- cholesky: L (lower, L L^H = a) of each (n, n) matrix, from its lower triangle; a matrix
  * that is not positive definite gives NaNs (as JAX) ---- */
 
-/* Own complex Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
- * written, column by column): LAPACK's per-call overhead is most of a small matrix's time
+/* Own complex Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read
+ * and written, column by column): LAPACK's per-call overhead is most of a small matrix's time
  * (4096 8x8 float32: 1.0 ms through potrf). Fails (1) where potrf would (a pivot not > 0, or
  * NaN). */
 enum { SMALL_N = 16 };
@@ -336,7 +338,7 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
   const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
   if (small_real(a->dtype, k, k)) {
     /* left: op(a) x = b; right: x op(a) = b is op(a)ᵀ xᵀ = bᵀ, a left solve on the transposed
-     * views of b and x. M = the left solve's matrix, row-major. */
+     * views of b and x; M = the left solve's matrix (op(a), or its transpose). */
     const int tr = pp->left_side ? pp->transpose_a : !pp->transpose_a;
     const int low = pp->lower ^ (tr != 0), es = a->itemsize, kk = (int)k;
     const int64_t w = pp->left_side ? n : m;
@@ -504,7 +506,8 @@ static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
     return ctx->error ? ctx->error
                       : pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operand must be (..., n, n)");
   const int64_t n = a->shape[nd - 1], nb = batch_count(a, 2);
-  if (n > INT32_MAX / 64) return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  if (n > INT32_MAX / 64)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
   if (nb == 0 || n == 0) return 0;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];

@@ -181,10 +181,12 @@ static void sm_inv(int dtype, const char *src, int64_t rs, int64_t cs, void *out
         for (int k = j + 1; k <= i; ++k) A[i * (i + 1) / 2 + k] -= lij * A[k * (k + 1) / 2 + j];  \
       }                                                                                           \
     }                                                                                             \
+    /* the upper triangles zeroed contiguously, the lower ones scattered */                     \
     const int64_t nn = (int64_t)n * n;                                                            \
+    memset(out, 0, (size_t)(cnt * nn) * sizeof(T));                                              \
     for (int i = 0, e = 0; i < n; ++i)                                                            \
-      for (int j = 0; j < n; ++j) {                                                               \
-        const VT v = j <= i ? A[e++] : (VT){0};                                                   \
+      for (int j = 0; j <= i; ++j) {                                                              \
+        const VT v = A[e++];                                                                      \
         T *o = out + i * n + j;                                                                   \
         if (cnt == NL)                                                                            \
           for (int l = 0; l < NL; ++l) o[l * nn] = v[l];                                          \

@@ -217,3 +217,25 @@ def test_small_batches_split_over_threads_as_one_call_each():
                 L[i], b[i], left_side=True, lower=True)))
             np.testing.assert_array_equal(inv[i], np.asarray(jnp.linalg.inv(s[i])))
             np.testing.assert_array_equal(lu[i], np.asarray(lax_linalg.lu(s[i])[0]))
+
+
+def test_small_kernels_on_strided_and_broadcast_batches():
+    """Multi-dimensional batches in any memory order (the group's per-matrix offsets), a batch
+    broadcast with stride 0, and a batch not a multiple of the group size."""
+    rng = np.random.default_rng(6)
+    for dt in REAL:
+        s = _spd(rng, (5, 3), 6, dt)
+        sw = np.swapaxes(np.ascontiguousarray(np.swapaxes(s, 0, 1)), 0, 1)  # batch axes permuted
+        b = rng.standard_normal((5, 3, 6, 2)).astype(dt)
+        want_l = np.linalg.cholesky(s.astype(np.float64))
+        for x in (s, sw):
+            L = np.asarray(lax_linalg.cholesky(x))
+            np.testing.assert_allclose(L, want_l, **_tol(dt))
+            X = np.asarray(lax_linalg.triangular_solve(L, b, left_side=True, lower=True))
+            np.testing.assert_allclose(X, np.linalg.solve(L.astype(np.float64), b), **_tol(dt))
+            np.testing.assert_allclose(np.asarray(jnp.linalg.inv(x)),
+                                       np.linalg.inv(x.astype(np.float64)), **_tol(dt))
+        one = np.broadcast_to(s[0, 0], (37, 6, 6))  # stride 0 over the batch
+        L = np.asarray(lax_linalg.cholesky(one))
+        assert (L == L[0]).all()
+        np.testing.assert_allclose(L[0], want_l[0, 0], **_tol(dt))

@@ -12,6 +12,9 @@ move the vmapped dimension to the front.
   ``conjugate_a``); ``conjugate_a`` alone conjugates ``a``. Linear in ``b``.
 * ``lu``: ``lu, pivots, permutation`` of partial-pivoting LU (getrf): ``a[permutation] = L @ U``,
   ``pivots`` int32 and 0-based (row ``i`` swapped with ``pivots[i]``), as JAX's.
+* ``inv``: the inverse of square matrices in one kernel (getrf + getri, or Gauss-Jordan for
+  small ones), where JAX solves against the identity (~1.35x the flops); an exactly singular
+  matrix gives infinities/NaNs, as that solve does.
 
 Derivatives are JAX's (``jax/_src/lax/linalg.py``), built from bound primitives so that they
 differentiate again.
@@ -72,6 +75,11 @@ def _triangular_solve_aval(a: ShapedArray, b: ShapedArray, *, left_side, lower, 
     return ShapedArray(b.shape, b.dtype, a.weak_type and b.weak_type)
 
 
+def _inv_aval(a: ShapedArray) -> ShapedArray:
+    check_matrix("inv", a, "a")
+    return ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
 def _lu_aval(a: ShapedArray) -> list[ShapedArray]:
     check_matrix("lu", a, "x", square=False)
     m, n = a.shape[-2:]
@@ -112,6 +120,17 @@ def _triangular_solve_reference(a, b, *, left_side, lower, transpose_a, conjugat
         return b.copy()
     return np.swapaxes(np.linalg.solve(np.swapaxes(tri, -1, -2), np.swapaxes(b, -1, -2)),
                        -1, -2).astype(b.dtype)
+
+
+def _inv_reference(a: np.ndarray) -> np.ndarray:
+    out = np.empty(a.shape, a.dtype)
+    flat, res = a.reshape((-1,) + a.shape[-2:]), out.reshape((-1,) + a.shape[-2:])
+    for i in range(flat.shape[0]):
+        try:
+            res[i] = np.linalg.inv(flat[i])
+        except np.linalg.LinAlgError:
+            res[i] = np.nan
+    return out
 
 
 def _lu_reference(a: np.ndarray):
@@ -348,6 +367,22 @@ def _lu_batch(vals, dims):
     return lu_p.bind(x), [0, 0, 0]
 
 
+# ---- inv's rules ----
+
+def _inv_jvp(primals, tangents):
+    # d(a⁻¹) = -a⁻¹ ȧ a⁻¹ (linear in ȧ: reverse mode transposes the two products)
+    (a,), (t,) = primals, tangents
+    x = inv_p.bind(a)
+    if type(t) is Zero:
+        return x, Zero.from_primal(x)
+    return x, _ew.neg_p.bind(_matmul(_matmul(x, t), x))
+
+
+def _inv_batch(vals, dims):
+    (x,) = _to_front(vals, dims)
+    return inv_p.bind(x), 0
+
+
 # ---- lu_pivots_to_permutation ----
 
 def _pivots_aval(pivots: ShapedArray, *, permutation_size: int) -> ShapedArray:
@@ -408,6 +443,14 @@ lu_p.cpu = Kernel(lu_p, "lu", lambda a: b"")
 lu_p.jvp = _lu_jvp
 lu_p.transpose = NONLINEAR
 lu_p.batch = _lu_batch
+
+inv_p = Primitive("inv")
+inv_p.abstract_eval = _inv_aval
+inv_p.reference = _inv_reference
+inv_p.cpu = Kernel(inv_p, "inv", lambda a: b"")
+inv_p.jvp = _inv_jvp
+inv_p.transpose = NONLINEAR
+inv_p.batch = _inv_batch
 
 lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation")
 lu_pivots_to_permutation_p.abstract_eval = _pivots_aval

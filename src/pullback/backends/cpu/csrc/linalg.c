@@ -9,11 +9,14 @@
  *
  * LAPACK is column-major and the operands row-major: a row-major buffer read column-major is the
  * transpose, so cholesky and triangular_solve pick the transposed problem (no transposing copy),
- * and lu transposes into a column-major scratch (getrf's row pivoting needs the real matrix). */
+ * and lu transposes into a column-major scratch (getrf's row pivoting needs the real matrix).
+ *
+ * Real matrices with n <= 16 run on own kernels (linalg_small.h), no LAPACK call. */
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -26,11 +29,17 @@
 enum { S, D, C, Z }; /* LAPACK's prefixes, the order of the names below */
 typedef void (*potrf_fn)(char *uplo, int *n, void *a, int *lda, int *info);
 typedef void (*getrf_fn)(int *m, int *n, void *a, int *lda, int *ipiv, int *info);
+typedef void (*getri_fn)(int *n, void *a, int *lda, int *ipiv, void *work, int *lwork,
+                         int *info);
+typedef void (*getrs_fn)(char *trans, int *n, int *nrhs, void *a, int *lda, int *ipiv, void *b,
+                         int *ldb, int *info);
 typedef void (*trsm_fn)(char *side, char *uplo, char *transa, char *diag, int *m, int *n,
                         void *alpha, void *a, int *lda, void *b, int *ldb);
 static struct {
   potrf_fn potrf[4];
   getrf_fn getrf[4];
+  getri_fn getri[4];
+  getrs_fn getrs[4];
   trsm_fn trsm[4];
 } lapack;
 static atomic_int lapack_loaded;
@@ -39,17 +48,20 @@ static atomic_int lapack_loaded;
  * any of them can first run. 0, or -1 with a Python exception set. */
 static int linalg_prepare(void) {
   if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
-  static const char *const lapack_names[] = {"spotrf", "dpotrf", "cpotrf", "zpotrf",
-                                             "sgetrf", "dgetrf", "cgetrf", "zgetrf"};
+  static const char *const lapack_names[] = {
+      "spotrf", "dpotrf", "cpotrf", "zpotrf", "sgetrf", "dgetrf", "cgetrf", "zgetrf",
+      "sgetri", "dgetri", "cgetri", "zgetri", "sgetrs", "dgetrs", "cgetrs", "zgetrs"};
   static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm"};
-  void *lp[8], *bp[4];
+  void *lp[16], *bp[4];
   if (pb_dot_prepare() < 0 ||
-      pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 8, lp) < 0 ||
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 16, lp) < 0 ||
       pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0)
     return -1;
   for (int i = 0; i < 4; ++i) {
     lapack.potrf[i] = (potrf_fn)lp[i];
     lapack.getrf[i] = (getrf_fn)lp[4 + i];
+    lapack.getri[i] = (getri_fn)lp[8 + i];
+    lapack.getrs[i] = (getrs_fn)lp[12 + i];
     lapack.trsm[i] = (trsm_fn)bp[i];
   }
   atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
@@ -79,11 +91,13 @@ static int prefix_of(int dtype) {
 /* Byte offset of batch element i of operand o whose last `core` dims are the matrix. */
 static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
   int64_t off = 0;
-  for (int d = o->ndim - core - 1; d >= 0; --d) {
+  for (int d = o->ndim - core - 1; d > 0; --d) {
     off += (i % o->shape[d]) * o->strides[d];
     i /= o->shape[d];
   }
-  return off;
+  /* the outermost index needs no division (a batch of small matrices computes 32 offsets per
+   * group of 16: the divisions were 5% of a triangular solve) */
+  return o->ndim > core ? off + i * o->strides[0] : off;
 }
 
 static int64_t batch_count(const pb_operand *o, int core) {
@@ -145,9 +159,13 @@ static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
 #ifdef _OPENMP
 #define PB_PRAGMA(x) _Pragma(#x)
 #define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
+/* contiguous shares of a batch of small matrices: one schedule decision per thread, and no
+ * two threads writing neighbouring matrices */
+#define OMP_FOR_STATIC(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(static) if ((t) > 1))
 #define THREAD_ID omp_get_thread_num()
 #else
 #define OMP_FOR(t)
+#define OMP_FOR_STATIC(t)
 #define THREAD_ID 0
 #endif
 
@@ -194,11 +212,26 @@ static void fill_nan(char *p, int64_t n, int dtype) {
     }
 }
 
+#include "linalg_small.h"
+
+/* Whether the own kernels of linalg_small.h take a real matrix of this size (n <= 16: below
+ * that LAPACK's per-call overhead and the copies around it dominate) */
+static int small_real(int dtype, int64_t m, int64_t n) {
+  return (dtype == PB_F32 || dtype == PB_F64) && m <= SM_MAX && n <= SM_MAX;
+}
+
+/* Threads for a batch of nb small matrices of ~flops each: ~20 us of work per thread at
+ * ~2 GFlop/s before a split pays */
+static int small_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
+  const int64_t grain = (int64_t)(4e4 / (flops + 50.0)) + 1;
+  return pb_kernel_threads(ctx, nb, grain);
+}
+
 /* ---- cholesky: L (lower, L L^H = a) of each (n, n) matrix, from its lower triangle; a matrix
  * that is not positive definite gives NaNs (as JAX) ---- */
 
-/* Own Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read and
- * written, column by column): LAPACK's per-call overhead is most of a small matrix's time
+/* Own complex Cholesky for n <= SMALL_N, in place on the row-major copy o (lower triangle read
+ * and written, column by column): LAPACK's per-call overhead is most of a small matrix's time
  * (4096 8x8 float32: 1.0 ms through potrf). Fails (1) where potrf would (a pivot not > 0, or
  * NaN). */
 enum { SMALL_N = 16 };
@@ -220,12 +253,10 @@ enum { SMALL_N = 16 };
     return 0;                                                                                    \
   }
 #define ID(x) (x)
-SMALL_CHOL(small_chol_s, float, float, ID, ID, sqrtf)
-SMALL_CHOL(small_chol_d, double, double, ID, ID, sqrt)
 SMALL_CHOL(small_chol_c, float complex, float, conjf, crealf, sqrtf)
 SMALL_CHOL(small_chol_z, double complex, double, conj, creal, sqrt)
-static int (*const small_chol[4])(char *, int64_t) = {small_chol_s, small_chol_d, small_chol_c,
-                                                       small_chol_z};
+/* complex only: real matrices take linalg_small.h's kernels */
+static int (*const small_chol[4])(char *, int64_t) = {NULL, NULL, small_chol_c, small_chol_z};
 
 static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
                            const void *params, pb_kernel_ctx *ctx) {
@@ -238,10 +269,27 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
   const int64_t n = a->shape[a->ndim - 1], nb = batch_count(a, 2);
   if (n > INT32_MAX) return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
   if (nb == 0 || n == 0) return 0;
-  const int small = n <= SMALL_N;
-  if (!small && load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int64_t rs = a->strides[a->ndim - 2], cs = a->strides[a->ndim - 1];
+  if (small_real(a->dtype, n, n)) {
+    /* groups of NL matrices interleaved (the last one padded by repeating its last matrix) */
+    const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
+    const int64_t ng = (nb + NL - 1) / NL;
+    const int t = small_threads(ctx, ng, (double)n * n * n / 3 * NL);
+    OMP_FOR_STATIC(t)
+    for (int64_t g = 0; g < ng; ++g) {
+      const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;
+      const char *src[SM_XF];
+      for (int q = 0; q < NL; ++q)
+        src[q] = (const char *)a->data + batch_offset(a, 2, g * NL + (q < cnt ? q : cnt - 1));
+      char *o = (char *)l->data + g * NL * n * n * es;
+      if (a->dtype == PB_F32) sm_cholx_f(src, rs, cs, (float *)o, (int)n, NAN, cnt);
+      else sm_cholx_d(src, rs, cs, (double *)o, (int)n, NAN, cnt);
+    }
+    return 0;
+  }
+  const int small = n <= SMALL_N;
+  if (!small && load_lapack(ctx)) return ctx->error;
   const int threads = small ? pb_kernel_threads(ctx, nb * n * n * n, 1 << 16)
                             : batch_threads(ctx, nb, (double)n * n * n / 3);
   potrf_fn potrf = lapack.potrf[p];
@@ -288,6 +336,46 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
     return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for BLAS");
   const int64_t nb = batch_count(b, 2);
   if (nb == 0 || m == 0 || n == 0) return 0;
+  const int64_t ars = a->strides[nd - 2], acs = a->strides[nd - 1];
+  const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
+  if (small_real(a->dtype, k, k)) {
+    /* left: op(a) x = b; right: x op(a) = b is op(a)ᵀ xᵀ = bᵀ, a left solve on the transposed
+     * views of b and x; M = the left solve's matrix (op(a), or its transpose). */
+    const int tr = pp->left_side ? pp->transpose_a : !pp->transpose_a;
+    const int low = pp->lower ^ (tr != 0), es = a->itemsize, kk = (int)k;
+    const int64_t w = pp->left_side ? n : m;
+    /* M's strides in a (op(a) or its transpose), B's and X's as the left solve sees them */
+    const int64_t mrs = tr ? acs : ars, mcs = tr ? ars : acs;
+    const int64_t srs = pp->left_side ? brs : bcs, scs = pp->left_side ? bcs : brs;
+    const int64_t drs = pp->left_side ? n : 1, dcs = pp->left_side ? 1 : n;
+    const int NL = a->dtype == PB_F32 ? SM_XF : SM_XD;
+    const int64_t ng = (nb + NL - 1) / NL;
+    const int t = small_threads(ctx, ng, (double)k * k * w * NL);
+    OMP_FOR_STATIC(t)
+    for (int64_t g = 0; g < ng; ++g) {
+      const int cnt = nb - g * NL < NL ? (int)(nb - g * NL) : NL;
+      const char *ap[SM_XF], *bp[SM_XF];
+      for (int q = 0; q < NL; ++q) {
+        const int64_t i = g * NL + (q < cnt ? q : cnt - 1);
+        ap[q] = (const char *)a->data + batch_offset(a, 2, i);
+        bp[q] = (const char *)b->data + batch_offset(b, 2, i);
+      }
+      /* B's columns in chunks of SM_MAX */
+      for (int64_t c0 = 0; c0 < w; c0 += SM_MAX) {
+        const int cw = w - c0 < SM_MAX ? (int)(w - c0) : SM_MAX;
+        const char *bc[SM_XF];
+        for (int q = 0; q < NL; ++q) bc[q] = bp[q] + c0 * scs;
+        char *o = (char *)x->data + (g * NL * m * n + c0 * dcs) * es;
+        if (a->dtype == PB_F32)
+          sm_trsmx_f(ap, mrs, mcs, kk, low, pp->unit_diagonal, bc, srs, scs, (float *)o, m * n,
+                     drs, dcs, cw, cnt);
+        else
+          sm_trsmx_d(ap, mrs, mcs, kk, low, pp->unit_diagonal, bc, srs, scs, (double *)o, m * n,
+                     drs, dcs, cw, cnt);
+      }
+    }
+    return 0;
+  }
   if (load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   /* the scratch copy of a conjugates it when conjugate_a comes without transpose_a (BLAS has no
@@ -309,16 +397,18 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
   const double one[2] = {1.0, 0.0};
   const float onef[2] = {1.0f, 0.0f};
   void *alpha = (p == S || p == C) ? (void *)onef : (void *)one;
-  const int64_t ars = a->strides[nd - 2], acs = a->strides[nd - 1];
-  const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
+  /* a row-contiguous a needs no copy (its row stride is the column-major leading dimension) */
+  const int direct = !conj_copy && acs == es && ars >= k * es && ars % es == 0 &&
+                     ars / es <= INT32_MAX;
   trsm_fn trsm = lapack.trsm[p];
   FOR_BATCH(ctx, nb, threads, (double)k * k * (pp->left_side ? n : m), {
     char *o = (char *)x->data + i * m * n * es, *w = ac[tid];
     copy_matrix(o, n * es, es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, n, es,
                 cplx, 0);
-    copy_matrix(w, k * es, es, (const char *)a->data + batch_offset(a, 2, i), ars, acs, k, k, es,
-                cplx, conj_copy);
-    int bm = (int)n, bn = (int)m, lda = (int)k, ldb = (int)n;
+    const char *ai = (const char *)a->data + batch_offset(a, 2, i);
+    if (direct) w = (char *)ai;
+    else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, conj_copy);
+    int bm = (int)n, bn = (int)m, lda = direct ? (int)(ars / es) : (int)k, ldb = (int)n;
     trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
   });
   return 0;
@@ -349,9 +439,30 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
       for (int64_t r = 0; r < m; ++r) pm[i * m + r] = (int32_t)r;
     return 0;
   }
+  /* small real matrices: the own kernel, then getrf for those it found a near pivot tie in
+   * (list: their indices; NULL = every matrix through getrf) */
+  int64_t nl = nb, *list = NULL;
+  if (small_real(a->dtype, m, n)) {
+    const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
+    uint8_t *redo = ctx->scratch(ctx, (size_t)nb);
+    if (!redo) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+    const int t = small_threads(ctx, nb, (double)m * n * kk);
+    OMP_FOR_STATIC(t)
+    for (int64_t i = 0; i < nb; ++i)
+      redo[i] = (uint8_t)sm_lu(a->dtype, (const char *)a->data + batch_offset(a, 2, i), rs, cs,
+                               (char *)lu->data + i * m * n * a->itemsize, pv + i * kk,
+                               pm + i * m, (int)m, (int)n);
+    nl = 0;
+    for (int64_t i = 0; i < nb; ++i) nl += redo[i];
+    if (nl == 0) return 0;
+    if (!(list = ctx->scratch(ctx, sizeof(int64_t) * (size_t)nl)))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+    for (int64_t i = 0, q = 0; i < nb; ++i)
+      if (redo[i]) list[q++] = i;
+  }
   if (load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
-  const int threads = batch_threads(ctx, nb, (double)m * n * kk);
+  const int threads = batch_threads(ctx, nl, (double)m * n * kk);
   char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
   if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   for (int t = 0; t < threads; ++t)
@@ -359,22 +470,91 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
       return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
   getrf_fn getrf = lapack.getrf[p];
-  FOR_BATCH(ctx, nb, threads, (double)m * n * kk, {
-    char *cm = w[tid], *o = (char *)lu->data + i * m * n * es;
+  FOR_BATCH(ctx, nl, threads, (double)m * n * kk, {
+    const int64_t bi = list ? list[i] : i;
+    char *cm = w[tid], *o = (char *)lu->data + bi * m * n * es;
     int *ip = (int *)(cm + m * n * es);
     /* column-major copy: element (r, c) at (c * m + r) */
-    copy_matrix(cm, es, m * es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, m, n, es,
-                cplx, 0);
+    copy_matrix(cm, es, m * es, (const char *)a->data + batch_offset(a, 2, bi), rs, cs, m, n,
+                es, cplx, 0);
     int mi = (int)m, ni = (int)n, info = 0;
     getrf(&mi, &ni, cm, &mi, ip, &info); /* info > 0: exactly singular U, still a result */
     copy_matrix(o, n * es, es, cm, es, m * es, m, n, es, cplx, 0);
-    int32_t *pvi = pv + i * kk, *pmi = pm + i * m;
+    int32_t *pvi = pv + bi * kk, *pmi = pm + bi * m;
     for (int64_t r = 0; r < m; ++r) pmi[r] = (int32_t)r;
     for (int64_t r = 0; r < kk; ++r) {
       pvi[r] = ip[r] - 1;
       const int32_t t = pmi[r];
       pmi[r] = pmi[pvi[r]];
       pmi[pvi[r]] = t;
+    }
+  });
+  return 0;
+}
+
+/* ---- inv: the inverse of each (n, n) matrix. Small real matrices by Gauss-Jordan
+ * (linalg_small.h); otherwise getrf + getri (SciPy's inv) on the row-major copy read
+ * column-major, aᵀ, whose inverse (a⁻¹)ᵀ read row-major is a⁻¹: no transposing copy. An exactly
+ * singular matrix (getri refuses it) is solved against the identity with getrs instead, giving
+ * the infinities and NaNs solve(a, I) gives. ---- */
+
+static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                      const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *a = &ins[0];
+  pb_operand *x = &outs[0];
+  const int nd = a->ndim;
+  if (nd < 2 || !pb_operand_same_shape(a, x) || a->dtype != x->dtype ||
+      a->shape[nd - 1] != a->shape[nd - 2] || check_float(ctx, a, "inv's operand"))
+    return ctx->error ? ctx->error
+                      : pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "operand must be (..., n, n)");
+  const int64_t n = a->shape[nd - 1], nb = batch_count(a, 2);
+  if (n > INT32_MAX / 64)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  if (nb == 0 || n == 0) return 0;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
+  if (small_real(a->dtype, n, n)) {
+    const int t = small_threads(ctx, nb, 2.0 * n * n * n);
+    OMP_FOR_STATIC(t)
+    for (int64_t i = 0; i < nb; ++i)
+      sm_inv(a->dtype, (const char *)a->data + batch_offset(a, 2, i), rs, cs,
+             (char *)x->data + i * n * n * es, (int)n);
+    return 0;
+  }
+  if (load_lapack(ctx)) return ctx->error;
+  const double flops = 2.0 * n * n * n;
+  const int threads = batch_threads(ctx, nb, flops);
+  /* getri's blocked work (n * its block), or the singular path's n + n * n */
+  const int64_t lwork = 64 * n > n * (n + 1) ? 64 * n : n * (n + 1);
+  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
+  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  for (int t = 0; t < threads; ++t)
+    if (!(w[t] = ctx->scratch(ctx, (size_t)(lwork * es + n * 4))))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  getrf_fn getrf = lapack.getrf[p];
+  getri_fn getri = lapack.getri[p];
+  getrs_fn getrs = lapack.getrs[p];
+  FOR_BATCH(ctx, nb, threads, flops, {
+    char *o = (char *)x->data + i * n * n * es, *work = w[tid];
+    int *ip = (int *)(work + lwork * es);
+    copy_matrix(o, n * es, es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, n, n, es,
+                cplx, 0);
+    int ni = (int)n, lw = (int)(64 * n), info = 0;
+    getrf(&ni, &ni, o, &ni, ip, &info);
+    if (info == 0) getri(&ni, o, &ni, ip, work, &lw, &info);
+    else { /* exactly singular: getrs against the identity's columns, into the scratch's
+            * tail (X = (aᵀ)⁻¹ column-major), then copied out */
+      char tn = 'N';
+      int one = 1, r = 0;
+      char *cols = work + n * es;
+      memset(cols, 0, (size_t)(n * n * es));
+      for (int64_t c = 0; c < n; ++c) {
+        char *e = cols + (c * n + c) * es; /* the 1 of column c: the real part */
+        if (p == S || p == C) *(float *)e = 1.0f;
+        else *(double *)e = 1.0;
+        getrs(&tn, &ni, &one, o, &ni, ip, cols + c * n * es, &ni, &r);
+      }
+      memcpy(o, cols, (size_t)(n * n * es));
     }
   });
   return 0;
@@ -414,5 +594,6 @@ static const pb_kernel_def kernels[] = {
   {"cholesky", cholesky_kernel, 1, 1, 0, linalg_prepare},
   {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params), linalg_prepare},
   {"lu", lu_kernel, 1, 3, 0, linalg_prepare},
+  {"inv", inv_kernel, 1, 1, 0, linalg_prepare},
 };
 PB_KERNELS(kernels)

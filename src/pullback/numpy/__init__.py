@@ -49,6 +49,18 @@ from ._ufuncs import (abs, absolute, acos, acosh, angle, arccos, arccosh,  # noq
                       remainder, right_shift, rint, round, round_, sign, signbit, sin, sinc,
                       sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc)
 from ._ufuncs import add  # noqa: F401
+from ._selection import (argpartition, choose, compress, extract, fill_diagonal,  # noqa: F401
+                         partition, piecewise, place, put, put_along_axis, select,
+                         sort_complex)
+from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d,  # noqa: F401
+                      unique_all, unique_counts, unique_inverse, unique_values)
+from ._float_ops import fabs, frexp, ldexp, modf, nan_to_num, spacing  # noqa: F401
+from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, ix_,  # noqa: F401
+                            mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_,
+                            tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+                            unravel_index)
+from ._manipulation import (append, block, cross, delete, einsum_path, insert,  # noqa: F401
+                            matvec, resize, rollaxis, unstack, vecmat)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma

@@ -61,6 +61,10 @@ from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, ix_,
                             unravel_index)
 from ._manipulation import (append, block, cross, delete, einsum_path, insert,  # noqa: F401
                             matvec, resize, rollaxis, unstack, vecmat)
+from ._histograms import (digitize, histogram, histogram2d, histogram_bin_edges,  # noqa: F401
+                          histogramdd)
+from ._statistics import (corrcoef, cov, ediff1d, gradient, interp, trapezoid,  # noqa: F401
+                          unwrap)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma

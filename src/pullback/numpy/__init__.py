@@ -65,6 +65,10 @@ from ._histograms import (digitize, histogram, histogram2d, histogram_bin_edges,
                           histogramdd)
 from ._statistics import (corrcoef, cov, ediff1d, gradient, interp, trapezoid,  # noqa: F401
                           unwrap)
+from ._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,  # noqa: F401
+                          polymul, polysub, polyval, roots, trim_zeros, vander)
+from ._bessel import i0  # noqa: F401
+from ._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma

@@ -69,6 +69,8 @@ from ._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,  # 
                           polymul, polysub, polyval, roots, trim_zeros, vander)
 from ._bessel import i0  # noqa: F401
 from ._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
+from ._functional import (apply_along_axis, apply_over_axes, frompyfunc, ufunc,  # noqa: F401
+                          vectorize)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma

@@ -71,6 +71,14 @@ from ._bessel import i0  # noqa: F401
 from ._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
 from ._functional import (apply_along_axis, apply_over_axes, frompyfunc, ufunc,  # noqa: F401
                           vectorize)
+from ._queries import (ComplexWarning, array_repr, array_str, cdouble, character,  # noqa: F401
+                       csingle, double, flexible, float4_e2m1fn, float6_e2m3fn,
+                       float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+                       float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, frombuffer, fromfile,
+                       fromfunction, fromiter, fromstring, get_printoptions, int1, int2, int4,
+                       iscomplex, iscomplexobj, isreal, isrealobj, isscalar, iterable, ndim,
+                       object_, packbits, printoptions, set_printoptions, shape, single, size,
+                       uint1, uint2, uint4, unpackbits)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma

@@ -64,13 +64,22 @@ def dtype(obj: Any, align: bool = False, copy: bool = False) -> np.dtype:
 
 
 def finfo(dt: Any) -> Any:
-    """Machine limits of a floating dtype (bfloat16 and float8 included)."""
-    return ml_dtypes.finfo(dtypes.canonicalize(_to_dtype(dt)))
+    """Machine limits of a floating dtype (bfloat16, float8, float6 and float4 included)."""
+    return ml_dtypes.finfo(_info_dtype(dt))
 
 
 def iinfo(int_type: Any) -> Any:
-    """Machine limits of an integer dtype."""
-    return ml_dtypes.iinfo(dtypes.canonicalize(_to_dtype(int_type)))
+    """Machine limits of an integer dtype (int4/uint4, int2, ... included)."""
+    return ml_dtypes.iinfo(_info_dtype(int_type))
+
+
+def _info_dtype(dt: Any) -> np.dtype:
+    # the narrow ml_dtypes formats JAX names have limits even where pullback has no arrays
+    d = _to_dtype(dt.dtype if isinstance(dt, _ScalarType) else dt)
+    try:
+        return dtypes.canonicalize(d)
+    except TypeError:
+        return np.dtype(d)
 
 
 def _to_dtype(x: Any) -> Any:

@@ -80,6 +80,7 @@ from ._queries import (ComplexWarning, array_repr, array_str, cdouble, character
                        object_, packbits, printoptions, set_printoptions, shape, single, size,
                        uint1, uint2, uint4, unpackbits)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
+from . import _array_methods  # noqa: F401,E402  (argpartition, choose, compress, ...)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

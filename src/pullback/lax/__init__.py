@@ -21,3 +21,7 @@ from ._conditionals import *  # noqa: F401,F403
 from ._loops import *  # noqa: F401,F403
 from ._associative_scan import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from ._composites import *  # noqa: F401,F403,E402
+from ._lane_collectives import *  # noqa: F401,F403,E402
+from ._primitive_aliases import *  # noqa: F401,F403,E402
+from ._custom_solvers import *  # noqa: F401,F403,E402

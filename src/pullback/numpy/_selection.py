@@ -264,7 +264,8 @@ def put(a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *,
     n = av.size
     if mode in (None, "fill", "drop"):
         out = flat.at[ind].set(vv, mode="drop")
-    elif mode == "clip":
+    elif mode == "clip":  # NumPy's: negative indices clip to 0 (they do not count back)
+        ind = lax.clamp(lax.full_like(ind, 0), ind, lax.full_like(ind, max(n - 1, 0)))
         out = flat.at[ind].set(vv, mode="clip")
     elif mode == "wrap":
         ind = lax.rem(lax.add(lax.rem(ind, lax.full_like(ind, n)), lax.full_like(ind, n)),

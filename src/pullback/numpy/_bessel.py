@@ -11,7 +11,7 @@ from .. import lax
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
 from ._dtype_info import finfo
-from ._promotion import aval_of, promote_args_inexact
+from ._promotion import aval_of, convert, promote_args_inexact
 from ._ufuncs import where
 
 ArrayLike = Any
@@ -140,4 +140,7 @@ def i0(x: ArrayLike) -> Any:
     (x,) = promote_args_inexact("i0", x)
     if dtypes.is_complex(aval_of(x).dtype):
         raise ValueError("i0: argument 'x' must be real, got a complex array")
+    dt = aval_of(x).dtype
+    if dt.itemsize < 4:  # float16/bfloat16 computed in float32 (as XLA does), rounded once
+        return convert(_i0(convert(x, dtypes.float32)), dt)
     return _i0(x)

@@ -63,7 +63,10 @@ def _frexp(x: Any) -> tuple[Any, Any]:
 @_frexp.defjvp
 def _frexp_jvp(primals: tuple, tangents: tuple) -> tuple:
     (x,), (t,) = primals, tangents
-    m, e = _frexp(x)
+    m = _frexp(x)[0]
+    # the exponent is an integer: computed from x without a tangent, so that converting it
+    # never sees a float0 tangent at higher orders
+    e = _frexp(lax.stop_gradient(x))[1]
     mdot = lax.mul(t, exp2(lax.neg(convert(e, aval_of(t).dtype))))
     return (m, e), (mdot, np.zeros(aval_of(e).shape, dtypes.float0))
 

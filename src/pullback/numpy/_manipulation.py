@@ -90,6 +90,8 @@ def delete(arr: ArrayLike, obj: Any, axis: int | None = None, *,
             "delete: argument 'obj' must be concrete when its indices may repeat; pass "
             "assume_unique_indices=True to use traced unique indices under jit")
     c = np.asarray(c)
+    if c.size == 0 and c.dtype != bool:  # nothing to delete (NumPy accepts an empty list)
+        return a
     if dtypes.is_integer(c.dtype):
         mask = np.ones(n, dtype=bool)
         if c.size and (c.max() >= n or c.min() < -n):

@@ -6,6 +6,8 @@ import pytest
 import pullback as pb
 import pullback.numpy as jnp
 
+# the NumPy references warn (2-vector cross products, r_'s matrix directives)
+pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
 
 @pytest.mark.parametrize("key", [np.s_[0:4], np.s_[1:7:2], np.s_[0:1:5j], np.s_[:2, :3],
                                  np.s_[-1:1:3j, 0:2], np.s_[0:0]])

@@ -9,6 +9,8 @@ import pullback as pb
 import pullback.numpy as jnp
 from pullback.test_util import check_grads
 
+# the NumPy references warn (2-vector cross products, r_'s matrix directives)
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 RNG = np.random.default_rng(33)
 A = np.arange(12.0).reshape(3, 4)
 

@@ -334,5 +334,5 @@ def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Any:
     zero = lax.eq(r, lax.full_like(r, 0))
     _, r = lax.sort((zero, r), dimension=0, num_keys=1)
     m = aval_of(r).shape[0]
-    return where(lax.lt(arange(m), m - lead), r, complex(np.nan, np.nan))
+    return where(arange(m) < m - lead, r, complex(np.nan, np.nan))
 

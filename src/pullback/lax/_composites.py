@@ -243,7 +243,8 @@ def index_take(src: ArrayLike, idxs: Sequence[ArrayLike], axes: Sequence[int]) -
     idx_list = [expand_dims(i, (1,)) for i in scalars_to(tuple(idxs))]
     indices = concatenate(idx_list, 1)
     sizes = np.array([shape[ax] for ax in axes], dtype=core.get_aval(indices).dtype)
-    indices = rem(indices, broadcast_in_dim(sizes, _shape(indices), (1,)))
+    m = broadcast_in_dim(sizes, _shape(indices), (1,))
+    indices = rem(add(rem(indices, m), m), m)  # Python's modulo, as JAX's ``%``
     slice_sizes = list(shape)
     for ax in axes:
         slice_sizes[ax] = 1

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from ..tracer import core, dtypes, pytree
 from ..transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp
 from ..transforms.jvp import jvp
 from ..transforms.reverse import linearize, vjp
 from ._elementwise import neg
 from ._full import full_like
+from ._operands import scalars_to
 
 __all__ = ["custom_root", "custom_linear_solve"]
 
@@ -39,8 +42,14 @@ def _merge(all_consts: list, idx: list[int], diff: tuple) -> list:
     return out
 
 
-def _zeros_like(tree: Any) -> Any:
-    return pytree.tree_map(lambda x: full_like(x, 0), tree)
+def _zero_tangents(tree: Any) -> Any:
+    # integer and boolean values have float0 tangents (as JAX)
+    def one(x: Any) -> Any:
+        (x,) = scalars_to((x,))
+        if _inexact(x):
+            return full_like(x, 0)
+        return np.zeros(core.get_aval(x).shape, dtypes.float0)
+    return pytree.tree_map(one, tree)
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable,
@@ -80,7 +89,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
         _, f_lin = linearize(lambda x: f_at(x, tuple(cs)), sol)
         dsol = pytree.tree_map(neg, tangent_solve(f_lin, rhs))
         if has_aux:
-            return out, (dsol, _zeros_like(out[1]))
+            return out, (dsol, _zero_tangents(out[1]))
         return out, dsol
 
     guess = pytree.tree_map(lambda x: x, initial_guess)

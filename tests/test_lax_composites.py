@@ -2,6 +2,8 @@
 scatter_sub/apply, approx_max/min_k, mulhi, optimization_barrier), lane collectives
 (ppermute, pshuffle, all_to_all, psum_scatter, axis_size), custom_root, custom_linear_solve,
 the *_p aliases and helper types."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -299,3 +301,58 @@ def test_primitive_aliases_and_types():
 
 def out_is(x, v):
     return float(x) == v
+
+
+@contextlib.contextmanager
+def _jax_x64(jax):
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", old)
+
+
+# JAX 0.10.2's outputs on the CPU for key [1, 2, 3, 4] (RNG_DEFAULT is Philox there)
+_RBG = {
+    "RNG_PHILOX": ([1, 2, 5, 4], [512747620, 1298009047, 1267190206, 761827841, 1383286907,
+                                  1639995030, 2756207988, 2154813423]),
+    "RNG_THREE_FRY": ([1, 2, 7, 4], [1576285164, 2249660814, 740599976, 2425682526,
+                                     2436392515, 1497962777, 1335360347, 2260235687]),
+}
+
+
+@pytest.mark.parametrize("alg", ["RNG_DEFAULT", "RNG_PHILOX", "RNG_THREE_FRY"])
+def test_rng_bit_generator_bit_exact(alg):
+    key = np.array([1, 2, 3, 4], np.uint32)
+    want_key, want = _RBG["RNG_PHILOX" if alg == "RNG_DEFAULT" else alg]
+    new_key, bits = lax.rng_bit_generator(key, (8,), algorithm=getattr(lax.RandomAlgorithm, alg))
+    assert new_key.tolist() == want_key and bits.tolist() == want and bits.dtype == np.uint32
+    # narrow dtypes keep the low bits; the counter advances by the blocks used
+    k8, b8 = lax.rng_bit_generator(key, (3,), dtype=np.uint8)
+    assert k8.tolist() == [1, 2, 4, 4] and b8.tolist() == [100, 215, 190]
+    jax = pytest.importorskip("jax")
+    ja = getattr(jax.lax.RandomAlgorithm, alg)
+    for shape in [(), (1,), (3,), (5, 3), (3, 5), (2, 3, 4), (0,), (7, 1, 3)]:
+        for dt in [np.uint8, np.uint16, np.uint32, np.uint64]:
+            for k in (key, np.array([0xFFFFFFFF, 7, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32)):
+                with _jax_x64(jax):  # uint64 bits need JAX's x64 mode (pullback's is on)
+                    jk, jb = jax.lax.rng_bit_generator(k, shape, dtype=dt, algorithm=ja)
+                pk, pbits = lax.rng_bit_generator(k, shape, dtype=dt,
+                                                  algorithm=getattr(lax.RandomAlgorithm, alg))
+                np.testing.assert_array_equal(np.asarray(pk), np.asarray(jk))
+                np.testing.assert_array_equal(np.asarray(pbits), np.asarray(jb))
+
+
+def test_rng_bit_generator_jit_vmap_errors():
+    keys = np.array([[1, 2, 3, 4], [9, 8, 7, 6]], np.uint32)
+    f = pb.jit(lambda k: lax.rng_bit_generator(k, (2, 3)))
+    loop = [lax.rng_bit_generator(k, (2, 3)) for k in keys]
+    got_k, got_b = pb.vmap(f)(keys)
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(got_k[i]), np.asarray(loop[i][0]))
+        np.testing.assert_array_equal(np.asarray(got_b[i]), np.asarray(loop[i][1]))
+    with pytest.raises(TypeError, match="rng_bit_generator: argument 'key' must be uint32"):
+        lax.rng_bit_generator(np.zeros(2, np.uint32), (3,))
+    with pytest.raises(TypeError, match="argument 'dtype' must be an unsigned"):
+        lax.rng_bit_generator(keys[0], (3,), dtype=np.int32)

@@ -356,3 +356,50 @@ def test_rng_bit_generator_jit_vmap_errors():
         lax.rng_bit_generator(np.zeros(2, np.uint32), (3,))
     with pytest.raises(TypeError, match="argument 'dtype' must be an unsigned"):
         lax.rng_bit_generator(keys[0], (3,), dtype=np.int32)
+
+
+def test_conv_general_dilated_local_and_ragged_dot():
+    lhs = RNG.normal(size=(2, 3, 6, 5))
+    rhs = RNG.normal(size=(4, 27, 6, 5))
+    out = lax.conv_general_dilated_local(lhs, rhs, (1, 1), "SAME", (3, 3))
+    # reference: at each output position, its own filter over the 3x3 patch
+    padded = np.pad(lhs, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((2, 4, 6, 5))
+    for i in range(6):
+        for j in range(5):
+            patch = padded[:, :, i:i + 3, j:j + 3].reshape(2, 27)   # channel-major
+            ref[:, :, i, j] = patch @ rhs[:, :, i, j].T
+    np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-10)
+    check_grads(lambda l, r: lax.conv_general_dilated_local(l, r, (2, 2), "VALID", (3, 3)),
+                (lhs, RNG.normal(size=(4, 27, 2, 2))), order=1)
+    lhs2, rhs2 = RNG.normal(size=(7, 4)), RNG.normal(size=(3, 4, 5))
+    gs = np.array([2, 0, 4], np.int32)
+    ref = np.concatenate([lhs2[:2] @ rhs2[0], lhs2[2:6] @ rhs2[2], np.zeros((1, 5))])
+    np.testing.assert_allclose(np.asarray(lax.ragged_dot(lhs2, rhs2, gs)), ref, rtol=1e-12)
+    check_grads(lambda a, b: lax.ragged_dot(a, b, gs), (lhs2, rhs2), order=2)
+    with pytest.raises(TypeError, match="ragged_dot: arguments must be"):
+        lax.ragged_dot(lhs2[0], rhs2, gs)
+    jax = pytest.importorskip("jax")
+    np.testing.assert_allclose(
+        np.asarray(lax.ragged_dot(lhs2.astype(np.float32), rhs2.astype(np.float32), gs)),
+        np.asarray(jax.lax.ragged_dot(lhs2.astype(np.float32), rhs2.astype(np.float32), gs)),
+        rtol=1e-5, atol=1e-5)
+    l32, r32 = lhs.transpose(0, 2, 3, 1).astype(np.float32), RNG.normal(size=(2, 2, 27, 4))
+    dn = ("NHWC", "HWIO", "NHWC")
+    np.testing.assert_allclose(
+        np.asarray(lax.conv_general_dilated_local(l32, r32.astype(np.float32), (2, 2), "VALID",
+                                                  (3, 3), dimension_numbers=dn)),
+        np.asarray(jax.lax.conv_general_dilated_local(l32, r32.astype(np.float32), (2, 2),
+                                                      "VALID", (3, 3), dimension_numbers=dn)),
+        rtol=1e-4, atol=1e-4)
+
+
+def test_pswapaxes_tokens_shape_as_value():
+    x = np.arange(4 * 4 * 2.0).reshape(4, 4, 2)
+    got = pb.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(got), x.transpose(1, 0, 2))
+    t = lax.after_all(lax.create_token(), lax.create_token())
+    assert type(t) is type(lax.create_token()) and repr(t) == "Token()"
+    with pytest.raises(TypeError, match="after_all: arguments must be tokens"):
+        lax.after_all(1.0)
+    assert lax.shape_as_value((2, 3)).tolist() == [2, 3]

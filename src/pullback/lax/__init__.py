@@ -26,3 +26,4 @@ from ._lane_collectives import *  # noqa: F401,F403,E402
 from ._primitive_aliases import *  # noqa: F401,F403,E402
 from ._custom_solvers import *  # noqa: F401,F403,E402
 from ._rng_bit_generator import *  # noqa: F401,F403,E402
+from ._grouped_products import *  # noqa: F401,F403,E402

@@ -33,6 +33,7 @@ __all__ = ["dot", "batch_matmul", "broadcast", "broadcast_like", "broadcast_to_r
            "broadcast_shapes", "collapse", "tile", "stack", "unstack", "index_take", "empty",
            "optimization_barrier", "scatter_sub", "scatter_apply", "approx_max_k",
            "approx_min_k", "mulhi", "platform_dependent", "composite", "dtype",
+           "create_token", "after_all", "shape_as_value",
            "DotDimensionNumbers", "RaggedDotDimensionNumbers", "RandomAlgorithm",
            "AccuracyMode", "Tolerance", "DotAlgorithm", "PrecisionLike",
            "ConvGeneralDilatedDimensionNumbers"]
@@ -399,3 +400,30 @@ def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
     wrapped.composite_version = version  # type: ignore[attr-defined]
     return wrapped
 
+
+
+class Token:
+    """An ordering token (``create_token``/``after_all``): pullback runs effects in program
+    order, so a token carries no data."""
+
+    def __repr__(self) -> str:
+        return "Token()"
+
+
+def create_token(_: Any = None) -> Token:
+    """A new ordering token."""
+    return Token()
+
+
+def after_all(*operands: Any) -> Token:
+    """A token ordered after ``operands`` (tokens)."""
+    for o in operands:
+        if not isinstance(o, Token):
+            raise TypeError(f"after_all: arguments must be tokens, got {type(o).__name__}")
+    return Token()
+
+
+def shape_as_value(shape: Sequence[int]) -> Any:
+    """A static shape as an integer array."""
+    return convert_element_type(np.asarray(tuple(int(d) for d in shape), np.int64),
+                                dtypes.canonical(np.dtype(np.int64)))

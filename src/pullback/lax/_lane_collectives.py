@@ -18,7 +18,7 @@ from ._indexing import dynamic_index_in_dim
 from ._movement import reshape, transpose
 from ._operands import scalars_to
 
-__all__ = ["ppermute", "pshuffle", "all_to_all", "psum_scatter", "axis_size"]
+__all__ = ["ppermute", "pshuffle", "all_to_all", "pswapaxes", "psum_scatter", "axis_size"]
 
 
 def axis_size(axis_name: Any) -> int:
@@ -143,3 +143,9 @@ def _merge_adjacent(x: Any, c: int) -> Any:
     sh = core.get_aval(x).shape
     return reshape(x, sh[:c] + (sh[c] * sh[c + 1],) + sh[c + 2:])
 
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """The named axis swapped with the unmapped ``axis`` (whose size must be the lane count):
+    ``all_to_all`` with ``split_axis = concat_axis = axis``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

@@ -19,9 +19,10 @@ SPECIAL32 = np.array([0.0, -0.0, 1.5, -3.0, 1e-40, -2e-44, 1e-45, np.inf, -np.in
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_frexp_matches_numpy_including_subnormals(dtype):
     tiny = np.finfo(dtype).smallest_subnormal
-    with np.errstate(over="ignore"):
-        x = np.concatenate([SPECIAL32.astype(dtype) if dtype != np.float16 else SPECIAL32[np.abs(np.nan_to_num(SPECIAL32)) < 6e4].astype(dtype), np.array([tiny, -3 * tiny], dtype),
-                            RNG.normal(size=20).astype(dtype) * dtype(100)])
+    special = SPECIAL32 if dtype != np.float16 else \
+        SPECIAL32[np.abs(np.nan_to_num(SPECIAL32)) < 6e4]   # float16's finite ones
+    x = np.concatenate([special.astype(dtype), np.array([tiny, -3 * tiny], dtype),
+                        RNG.normal(size=20).astype(dtype) * dtype(100)])
     m, e = jnp.frexp(x)
     nm, ne = np.frexp(x)
     assert m.dtype == dtype and e.dtype == np.int32

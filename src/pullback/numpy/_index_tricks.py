@@ -13,7 +13,7 @@ from ..tracer import dtypes
 from ..tracer.errors import ConcretizationTypeError
 from ._creation import arange, array, asarray, meshgrid, ones
 from ._promotion import aval_of, convert, promote_dtypes
-from ._shape import concatenate, expand_dims, reshape, stack, transpose
+from ._shape import concatenate, expand_dims, stack, transpose
 from ._sorting import nonzero
 from ._ranges import linspace
 from ._ufuncs import divmod as divmod_, where

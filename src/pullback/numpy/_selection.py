@@ -7,8 +7,7 @@ static ``size=`` under jit, as in JAX. JAX arrays are immutable: ``place``/``put
 """
 from __future__ import annotations
 
-import math
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -19,9 +18,9 @@ from ._creation import asarray, full
 from ._indexing import take, take_along_axis
 from ._promotion import aval_of, broadcast_all, convert, promote_args, promote_dtypes
 from ._reductions import sum as sum_
-from ._shape import broadcast_to, concatenate, ravel, reshape, swapaxes
+from ._shape import broadcast_to, concatenate, ravel, reshape
 from ._sorting import _concrete, argsort, lexsort, nonzero, sort
-from ._ufuncs import imag, isnan, logical_not, real, where
+from ._ufuncs import imag, real, where
 
 ArrayLike = Any
 

@@ -1186,6 +1186,50 @@ def g_fft(g: Gen) -> bool:
     return g.emit("fft", code, [v], g.new(tuple(shape), v.dtype, bound))
 
 
+def g_parity(g: Gen) -> bool:
+    """Issue 30's composites: jnp.select, jnp.cross, jnp.trapezoid, jnp.polyval, jnp.append,
+    lax.tile and lax.collapse (each differentiable)."""
+    x = g.pick(lambda v: v.is_float and v.bound <= 100)
+    if x is None:
+        return False
+    form = g.choice(["select", "cross", "trapezoid", "polyval", "append", "tile", "collapse"])
+    b = x.bound
+    if form == "select":
+        return g.emit("select", f"jnp.select([{x.name} < 0, {x.name} > 1], [{x.name} * 2, "
+                      f"jnp.sin({x.name})], {x.name})", [x], g.new(x.shape, x.dtype, 2 * b + 1))
+    if form == "cross":
+        if x.ndim < 1 or x.shape[-1] != 3:
+            return False
+        return g.emit("cross", f"jnp.cross({x.name}, {x.name}[..., ::-1] + 1)", [x],
+                      g.new(x.shape, x.dtype, 2 * b * (b + 1)))
+    if form == "trapezoid":
+        if x.ndim < 1:
+            return False
+        i = g.int_(0, x.ndim - 1)
+        shape = x.shape[:i] + x.shape[i + 1:]
+        return g.emit("trapezoid", f"jnp.trapezoid({x.name}, axis={i})", [x],
+                      g.new(shape, x.dtype, b * max(x.shape[i] - 1, 1)))
+    if form == "polyval":
+        return g.emit("polyval", f"jnp.polyval(jnp.array([0.5, -1.0, 2.0], {x.name}.dtype), "
+                      f"{x.name})", [x], g.new(x.shape, x.dtype, 0.5 * b * b + b + 2))
+    if form == "append":
+        if x.ndim < 1:
+            return False
+        i = g.int_(0, x.ndim - 1)
+        shape = list(x.shape)
+        shape[i] *= 2
+        return g.emit("append", f"jnp.append({x.name}, -{x.name}, axis={i})", [x],
+                      g.new(shape, x.dtype, b))
+    if form == "tile":
+        reps = tuple(g.int_(1, 2) for _ in range(x.ndim))
+        return g.emit("tile", f"lax.tile({x.name}, {reps})", [x],
+                      g.new(tuple(d * r for d, r in zip(x.shape, reps)), x.dtype, b))
+    if x.ndim < 2:
+        return False
+    shape = (x.shape[0] * x.shape[1],) + x.shape[2:]
+    return g.emit("collapse", f"lax.collapse({x.name}, 0, 2)", [x], g.new(shape, x.dtype, b))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1209,6 +1253,7 @@ CATALOGUE = {
     "linalg_eig": g_linalg_eig,
     "fft": g_fft,
     "special": g_special,
+    "parity": g_parity,
 }
 
 

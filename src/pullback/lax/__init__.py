@@ -23,3 +23,9 @@ from ._associative_scan import *  # noqa: F401,F403
 from ._fft import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from ._special import *  # noqa: F401,F403
+from ._composites import *  # noqa: F401,F403,E402
+from ._lane_collectives import *  # noqa: F401,F403,E402
+from ._primitive_aliases import *  # noqa: F401,F403,E402
+from ._custom_solvers import *  # noqa: F401,F403,E402
+from ._rng_bit_generator import *  # noqa: F401,F403,E402
+from ._grouped_products import *  # noqa: F401,F403,E402

@@ -344,7 +344,7 @@ def conv_general_dilated_patches(lhs: ArrayLike, filter_shape: Sequence[int],
     _, rs, _ = dn
     size = math.prod(filter_shape)
     c = lshape[dn.lhs_spec[1]]
-    dt = core.get_aval(lhs).dtype if isinstance(lhs, Array) else np.asarray(lhs).dtype
+    dt = core.get_aval(lhs).dtype  # (a tracer too: under jit, grad, vmap)
     eye = np.broadcast_to(np.eye(size, dtype=dt), (c, size, size))
     w = eye.reshape((c * size, 1) + filter_shape)
     w = np.moveaxis(w, (0, 1), (rs[0], rs[1]))

@@ -49,7 +49,38 @@ from ._ufuncs import (abs, absolute, acos, acosh, angle, arccos, arccosh,  # noq
                       remainder, right_shift, rint, round, round_, sign, signbit, sin, sinc,
                       sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc)
 from ._ufuncs import add  # noqa: F401
+from ._selection import (argpartition, choose, compress, extract, fill_diagonal,  # noqa: F401
+                         partition, piecewise, place, put, put_along_axis, select,
+                         sort_complex)
+from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d,  # noqa: F401
+                      unique_all, unique_counts, unique_inverse, unique_values)
+from ._float_ops import fabs, frexp, ldexp, modf, nan_to_num, spacing  # noqa: F401
+from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, ix_,  # noqa: F401
+                            mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_,
+                            tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+                            unravel_index)
+from ._manipulation import (append, block, cross, delete, einsum_path, insert,  # noqa: F401
+                            matvec, resize, rollaxis, unstack, vecmat)
+from ._histograms import (digitize, histogram, histogram2d, histogram_bin_edges,  # noqa: F401
+                          histogramdd)
+from ._statistics import (corrcoef, cov, ediff1d, gradient, interp, trapezoid,  # noqa: F401
+                          unwrap)
+from ._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,  # noqa: F401
+                          polymul, polysub, polyval, roots, trim_zeros, vander)
+from ._bessel import i0  # noqa: F401
+from ._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
+from ._functional import (apply_along_axis, apply_over_axes, frompyfunc, ufunc,  # noqa: F401
+                          vectorize)
+from ._queries import (ComplexWarning, array_repr, array_str, cdouble, character,  # noqa: F401
+                       csingle, double, flexible, float4_e2m1fn, float6_e2m3fn,
+                       float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+                       float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, frombuffer, fromfile,
+                       fromfunction, fromiter, fromstring, get_printoptions, int1, int2, int4,
+                       iscomplex, iscomplexobj, isreal, isrealobj, isscalar, iterable, ndim,
+                       object_, packbits, printoptions, set_printoptions, shape, single, size,
+                       uint1, uint2, uint4, unpackbits)
 from . import _operators  # noqa: F401,E402  (installs Array/Tracer operators and methods)
+from . import _array_methods  # noqa: F401,E402  (argpartition, choose, compress, ...)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

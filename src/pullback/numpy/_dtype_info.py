@@ -64,13 +64,22 @@ def dtype(obj: Any, align: bool = False, copy: bool = False) -> np.dtype:
 
 
 def finfo(dt: Any) -> Any:
-    """Machine limits of a floating dtype (bfloat16 and float8 included)."""
-    return ml_dtypes.finfo(dtypes.canonicalize(_to_dtype(dt)))
+    """Machine limits of a floating dtype (bfloat16, float8, float6 and float4 included)."""
+    return ml_dtypes.finfo(_info_dtype(dt))
 
 
 def iinfo(int_type: Any) -> Any:
-    """Machine limits of an integer dtype."""
-    return ml_dtypes.iinfo(dtypes.canonicalize(_to_dtype(int_type)))
+    """Machine limits of an integer dtype (int4/uint4, int2, ... included)."""
+    return ml_dtypes.iinfo(_info_dtype(int_type))
+
+
+def _info_dtype(dt: Any) -> np.dtype:
+    # the narrow ml_dtypes formats JAX names have limits even where pullback has no arrays
+    d = _to_dtype(dt.dtype if isinstance(dt, _ScalarType) else dt)
+    try:
+        return dtypes.canonicalize(d)
+    except TypeError:
+        return np.dtype(d)
 
 
 def _to_dtype(x: Any) -> Any:
@@ -83,9 +92,18 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
     floating)."""
     abstract = (np.generic, np.number, np.inexact, np.floating, np.complexfloating,
                 np.integer, np.signedinteger, np.unsignedinteger)
-    d1 = arg1 if arg1 in abstract else np.dtype(_to_dtype(arg1))
-    if isinstance(d1, np.dtype) and d1 in dtypes.INEXACT_FLOATS and d1.kind != "f":
-        kinds = (np.floating, np.inexact, np.number, np.generic)
+    d1 = arg1 if arg1 in abstract else np.dtype(_to_dtype(
+        arg1.dtype if isinstance(arg1, _ScalarType) else arg1))
+    kinds = None
+    if isinstance(d1, np.dtype) and d1.kind == "V" and d1 != dtypes.float0:
+        # ml_dtypes' formats (bfloat16, float8/6/4, int4, uint2, ...) are not NumPy subtypes
+        if d1 in dtypes.INEXACT_FLOATS or d1.name.startswith("float"):
+            kinds = (np.floating, np.inexact, np.number, np.generic)
+        elif d1.name.startswith("uint"):
+            kinds = (np.unsignedinteger, np.integer, np.number, np.generic)
+        elif d1.name.startswith("int"):
+            kinds = (np.signedinteger, np.integer, np.number, np.generic)
+    if kinds is not None:
         if isinstance(arg2, type) and arg2 in kinds:
             return True
         try:

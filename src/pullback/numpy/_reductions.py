@@ -36,8 +36,12 @@ def _prep(name: str, a: ArrayLike) -> tuple[Any, Any]:
     return a, aval_of(a)
 
 
-def _accumulation_dtype(dt: np.dtype) -> np.dtype:
-    if dt == dtypes.bool_ or (dt.kind == "i" and dt.itemsize < 4):
+def _accumulation_dtype(dt: np.dtype, promote_integers: bool = True) -> np.dtype:
+    if dt == dtypes.bool_:
+        return dtypes.int32
+    if not promote_integers:
+        return dt
+    if dt.kind == "i" and dt.itemsize < 4:
         return dtypes.int32
     if dt.kind == "u" and dt.itemsize < 4:
         return dtypes.uint32
@@ -97,7 +101,8 @@ def _eager_sum(a: Any, axis: Any) -> Any:
 
 
 def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  # noqa: A001
-        keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+        keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None,
+        promote_integers: bool = True) -> Any:
     """Sum over ``axis`` (all axes by default).
 
     Args:
@@ -108,6 +113,8 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
       keepdims: keep reduced axes as size 1.
       initial: a value added to the sum.
       where: a boolean mask of the elements to include.
+      promote_integers: widen booleans and integers narrower than 32 bits (False keeps
+        their dtype; booleans still become int32).
 
     Returns:
       The sums.
@@ -119,7 +126,8 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
             return r
     _no_out(out, "sum")
     a, av = _prep("sum", a)
-    a = convert(a, dtypes.requested(dtype, "sum") if dtype else _accumulation_dtype(av.dtype))
+    a = convert(a, dtypes.requested(dtype, "sum") if dtype else
+                _accumulation_dtype(av.dtype, promote_integers))
     a = _masked(a, where, 0)
     axes = canonicalize_axes(axis, av.ndim, "sum")
     r = _keep(lax.reduce_sum(a, axes), av.shape, axes, keepdims)
@@ -127,11 +135,13 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
 
 
 def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
-         keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None) -> Any:
+         keepdims: bool = False, initial: Any = None, where: ArrayLike | None = None,
+         promote_integers: bool = True) -> Any:
     """Product over ``axis`` (see :func:`sum` for the arguments)."""
     _no_out(out, "prod")
     a, av = _prep("prod", a)
-    a = convert(a, dtypes.requested(dtype, "prod") if dtype else _accumulation_dtype(av.dtype))
+    a = convert(a, dtypes.requested(dtype, "prod") if dtype else
+                _accumulation_dtype(av.dtype, promote_integers))
     a = _masked(a, where, 1)
     axes = canonicalize_axes(axis, av.ndim, "prod")
     r = _keep(lax.reduce_prod(a, axes), av.shape, axes, keepdims)
@@ -288,9 +298,12 @@ def _squared_deviation(centered: Any) -> Any:
     return multiply(centered, centered)
 
 
+_mean = mean  # (var's 'mean' argument shadows the function there)
+
+
 def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: ArrayLike | None = None,
-        correction: int | float | None = None) -> Any:
+        correction: int | float | None = None, mean: ArrayLike | None = None) -> Any:
     """Variance over ``axis``: the summed squared deviation from the mean over ``N - ddof``.
 
     Args:
@@ -301,6 +314,7 @@ def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, dd
       keepdims: keep reduced axes as size 1.
       where: a boolean mask of the elements to include.
       correction: another name for ``ddof`` (the Array API's), which it overrides.
+      mean: a precomputed mean to use (shaped as with ``keepdims=True``).
 
     Returns:
       The variances; NaN where ``N - ddof <= 0``. float16/bfloat16 compute in float32, as JAX.
@@ -312,7 +326,12 @@ def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, dd
     comp, result = _var_dtypes("var", av.dtype, dtype)
     a = convert(a, comp)
     axes = canonicalize_axes(axis, av.ndim, "var")
-    sq = _squared_deviation(subtract(a, mean(a, axes, dtype=comp, keepdims=True, where=where)))
+    if mean is None:
+        center = _mean(a, axes, dtype=comp, keepdims=True, where=where)
+    else:
+        center = convert(promote_args("var", mean)[0], comp)
+        _check_mean_shape("var", aval_of(center).shape, av.shape, axes)
+    sq = _squared_deviation(subtract(a, center))
     sq_dt = aval_of(sq).dtype
     denom = subtract(_normalizer(av.shape, axes, where, keepdims, sq_dt), convert(ddof, sq_dt))
     r = convert(true_divide(sum(sq, axis=axes, dtype=sq_dt, keepdims=keepdims, where=where),
@@ -322,9 +341,21 @@ def var(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, dd
 
 def std(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: ArrayLike | None = None,
-        correction: int | float | None = None) -> Any:
+        correction: int | float | None = None, mean: ArrayLike | None = None) -> Any:
     """Standard deviation over ``axis`` (the square root of :func:`var`)."""
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction,
+                    mean=mean))
+
+
+def _check_mean_shape(name: str, mshape: tuple, shape: tuple, axes: tuple) -> None:
+    want = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    try:
+        ok = mshape == want or np.broadcast_shapes(mshape, want) == want
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name}: argument 'mean' must have the keepdims=True shape {want} "
+                         f"of the result, got {mshape}")
 
 
 def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
@@ -584,7 +615,8 @@ def nanmean(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None
 
 
 def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
-           keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+           keepdims: bool = False, *, where: ArrayLike | None = None,
+           mean: ArrayLike | None = None) -> Any:
     """Variance ignoring NaN (see :func:`var`); NaN where fewer than ``ddof + 1`` values are
     not NaN."""
     _no_out(out, "nanvar")
@@ -593,7 +625,11 @@ def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
     a = convert(a, comp)
     axes = canonicalize_axes(axis, av.ndim, "nanvar")
     nan = isnan(a)
-    m = nanmean(a, axes, dtype=comp, keepdims=True, where=where)
+    if mean is None:
+        m = nanmean(a, axes, dtype=comp, keepdims=True, where=where)
+    else:
+        m = convert(promote_args("nanvar", mean)[0], comp)
+        _check_mean_shape("nanvar", aval_of(m).shape, av.shape, axes)
     sq = _squared_deviation(where_(nan, convert(0, comp), subtract(a, m)))
     # the count is an integer, so ddof past it is exact; then a float divisor of 1 where the
     # result is NaN anyway
@@ -605,9 +641,10 @@ def nanvar(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,
 
 
 def nanstd(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, ddof: int = 0,
-           keepdims: bool = False, *, where: ArrayLike | None = None) -> Any:
+           keepdims: bool = False, *, where: ArrayLike | None = None,
+           mean: ArrayLike | None = None) -> Any:
     """Standard deviation ignoring NaN."""
-    return sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
+    return sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean))
 
 
 def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:

@@ -73,24 +73,35 @@ def _eager_reshape(a: Any, shape: Any) -> Any:
 
 
 def reshape(a: ArrayLike, shape: int | Sequence[int] | None = None, order: str = "C", *,
-            newshape: Any = None) -> Any:
-    """``a`` with a new shape (one dimension may be -1); a view when the layout allows."""
+            newshape: Any = None, copy: bool | None = None) -> Any:
+    """``a`` with a new shape (one dimension may be -1); a view when the layout allows.
+
+    ``order="F"`` reads and writes the elements in column-major order; ``copy`` is accepted
+    for NumPy compatibility (arrays are immutable, so a view is never observable).
+    """
     if type(a) is Array and order == "C" and newshape is None:
         out = _eager_reshape(a, shape)
         if out is not None:
             return out
-    if order != "C":
-        raise ValueError(f"reshape: argument 'order' must be 'C', got {order!r}")
+    if order not in ("C", "F"):
+        raise ValueError(f"reshape: argument 'order' must be 'C' or 'F', got {order!r}")
     shape = newshape if shape is None else shape
     a, aval = _arr("reshape", a)
     shape = _new_shape(aval, shape)
+    if order == "F" and aval.size:
+        # column-major: reverse the axes, reshape to the reversed shape, reverse back
+        rev = transpose(a)
+        out = reshape(rev, shape[::-1]) if shape[::-1] != aval.shape[::-1] else rev
+        return transpose(out)
     if shape == aval.shape:
         return a
     return reshape_p.bind(a, new_sizes=shape, dimensions=None)
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Any:
-    """The flattened array."""
+    """The flattened array (``order="F"``: column-major)."""
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel: argument 'order' must be 'C' or 'F', got {order!r}")
     return reshape(a, (-1,), order)
 
 

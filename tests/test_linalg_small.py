@@ -239,3 +239,14 @@ def test_small_kernels_on_strided_and_broadcast_batches():
         L = np.asarray(lax_linalg.cholesky(one))
         assert (L == L[0]).all()
         np.testing.assert_allclose(L[0], want_l[0, 0], **_tol(dt))
+
+
+@pytest.mark.parametrize("n", [3, 17, 40])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_cholesky_of_a_nan_is_all_nan_at_every_size(n, dtype):
+    # the small kernels, OpenBLAS's potrf (which takes a NaN pivot) and the reference rule
+    # agree: a NaN anywhere in the used triangle fails the whole factorization
+    a = (n * np.eye(n)).astype(dtype)
+    a[n - 1, 1] = np.nan
+    for out in (pb.lax.linalg.cholesky(a), pl.cholesky_p.reference(a)):
+        assert np.isnan(np.asarray(out)).all()

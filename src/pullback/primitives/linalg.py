@@ -98,6 +98,8 @@ def _cholesky_reference(x: np.ndarray) -> np.ndarray:
         low = np.tril(flat[i])
         try:
             res[i] = np.linalg.cholesky(low + np.conj(np.tril(low, -1)).T)
+            if np.isnan(np.diagonal(res[i])).any():  # a NaN pivot fails, as potf2's
+                res[i] = np.nan
         except np.linalg.LinAlgError:
             res[i] = np.nan
     return out

@@ -304,6 +304,12 @@ static int cholesky_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
     char up = 'U';
     if (small) info = small_chol[p](o, n);
     else potrf(&up, &ni, o, &ni, &info);
+    /* OpenBLAS's potrf takes a NaN pivot (reference LAPACK's fails there): a NaN anywhere in
+     * the triangle reaches a later diagonal, so one there fails as the small kernels do */
+    for (int64_t r = 0; info == 0 && r < n; ++r)
+      if (isnan(cplx ? (es == 8 ? ((float *)o)[2 * (r * n + r)] : ((double *)o)[2 * (r * n + r)])
+                     : (es == 4 ? ((float *)o)[r * n + r] : ((double *)o)[r * n + r])))
+        info = (int)r + 1;
     if (info != 0) fill_nan(o, n * n, a->dtype);
     else
       for (int64_t r = 0; r < n; ++r) memset(o + (r * n + r + 1) * es, 0, (size_t)((n - r - 1) * es));

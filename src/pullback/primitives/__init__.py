@@ -6,6 +6,7 @@ from . import norms  # noqa: F401
 from . import resize  # noqa: F401
 from . import reduce_window  # noqa: F401
 from . import linalg  # noqa: F401
+from . import linalg_spectral  # noqa: F401
 from . import attention  # noqa: F401  (after the families its rules bind)
 from . import conv  # noqa: F401
 from ..tracer.core import Primitive

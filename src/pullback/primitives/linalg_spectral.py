@@ -204,28 +204,41 @@ def _householder_product_reference(a, taus):
 
 
 def _eigh_reference(x, *, lower):
-    if x.size == 0:
-        return [x.copy(), np.zeros(x.shape[:-1], real_dtype(x.dtype))]
-    w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
-    return [v.astype(x.dtype), w.astype(real_dtype(x.dtype))]
+    n = x.shape[-1]
+    rd = real_dtype(x.dtype)
+
+    def one(a):
+        try:
+            w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+        except np.linalg.LinAlgError:  # no convergence (NaN input): NaNs, as the kernel
+            return np.full((n, n), np.nan, x.dtype), np.full(n, np.nan, rd)
+        return v, w
+    res, batch = _per_matrix(x, one)
+    return [_stack(res, batch, 0, (n, n), x.dtype), _stack(res, batch, 1, (n,), rd)]
 
 
 def _svd_reference(x, *, full_matrices, compute_uv, algorithm):
     m, n = x.shape[-2:]
     k = min(m, n)
-    b = x.shape[:-2]
+    uc, vr = (m, n) if full_matrices else (k, k)
     rd = real_dtype(x.dtype)
-    if k == 0:
-        s = np.zeros(b + (0,), rd)
-        if not compute_uv:
-            return [s]
-        uc, vr = (m, n) if full_matrices else (0, 0)
-        return [s, np.broadcast_to(np.eye(m, uc, dtype=x.dtype), b + (m, uc)).copy(),
-                np.broadcast_to(np.eye(vr, n, dtype=x.dtype), b + (vr, n)).copy()]
-    if not compute_uv:
-        return [np.linalg.svd(x, compute_uv=False).astype(rd)]
-    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
-    return [s.astype(rd), u.astype(x.dtype), vh.astype(x.dtype)]
+
+    def one(a):
+        if k == 0:
+            return np.zeros(0, rd), np.eye(m, uc, dtype=x.dtype), np.eye(vr, n, dtype=x.dtype)
+        try:
+            if not compute_uv:
+                return (np.linalg.svd(a, compute_uv=False),)
+            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+            return s, u, vh
+        except np.linalg.LinAlgError:  # no convergence (NaN input): NaNs, as the kernel
+            return (np.full(k, np.nan, rd), np.full((m, uc), np.nan, x.dtype),
+                    np.full((vr, n), np.nan, x.dtype))
+    res, batch = _per_matrix(x, one)
+    out = [_stack(res, batch, 0, (k,), rd)]
+    if compute_uv:
+        out += [_stack(res, batch, 1, (m, uc), x.dtype), _stack(res, batch, 2, (vr, n), x.dtype)]
+    return out
 
 
 # ---- building blocks ----

@@ -1230,6 +1230,39 @@ def g_parity(g: Gen) -> bool:
     return g.emit("collapse", f"lax.collapse({x.name}, 0, 2)", [x], g.new(shape, x.dtype, b))
 
 
+def g_spectral(g: Gen) -> bool:
+    """Issue 28's orthogonal and spectral decompositions on a matrix built from a value v (..., n):
+    A = (D + t tᵀ / n) / (3n) with t = tanh(v), D = 3 diag(1..n): A's eigenvalues (= its
+    singular values) lie in [1/(3n), 1 + 1/(3n)] at least 1/(3n) apart, so every derivative
+    here is defined and the values stay small."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+               and 1 <= v.shape[-1] <= 5)
+    if v is None:
+        return False
+    n = v.shape[-1]
+    form = g.choice(["eigvalsh", "svdvals", "norm2", "nuc", "qr_r", "vector_norm", "pinv"])
+    top = 1.0 + 1.0 / (3 * n)
+    shapes = {"eigvalsh": v.shape, "svdvals": v.shape, "norm2": v.shape[:-1],
+              "nuc": v.shape[:-1], "qr_r": v.shape + (n,), "vector_norm": v.shape[:-1],
+              "pinv": v.shape + (n,)}
+    bounds = {"eigvalsh": top, "svdvals": top, "norm2": top, "nuc": n * top, "qr_r": top,
+              "vector_norm": 2.5 * math.sqrt(n), "pinv": 3.0 * n}
+    out = g.new(shapes[form], v.dtype, bounds[form])
+    a = f"{out.name}_a"
+    defs = (f"{out.name}_t = jnp.tanh({v.name})\n"
+            f"{a} = ({out.name}_t[..., :, None] * {out.name}_t[..., None, :] / {n} + "
+            f"jnp.diag(jnp.arange(1, {n + 1}, dtype={out.name}_t.dtype) * 3)) / {3 * n}")
+    code = {
+        "eigvalsh": f"jnp.linalg.eigvalsh({a})",
+        "svdvals": f"jnp.linalg.svdvals({a})",
+        "norm2": f"jnp.linalg.norm({a}, 2, axis=(-2, -1))",
+        "nuc": f"jnp.linalg.matrix_norm({a}, ord='nuc')",
+        "qr_r": f"jnp.linalg.qr({a}).R",
+        "vector_norm": f"jnp.linalg.vector_norm({out.name}_t + 1.5, axis=-1)",
+        "pinv": f"jnp.linalg.pinv({a})"}[form]
+    return g.emit("spectral", code, [v], out, defs=defs)
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1254,6 +1287,7 @@ CATALOGUE = {
     "fft": g_fft,
     "special": g_special,
     "parity": g_parity,
+    "spectral": g_spectral,
 }
 
 

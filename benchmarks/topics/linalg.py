@@ -3,7 +3,8 @@ batched 8x8 float32 cholesky + cho_solve and inv against PyTorch and jax.jit; th
 slogdet + solve of 256x256 float64 against jax.jit.
 
 Targets (issue 28): 512x512 <= 1.05x SciPy; batched <= 0.5x PyTorch and <= 0.25x jax.jit;
-the gradient <= 1.0x jax.jit. pullback runs jitted.
+the gradient <= 1.0x jax.jit. pullback runs jitted. svd, eigh and qr of 512x512 float64
+against SciPy's defaults (gesdd; evr for eigh; geqrf + orgqr), <= 1.05x.
 """
 from __future__ import annotations
 
@@ -107,4 +108,35 @@ def cases(fws) -> list[Case]:
             Case("linalg", f"grad(slogdet + sum(solve)), {NG}x{NG} float64", g_impls, "us",
                  targets=(Target("jax", 1.0),), rtol=1e-6,
                  reference="jax" if jax is not None else "pullback")]
+    out += _spectral_cases(pb, pnp, rng)
     return out
+
+
+def _spectral_cases(pb, pnp, rng) -> list[Case]:
+    """svd (gesdd, SciPy's default driver), eigh and qr of 512x512 float64 against SciPy
+    (target <= 1.05x); results compared through invariants (singular values, eigenvalues,
+    |R|), as the vectors' signs are free."""
+    a = rng.standard_normal((N, N))
+    h = (a + a.T) / 2
+    pa, ph = pnp.asarray(a), pnp.asarray(h)
+    jsvd = pb.jit(lambda x: pnp.linalg.svd(x))
+    jeigh = pb.jit(lambda x: pnp.linalg.eigh(x))
+    jqr = pb.jit(lambda x: pnp.linalg.qr(x, mode="complete"))
+    s_of = lambda r: np.asarray(r[1])  # noqa: E731
+    return [
+        Case("linalg", f"svd {N}x{N} float64 (gesdd, full_matrices)", {
+            "pullback": Impl("f(x)", {"f": jsvd, "x": pa}, result=s_of),
+            "scipy": Impl("f(x)", {"f": sl.svd, "x": a}, result=s_of)},
+            "us", targets=(Target("scipy", 1.05),), rtol=1e-8, reference="scipy"),
+        Case("linalg", f"eigh {N}x{N} float64", {
+            "pullback": Impl("f(x)", {"f": jeigh, "x": ph},
+                             result=lambda r: np.asarray(r[0])),
+            "scipy": Impl("f(x)", {"f": sl.eigh, "x": h}, result=lambda r: np.asarray(r[0]))},
+            "us", targets=(Target("scipy", 1.05),), rtol=1e-8, reference="scipy"),
+        Case("linalg", f"qr {N}x{N} float64 (complete)", {
+            "pullback": Impl("f(x)", {"f": jqr, "x": pa},
+                             result=lambda r: np.abs(np.asarray(r[1]))),
+            "scipy": Impl("f(x)", {"f": sl.qr, "x": a},
+                          result=lambda r: np.abs(np.asarray(r[1])))},
+            "us", targets=(Target("scipy", 1.05),), rtol=1e-6, reference="scipy"),
+    ]

@@ -17,6 +17,8 @@ from ..tracer.array import Array
 from ._operands import ArrayLike
 from ._elementwise import add, conj, div
 from ._sort import argsort
+import enum
+from ..primitives import linalg_spectral as _ps
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation"]
 
@@ -155,7 +157,6 @@ def _inverse_permutation(perm: Any) -> Any:
 # ---- issue 28: the non-symmetric and tridiagonal decompositions (primitives/linalg_eig.py) ----
 
 from ..primitives import linalg_eig as _pe  # noqa: E402
-import enum  # noqa: E402
 import warnings  # noqa: E402
 
 eig_p = _pe.eig_p
@@ -275,3 +276,166 @@ def tridiagonal_solve(dl: ArrayLike, d: ArrayLike, du: ArrayLike, b: ArrayLike, 
     """
     return tridiagonal_solve_p.bind(_arr(dl), _arr(d), _arr(du), _arr(b),
                                     perturb_singular=bool(perturb_singular))
+
+
+# ---- issue 28, orthogonal and spectral decompositions (primitives/linalg_spectral.py) ----
+
+cholesky_p, lu_p, triangular_solve_p = _pl.cholesky_p, _pl.lu_p, _pl.triangular_solve_p
+lu_pivots_to_permutation_p = _pl.lu_pivots_to_permutation_p
+qr_p, eigh_p, svd_p = _ps.qr_p, _ps.eigh_p, _ps.svd_p
+householder_product_p, geqrf_p = _ps.householder_product_p, _ps.geqrf_p
+
+__all__ += ["qr", "householder_product", "geqrf", "eigh", "svd", "SvdAlgorithm",
+            "EighImplementation", "cholesky_p", "lu_p", "triangular_solve_p",
+            "lu_pivots_to_permutation_p", "qr_p", "eigh_p", "svd_p", "householder_product_p",
+            "geqrf_p"]
+
+
+class EighImplementation(enum.Enum):
+    """Implementation for symmetric/Hermitian eigendecomposition (the CPU runs ``QR``:
+    LAPACK's divide and conquer, as JAX's CPU does)."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    """Enum for SVD algorithm: ``DEFAULT`` and ``DIVIDE_AND_CONQUER`` run gesdd, ``QR``
+    gesvd; ``JACOBI`` and ``POLAR`` are not implemented on the CPU (as JAX's)."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+def qr(x: ArrayLike, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Array, ...]:
+    """QR decomposition ``x = q @ r`` (batched); with ``pivoting``, ``x[..., p] = q @ r``.
+
+    Args:
+      x: (..., m, n) matrices.
+      pivoting: column pivoting (LAPACK's geqp3); also returns the int32 permutation ``p``.
+      full_matrices: ``q`` is (..., m, m) and ``r`` (..., m, n); else (..., m, k) and
+        (..., k, n) with ``k = min(m, n)``.
+      use_magma: ignored (a GPU option).
+
+    Returns:
+      ``(q, r)``, or ``(q, r, p)`` with ``pivoting``. The derivative is JAX's (undefined
+      where ``r`` is singular).
+    """
+    del use_magma
+    return tuple(qr_p.bind(_arr(x), pivoting=bool(pivoting), full_matrices=bool(full_matrices)))
+
+
+def geqrf(a: ArrayLike) -> tuple[Array, Array]:
+    """LAPACK's geqrf: ``(a, taus)`` with ``r`` in ``a``'s upper triangle and ``q`` as the
+    Householder reflectors below it and their factors ``taus`` (not differentiable)."""
+    return tuple(geqrf_p.bind(_arr(a)))
+
+
+def householder_product(a: ArrayLike, taus: ArrayLike) -> Array:
+    """Product of elementary Householder reflectors (LAPACK's orgqr/ungqr).
+
+    Args:
+      a: (..., m, n) matrices, m >= n, whose strictly lower triangles hold the reflectors.
+      taus: (..., k) scalar factors, k <= n.
+
+    Returns:
+      The first n columns of ``H_1 ... H_k`` (..., m, n). Not differentiable (as JAX).
+    """
+    return householder_product_p.bind(_arr(a), _arr(taus))
+
+
+def _subset(fn: str, subset_by_index: Any, size: int) -> tuple[int, int] | None:
+    if subset_by_index is None:
+        return None
+    try:
+        lo, hi = (operator.index(i) for i in subset_by_index)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}: argument 'subset_by_index' must be a pair of ints (lo, hi), "
+                        f"got {subset_by_index!r}") from None
+    if not 0 <= lo <= hi <= size:
+        raise ValueError(f"{fn}: argument 'subset_by_index' must satisfy 0 <= lo <= hi <= "
+                         f"{size}, got {(lo, hi)}")
+    return None if (lo, hi) == (0, size) else (lo, hi)
+
+
+def eigh(x: ArrayLike, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None,
+         implementation: EighImplementation | None = None) -> tuple[Array, Array]:
+    """Eigendecomposition of Hermitian (real symmetric) matrices (LAPACK's syevd/heevd).
+
+    Args:
+      x: (..., n, n) matrices.
+      lower: read ``x``'s lower (else upper) triangle (when not symmetrized).
+      symmetrize_input: use ``(x + xᴴ) / 2``.
+      sort_eigenvalues: accepted; the CPU always sorts ascending (as JAX's).
+      subset_by_index: ``(lo, hi)``: only eigenpairs ``lo <= i < hi`` (ascending order).
+      implementation: ``None`` or ``EighImplementation.QR``.
+
+    Returns:
+      ``(v, w)``: eigenvectors as the columns of ``v`` (..., n, k) and real eigenvalues ``w``
+      (..., k), so ``x @ v = v * w[..., None, :]``. The derivative is JAX's: it divides by
+      eigenvalue gaps, so it is not finite at repeated eigenvalues.
+    """
+    del sort_eigenvalues
+    if implementation not in (None, EighImplementation.QR):
+        raise NotImplementedError(f"eigh: implementation {implementation} is not supported on "
+                                  "the CPU (use None or EighImplementation.QR)")
+    x = _arr(x)
+    aval = core.get_aval(x)
+    _pl.check_matrix("eigh", aval, "x")
+    sub = _subset("eigh", subset_by_index, aval.shape[-1])
+    if symmetrize_input:
+        x = symmetrize(x)
+    v, w = eigh_p.bind(x, lower=bool(lower))
+    if sub is not None:
+        v, w = _ps._cut(v, -1, *sub), _ps._cut(w, -1, *sub)
+    return v, w
+
+
+def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None,
+        algorithm: SvdAlgorithm | None = None) -> Any:
+    """Singular value decomposition ``x = u @ diag(s) @ vh`` (LAPACK's gesdd; gesvd for
+    ``SvdAlgorithm.QR``).
+
+    Args:
+      x: (..., m, n) matrices.
+      full_matrices: ``u`` (..., m, m) and ``vh`` (..., n, n); else (..., m, k), (..., k, n).
+      compute_uv: also return the singular vectors.
+      subset_by_index: ``(lo, hi)``: only singular triplets ``lo <= i < hi`` (descending).
+      algorithm: a ``SvdAlgorithm`` (``None`` is the default).
+
+    Returns:
+      ``(u, s, vh)``, or ``s`` without ``compute_uv``; ``s`` real, descending. The derivative
+      is JAX's: it divides by singular value gaps (not finite at repeated singular values) and
+      raises ``NotImplementedError`` with vectors and ``full_matrices`` on a non-square ``x``.
+    """
+    if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
+        alg = 0
+    elif algorithm == SvdAlgorithm.QR:
+        alg = 1
+    elif isinstance(algorithm, SvdAlgorithm):
+        raise NotImplementedError("svd: the Jacobi and Polar algorithms are not implemented on "
+                                  "the CPU (as JAX's)")
+    else:
+        raise TypeError(f"svd: argument 'algorithm' must be a SvdAlgorithm or None, got "
+                        f"{algorithm!r}")
+    x = _arr(x)
+    aval = core.get_aval(x)
+    _pl.check_matrix("svd", aval, "x", square=False)
+    rank = min(aval.shape[-2:])
+    if subset_by_index is not None and full_matrices and tuple(subset_by_index) != (0, rank):
+        raise ValueError("svd: full_matrices and subset_by_index cannot both be set")
+    sub = _subset("svd", subset_by_index, rank)
+    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                      algorithm=alg)
+    s = outs[0] if sub is None else _ps._cut(outs[0], -1, *sub)
+    if not compute_uv:
+        return s
+    u, vh = outs[1], outs[2]
+    if sub is not None:
+        u, vh = _ps._cut(u, -1, *sub), _ps._cut(vh, -2, *sub)
+    return u, s, vh

@@ -18,14 +18,21 @@ from ..primitives import linalg as _pl
 from ..tracer import core
 from ..tracer.array import Array
 from ..tracer.shapes import broadcast_shapes
-from ._creation import asarray
+from ._creation import asarray, eye
 from ._linalg import diagonal as _diagonal, matmul as _matmul, trace as _trace
 from ._promotion import promote_dtypes_inexact
 from ._reductions import any as _any, count_nonzero, prod, sum as _sum
-from ._shape import broadcast_to, expand_dims, matrix_transpose, squeeze
+from ._shape import broadcast_to, expand_dims, squeeze
 from ._creation import zeros_like
 from ._ufuncs import abs as _abs, conj, equal, log, multiply, not_equal, real, where
 from ..transforms.custom_derivatives import custom_jvp
+from ..tracer.shapes import canonicalize_axis
+from ._dtype_info import finfo
+from ._indexing import take_along_axis
+from ._reductions import max as _amax, min as _amin
+from ._shape import moveaxis
+from ._sorting import argsort as _argsort
+from ._ufuncs import isnan, power as _power, sign as _sign, sqrt as _sqrt
 
 __all__ = ["cholesky", "det", "inv", "slogdet", "solve", "SlogdetResult"]
 
@@ -443,3 +450,375 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     if preferred_element_type is not None:
         out = out.astype(preferred_element_type)
     return out
+
+
+# ---- issue 28, orthogonal and spectral decompositions (lax.linalg qr, eigh, svd) ----
+
+__all__ += ["EighResult", "QRResult", "SVDResult", "cond", "eigh", "eigvalsh", "lstsq",
+            "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "svd", "svdvals",
+            "vector_norm"]
+
+
+class EighResult(NamedTuple):
+    """``eigh``'s result: real ``eigenvalues`` (ascending) and ``eigenvectors`` (columns)."""
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    """``qr``'s result: ``Q`` and ``R``."""
+    Q: Array
+    R: Array
+
+
+class SVDResult(NamedTuple):
+    """``svd``'s result: ``U``, ``S`` (descending) and ``Vh``."""
+    U: Array
+    S: Array
+    Vh: Array
+
+
+def _H(x: Any) -> Any:
+    return conj(matrix_transpose(x))
+
+
+def _at_least_2d(fn: str, a: Any) -> None:
+    if core.get_aval(a).ndim < 2:
+        raise ValueError(f"{fn}: argument 'a' must have at least 2 dimensions (..., m, n), got "
+                         f"shape {core.get_aval(a).shape}")
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """QR decomposition of each (..., m, n) matrix (as ``numpy.linalg.qr``).
+
+    Args:
+      a: (..., m, n) matrices.
+      mode: ``"reduced"`` (Q (..., m, k), R (..., k, n), k = min(m, n)), ``"complete"`` (Q
+        (..., m, m)), ``"r"`` (R only) or ``"raw"`` (LAPACK's ``(h, tau)``, ``h`` transposed).
+
+    Returns:
+      ``QRResult(Q, R)``, ``R`` alone for ``"r"``, ``QRResult(h, tau)`` for ``"raw"``.
+    """
+    (a,) = _inexact("qr", a)
+    _at_least_2d("qr", a)
+    if mode == "raw":
+        h, taus = lax_linalg.geqrf(a)
+        return QRResult(matrix_transpose(h), taus)
+    if mode in ("reduced", "r", "full"):
+        full_matrices = False
+    elif mode == "complete":
+        full_matrices = True
+    else:
+        raise ValueError(f"qr: argument 'mode' must be 'reduced', 'complete', 'r' or 'raw', "
+                         f"got {mode!r}")
+    q, r = lax_linalg.qr(a, full_matrices=full_matrices)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
+    """Eigenvalues and eigenvectors of Hermitian (real symmetric) matrices.
+
+    Args:
+      a: (..., n, n) matrices.
+      UPLO: ``"L"`` (default) or ``"U"``: the triangle read when not symmetrized.
+      symmetrize_input: use ``(a + aᴴ) / 2``.
+
+    Returns:
+      ``EighResult(eigenvalues, eigenvectors)``: ascending real eigenvalues and the
+      eigenvectors as columns. The derivative is not finite at repeated eigenvalues (as JAX).
+    """
+    if UPLO is None or UPLO == "L":
+        lower = True
+    elif UPLO == "U":
+        lower = False
+    else:
+        raise ValueError(f"eigh: argument 'UPLO' must be one of None, 'L', or 'U', got {UPLO!r}")
+    (a,) = _inexact("eigh", a)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Array:
+    """The (ascending, real) eigenvalues of Hermitian matrices (see ``eigh``)."""
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index: tuple[int, int] | None = None) -> Any:
+    """Singular value decomposition ``a = U @ diag(S) @ Vh`` of each (..., m, n) matrix.
+
+    Args:
+      a: (..., m, n) matrices.
+      full_matrices: ``U`` (..., m, m) and ``Vh`` (..., n, n); else (..., m, k), (..., k, n).
+      compute_uv: also return ``U`` and ``Vh``.
+      hermitian: ``a`` is Hermitian: computed from ``eigh`` (as JAX).
+      subset_by_index: ``(lo, hi)``: the singular triplets ``lo <= i < hi`` only.
+
+    Returns:
+      ``SVDResult(U, S, Vh)``, or ``S`` without ``compute_uv`` (real, descending).
+    """
+    (a,) = _inexact("svd", a)
+    _at_least_2d("svd", a)
+    if hermitian:
+        vecs, vals = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+        s = _abs(vals)
+        order = _argsort(s, axis=-1, descending=True)
+        s = take_along_axis(s, order, axis=-1)
+        if not compute_uv:
+            return s
+        sign = take_along_axis(_sign(vals), order, axis=-1)
+        u = take_along_axis(vecs, order[..., None, :], axis=-1)
+        vh = _H(u * sign[..., None, :].astype(u.dtype))
+        return SVDResult(u, s, vh)
+    if compute_uv:
+        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                                         subset_by_index=subset_by_index))
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
+                          subset_by_index=subset_by_index)
+
+
+def svdvals(x: Any, /) -> Array:
+    """The singular values (..., k) of each (..., m, n) matrix, descending."""
+    return svd(x, compute_uv=False, hermitian=False)
+
+
+def _sum_abs2(x: Any, axis: Any, keepdims: bool) -> Any:
+    return _sqrt(_sum(real(x * conj(x)), axis=axis, keepdims=keepdims))
+
+
+def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float | str = 2) -> Array:
+    """The vector ``ord``-norm over ``axis`` (all axes by default): 2, 1, inf, -inf, 0 (the
+    count of non-zeros) or any other power."""
+    (x,) = _inexact("vector_norm", x)
+    if ord is None or ord == 2:
+        return _sum_abs2(x, axis, keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"vector_norm: invalid order {ord!r} for a vector norm (use "
+                         "jnp.inf / -jnp.inf for the infinity norms)")
+    if ord == np.inf:
+        return _amax(_abs(x), axis=axis, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return _amin(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return _sum(not_equal(x, 0), dtype=finfo(core.get_aval(x).dtype).dtype, axis=axis,
+                    keepdims=keepdims)
+    if ord == 1:
+        return _sum(_abs(x), axis=axis, keepdims=keepdims)
+    ax = _abs(x)
+    dt = core.get_aval(ax).dtype
+    out = _sum(_power(ax, np.array(ord, dt)), axis=axis, keepdims=keepdims)
+    return _power(out, np.array(1.0 / ord, dt))
+
+
+def norm(x: Any, ord: int | float | str | None = None, axis: None | int | tuple[int, ...] = None,
+         keepdims: bool = False) -> Array:
+    """Matrix or vector norm, as ``numpy.linalg.norm``.
+
+    Args:
+      x: an array.
+      ord: the order: for vectors as ``vector_norm``; for matrices ``None``/``'fro'``, ``'nuc'``
+        (sum of singular values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1``
+        (max/min column sum of ``|x|``), ``inf``/``-inf`` (max/min row sum).
+      axis: ``None`` (all of ``x``: a vector norm for 1-d, a matrix norm for 2-d), one axis
+        (vector norm) or two (matrix norm).
+      keepdims: keep the reduced axes with size one.
+    """
+    (x,) = _inexact("norm", x)
+    ndim = core.get_aval(x).ndim
+    if axis is None:
+        if ord is None:
+            return _sum_abs2(x, None, keepdims)
+        axis = tuple(range(ndim))
+    elif isinstance(axis, tuple):
+        axis = tuple(canonicalize_axis(a, ndim, "norm") for a in axis)
+    else:
+        axis = (canonicalize_axis(axis, ndim, "norm"),)
+    if len(axis) == 1:
+        return vector_norm(x, ord=2 if ord is None else ord, axis=axis, keepdims=keepdims)
+    if len(axis) != 2:
+        raise ValueError(f"norm: improper number of axes {axis}: pass one axis for a vector "
+                         "norm or two for a matrix norm")
+    row_axis, col_axis = axis
+    if row_axis == col_axis:
+        raise ValueError(f"norm: duplicate axes {axis}")
+    if ord is None or ord in ("f", "fro"):
+        return _sum_abs2(x, axis, keepdims)
+    if ord in (1, -1):
+        if not keepdims and col_axis > row_axis:
+            col_axis -= 1
+        col_sums = _sum(_abs(x), axis=row_axis, keepdims=keepdims)
+        return (_amax(col_sums, axis=col_axis, keepdims=keepdims, initial=0) if ord == 1 else
+                _amin(col_sums, axis=col_axis, keepdims=keepdims))
+    if ord in (np.inf, -np.inf):
+        if not keepdims and row_axis > col_axis:
+            row_axis -= 1
+        row_sums = _sum(_abs(x), axis=col_axis, keepdims=keepdims)
+        return (_amax(row_sums, axis=row_axis, keepdims=keepdims, initial=0) if ord > 0 else
+                _amin(row_sums, axis=row_axis, keepdims=keepdims))
+    if ord in ("nuc", 2, -2):
+        s = svd(moveaxis(x, axis, (-2, -1)), compute_uv=False)
+        if ord == 2:
+            y = _amax(s, axis=-1, initial=0)
+        elif ord == -2:
+            y = _amin(s, axis=-1)
+        else:
+            y = _sum(s, axis=-1)
+        return expand_dims(y, axis) if keepdims else y
+    raise ValueError(f"norm: invalid order {ord!r} for a matrix norm")
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int = "fro") -> Array:
+    """The matrix norm over the last two axes (see ``norm``)."""
+    return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
+
+
+def _pinv(a: Any, rtol: Any, hermitian: bool) -> Any:
+    m, n = core.get_aval(a).shape[-2:]
+    dt = core.get_aval(a).dtype
+    if m == 0 or n == 0:
+        return zeros_like(matrix_transpose(a))
+    a = conj(a)
+    if rtol is None:
+        rtol = 10.0 * max(m, n) * np.array(finfo(dt).eps)
+    rtol = asarray(rtol)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    lead = core.get_aval(s).ndim - core.get_aval(rtol).ndim - 1
+    rtol = rtol[..., None]
+    if lead > 0:
+        rtol = expand_dims(rtol, tuple(range(lead)))
+    cutoff = rtol * s[..., 0:1]
+    s = where(s > cutoff, s, np.inf).astype(dt)
+    return _matmul(matrix_transpose(vh), matrix_transpose(u) / s[..., None])
+
+
+_pinv_cj = custom_jvp(_pinv, nondiff_argnums=(1, 2))
+
+
+@_pinv_cj.defjvp
+def _pinv_jvp(rtol: Any, hermitian: bool, primals: tuple, tangents: tuple) -> tuple:
+    # JAX's rule (Golub & Pereyra): the derivative of the pseudo-inverse at fixed rank
+    (a,), (a_dot,) = primals, tangents
+    p = _pinv_cj(a, rtol, hermitian)
+    if hermitian:  # svd(hermitian=True) reads the Hermitian part, and so must the tangent
+        a, a_dot = (a + _H(a)) / 2, (a_dot + _H(a_dot)) / 2
+    m, n = core.get_aval(a).shape[-2:]
+    mm = _matmul
+    if m >= n:
+        s = mm(mm(p, _H(p)), _H(a_dot))
+        t = mm(mm(_H(a_dot), _H(p)), p)
+        p_dot = -mm(mm(p, a_dot), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t)
+    else:
+        s = mm(p, mm(_H(p), _H(a_dot)))
+        t = mm(_H(a_dot), mm(_H(p), p))
+        p_dot = -mm(p, mm(a_dot, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t))
+    return p, p_dot
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Array:
+    """The Moore-Penrose pseudo-inverse (..., n, m) of each (..., m, n) matrix, from its SVD:
+    singular values at most ``rtol`` times the largest are treated as zero (default
+    ``10 max(m, n) eps``). JAX's custom derivative (that of a fixed-rank pseudo-inverse)."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified")
+        rtol = rcond
+    (a,) = _inexact("pinv", a)
+    _at_least_2d("pinv", a)
+    return _pinv_cj(a, rtol, bool(hermitian))
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Array:
+    """The number of singular values above ``rtol`` (default: the largest singular value
+    times ``max(m, n) eps``), per matrix; for a vector, whether it is non-zero."""
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified")
+        rtol = tol
+    (M,) = _inexact("matrix_rank", M)
+    aval = core.get_aval(M)
+    if aval.ndim < 2:
+        return _any(not_equal(M, 0)).astype(np.int32)
+    S = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    sdt = core.get_aval(S).dtype
+    if rtol is None:
+        rtol = _amax(S, axis=-1) * np.array(max(aval.shape[-2:]) * finfo(sdt).eps, sdt)
+    rtol = expand_dims(asarray(rtol), np.ndim(rtol) if not isinstance(rtol, Array)
+                       else core.get_aval(rtol).ndim)
+    return _sum(S > rtol, axis=-1)
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None, *,
+          numpy_resid: bool = False) -> tuple[Array, Array, Array, Array]:
+    """Least-squares solution of ``a @ x = b`` from the SVD of ``a`` (as JAX).
+
+    Args:
+      a: (m, n) matrix.
+      b: (m,) or (m, k) right-hand sides.
+      rcond: singular values below ``rcond`` times the largest are treated as zero (default
+        ``eps max(m, n)``; negative: ``eps``).
+      numpy_resid: return NumPy's residuals (empty unless full-rank and m > n; not traceable);
+        by default the residuals are always computed.
+
+    Returns:
+      ``(x, residuals, rank, s)``.
+    """
+    a, b = _inexact("lstsq", a, b)
+    aa, ba = core.get_aval(a), core.get_aval(b)
+    if aa.ndim != 2:
+        raise TypeError(f"lstsq: argument 'a' must be two-dimensional, got shape {aa.shape}")
+    if ba.ndim not in (1, 2):
+        raise TypeError(f"lstsq: argument 'b' must be one- or two-dimensional, got shape "
+                        f"{ba.shape}")
+    if aa.shape[0] != ba.shape[0]:
+        raise ValueError(f"lstsq: the leading dimensions of 'a' {aa.shape} and 'b' {ba.shape} "
+                         "must match")
+    vector = ba.ndim == 1
+    if vector:
+        b = b[:, None]
+    m, n = aa.shape
+    dt = aa.dtype
+    if m == 0 or n == 0:
+        s = asarray(np.zeros(0, np.zeros(0, dt).real.dtype))
+        rank = asarray(np.array(0, np.int32))
+        x = asarray(np.zeros((n,) + core.get_aval(b).shape[1:], dt))
+    else:
+        eps = float(finfo(dt).eps)
+        rc = eps * max(n, m) if rcond is None else where(asarray(rcond) < 0, eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        sdt = core.get_aval(s).dtype
+        mask = (s > 0) & (s >= asarray(rc).astype(sdt) * s[0])
+        rank = _sum(mask).astype(np.int32)
+        safe_s = where(mask, s, 1).astype(dt)
+        s_inv = where(mask, 1 / safe_s, 0)[:, None]
+        x = _matmul(_H(vt), s_inv * _matmul(_H(u), b))
+    if numpy_resid and (int(rank) < n or m <= n):
+        resid = asarray(np.zeros(0, np.zeros(0, dt).real.dtype))
+    else:
+        resid = norm(b - _matmul(a, x), axis=0) ** 2
+    if vector:
+        x = x[:, 0]
+    return x, resid, rank, s
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """The condition number of each (..., m, n) matrix in the norm ``p`` (None/2: the ratio of
+    the extreme singular values; -2 its inverse; other orders of ``norm`` for square
+    matrices). Infinite where the matrix is singular (and finite)."""
+    (x,) = _inexact("cond", x)
+    shape = core.get_aval(x).shape
+    if len(shape) < 2:
+        raise ValueError(f"cond: argument 'x' must have at least 2 dimensions, got shape {shape}")
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(f"cond: argument 'x' must not be empty, got shape {shape}")
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"cond: for p={p!r} argument 'x' must be square, got shape {shape}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return where(isnan(r) & ~_any(isnan(x), axis=(-2, -1)), np.inf, r)

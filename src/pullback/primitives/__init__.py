@@ -8,6 +8,7 @@ from . import reduce_window  # noqa: F401
 from . import linalg  # noqa: F401
 from . import linalg_eig  # noqa: F401
 from . import fft  # noqa: F401
+from . import linalg_spectral  # noqa: F401
 from . import attention  # noqa: F401  (after the families its rules bind)
 from . import conv  # noqa: F401
 from . import special  # noqa: F401

@@ -166,3 +166,108 @@ from ._special_matrices import (block_diag, circulant, companion,  # noqa: E402
 __all__ += ["block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler",
             "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert",
             "invpascal", "leslie", "pascal", "toeplitz"]
+
+
+# ---- issue 28, orthogonal and spectral decompositions (lax.linalg qr, eigh, svd) ----
+
+__all__ += ["eigh", "polar", "qr", "svd"]
+
+
+def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> tuple[Any, ...]:
+    """QR decomposition as SciPy's: ``mode`` ``"full"`` (Q (..., m, m)), ``"economic"`` (Q
+    (..., m, k)) or ``"r"`` (``(R,)`` only); with ``pivoting`` also the column permutation
+    ``P`` (``a[:, P] = Q R``)."""
+    del overwrite_a, lwork, check_finite
+    if mode in ("full", "r"):
+        full_matrices = True
+    elif mode == "economic":
+        full_matrices = False
+    else:
+        raise ValueError(f"qr: argument 'mode' must be 'full', 'economic' or 'r', got {mode!r}")
+    (a,) = _inexact("qr", a)
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    if mode == "r":
+        return (r, p[0]) if pivoting else (r,)
+    return (q, r, p[0]) if pivoting else (q, r)
+
+
+def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
+         eigvals: Any = None, type: int = 1, check_finite: bool = True, *,
+         subset_by_index: Any = None) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, as SciPy's.
+
+    Args:
+      a: (..., n, n) matrices; only the ``lower`` (else upper) triangle is read.
+      b: must be None (the generalized problem is not implemented, as JAX).
+      eigvals_only: return the eigenvalues only.
+      subset_by_index: SciPy's inclusive ``(lo, hi)``: eigenvalues ``lo..hi`` (ascending
+        order); ``eigvals`` is its old name.
+      type: must be 1.
+
+    Returns:
+      ``w``, or ``(w, v)``.
+    """
+    del overwrite_a, overwrite_b, turbo, check_finite
+    if b is not None:
+        raise NotImplementedError("eigh: only the b=None case is implemented (as JAX)")
+    if type != 1:
+        raise NotImplementedError("eigh: only the type=1 case is implemented (as JAX)")
+    if eigvals is not None:
+        if subset_by_index is not None:
+            raise ValueError("eigh: only one of eigvals and subset_by_index may be given")
+        subset_by_index = eigvals
+    sub = None
+    if subset_by_index is not None:
+        lo, hi = subset_by_index
+        sub = (int(lo), int(hi) + 1)  # SciPy's bounds are inclusive, lax's half-open
+    (a,) = _inexact("eigh", a)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False, subset_by_index=sub)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:
+    """Singular value decomposition, as SciPy's: ``(U, s, Vh)`` or ``s``; ``lapack_driver``
+    ``"gesdd"`` (default) or ``"gesvd"``."""
+    del overwrite_a, check_finite
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ValueError(f"svd: argument 'lapack_driver' must be 'gesdd' or 'gesvd', got "
+                         f"{lapack_driver!r}")
+    (a,) = _inexact("svd", a)
+    alg = lax_linalg.SvdAlgorithm.QR if lapack_driver == "gesvd" else None
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                          algorithm=alg)
+
+
+def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None) -> tuple[Any, Any]:
+    """Polar decomposition ``a = u p`` (``side="right"``, ``p`` (..., n, n)) or ``a = p u``
+    (``"left"``, ``p`` (..., m, m)) with ``p`` Hermitian positive semi-definite.
+
+    Both methods compute the factors from the SVD here (``u = U Vh``); ``method="qdwh"``
+    keeps JAX's shape restrictions (m >= n for ``"right"``, m < n for ``"left"``), and ``eps``
+    and ``max_iterations`` (QDWH's) are ignored.
+    """
+    del eps, max_iterations
+    (a,) = _inexact("polar", a)
+    shape = core.get_aval(a).shape
+    if len(shape) < 2:
+        raise ValueError(f"polar: argument 'a' must have at least 2 dimensions, got shape {shape}")
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: argument 'side' must be 'right' or 'left', got {side!r}")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"polar: unknown method {method!r} (expected 'qdwh' or 'svd')")
+    m, n = shape[-2:]
+    if method == "qdwh" and not ((m >= n and side == "right") or (m < n and side == "left")):
+        raise NotImplementedError("polar: method='qdwh' only supports m >= n with side='right' "
+                                  f"and m < n with side='left', got {shape} with side={side!r}")
+    u, s, vh = lax_linalg.svd(a, full_matrices=False)
+    s = s.astype(u.dtype)
+    unitary = u @ vh
+    if side == "right":
+        posdef = (conj(matrix_transpose(vh)) * s[..., None, :]) @ vh
+    else:
+        posdef = (u * s[..., None, :]) @ conj(matrix_transpose(u))
+    return unitary, posdef

@@ -132,3 +132,12 @@ def test_einsum_path_matches_numpy():
     got = jnp.einsum_path("ij,jk,kl->il", *[jnp.asarray(o) for o in ops])
     ref = np.einsum_path("ij,jk,kl->il", *ops, optimize="greedy")
     assert got[0] == ref[0]
+
+
+@pytest.mark.parametrize("shift", [-7, -1, 0, 3, 12])
+def test_roll_by_a_traced_shift(shift):
+    # as JAX's: a shift known only at run time rolls through a dynamic slice
+    x = np.arange(10.0).reshape(2, 5)
+    for axis in (1, None):
+        got = pb.jit(lambda a, s: jnp.roll(a, s, axis))(x, np.int32(shift))
+        np.testing.assert_array_equal(np.asarray(got), np.roll(x, shift, axis))

@@ -12,6 +12,7 @@ from .. import lax
 from ..primitives.movement import reshape_p, transpose_p
 from ..tracer import dtypes, executor
 from ..tracer.array import Array
+from ..tracer.errors import ConcretizationTypeError
 from ..tracer.shapes import broadcast_shapes as _broadcast_shapes
 from ..tracer.shapes import (canonicalize_axes, canonicalize_axis, check_shape, index_arg,
                              index_tuple)
@@ -453,7 +454,12 @@ def roll(a: ArrayLike, shift: int | Sequence[int], axis: int | Sequence[int] | N
         n = av.shape[ax]
         if n == 0:
             continue
-        k = int(s) % n
+        try:
+            k = int(s) % n
+        except ConcretizationTypeError:  # a traced shift (JAX's too): slice the axis doubled
+            start = (n - s % n) % n
+            a = lax.dynamic_slice_in_dim(concatenate([a, a], ax), start, n, axis=ax)
+            continue
         if k:
             a = concatenate([lax.slice_in_dim(a, n - k, n, axis=ax),
                              lax.slice_in_dim(a, 0, n - k, axis=ax)], ax)

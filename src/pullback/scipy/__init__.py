@@ -1,7 +1,27 @@
-"""``pullback.scipy``: SciPy's API on pullback arrays, as ``jax.scipy`` (``linalg``, ``signal``, ``fft``,
-``special``, ``stats``)."""
-from . import linalg  # noqa: F401
-from . import signal  # noqa: F401
-from . import fft  # noqa: F401
-from . import special  # noqa: F401
-from . import stats  # noqa: F401
+"""``pullback.scipy``: SciPy's API on pullback arrays, as ``jax.scipy``.
+
+The submodules (``linalg``, ``signal``, ``fft``, ``special``, ``stats``, ...) load on first
+access, as ``import jax`` leaves ``jax.scipy`` unloaded: most programs never touch them, and
+``import pullback`` should not pay for them (docs/debugging.md, "Import time").
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# every public submodule; add a new one here so ``pullback.scipy.<name>`` finds it
+_SUBMODULES = ("fft", "linalg", "signal", "special", "stats")
+
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))

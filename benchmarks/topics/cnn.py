@@ -5,7 +5,9 @@ and PyTorch eager (F.conv2d, F.max_pool2d, autograd, the same SGD update).
 
 Each framework in its own idiom: pullback and JAX channels-last (NHWC / HWIO, as Flax; with one
 input channel the batch's bytes are the same as NCHW's), PyTorch NCHW. Issue 27's target: the
-step <= 0.8x PyTorch eager's.
+step <= 0.8x PyTorch eager's. A second case writes the pullback and JAX programs channels-first
+(NCHW / OIHW, JAX's default dimension numbers and PyTorch's layout), where the compiler
+chooses the activations' layout (docs/conv.md).
 """
 from __future__ import annotations
 
@@ -36,17 +38,19 @@ def _data():
     return p, x, y
 
 
-def _step(jax_like):
+def _step(jax_like, dn=DN):
     lax, jnp = jax_like.lax, jax_like.numpy
+    window = (1, 1, 2, 2) if dn[0] == "NCHW" else (1, 2, 2, 1)
+    bias = (lambda b: b[:, None, None]) if dn[0] == "NCHW" else (lambda b: b)
 
     def pool(h):
-        return lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return lax.reduce_window(h, -jnp.inf, lax.max, window, window, "VALID")
 
     def loss(p, x, y):
-        h = lax.conv_general_dilated(x, p["w1"], (1, 1), "SAME", dimension_numbers=DN)
-        h = pool(jax_like.nn.relu(h + p["b1"]))
-        h = lax.conv_general_dilated(h, p["w2"], (1, 1), "SAME", dimension_numbers=DN)
-        h = pool(jax_like.nn.relu(h + p["b2"]))
+        h = lax.conv_general_dilated(x, p["w1"], (1, 1), "SAME", dimension_numbers=dn)
+        h = pool(jax_like.nn.relu(h + bias(p["b1"])))
+        h = lax.conv_general_dilated(h, p["w2"], (1, 1), "SAME", dimension_numbers=dn)
+        h = pool(jax_like.nn.relu(h + bias(p["b2"])))
         logits = h.reshape(h.shape[0], -1) @ p["w3"] + p["b3"]
         logp = jax_like.nn.log_softmax(logits)
         return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
@@ -57,18 +61,21 @@ def _step(jax_like):
     return jax_like.jit(step)
 
 
+def _channels_first(p, x):
+    """The same parameters and batch in PyTorch's layouts: OIHW kernels, NCHW activations, and
+    the dense layer's rows permuted from (h, w, c) to (c, h, w) flattening order."""
+    q = {"w1": p["w1"].transpose(3, 2, 0, 1).copy(), "b1": p["b1"],
+         "w2": p["w2"].transpose(3, 2, 0, 1).copy(), "b2": p["b2"],
+         "w3": p["w3"].reshape(7, 7, 64, 10).transpose(2, 0, 1, 3).reshape(-1, 10).copy(),
+         "b3": p["b3"]}
+    return q, np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
 def _torch_impl(torch, p, x, y) -> Impl:
     F = torch.nn.functional
-    # the same parameters in PyTorch's layouts: OIHW kernels, NCHW activations, and the dense
-    # layer's rows permuted from (h, w, c) to (c, h, w) flattening order
-    pt = {"w1": torch.tensor(p["w1"].transpose(3, 2, 0, 1).copy(), requires_grad=True),
-          "b1": torch.tensor(p["b1"], requires_grad=True),
-          "w2": torch.tensor(p["w2"].transpose(3, 2, 0, 1).copy(), requires_grad=True),
-          "b2": torch.tensor(p["b2"], requires_grad=True),
-          "w3": torch.tensor(p["w3"].reshape(7, 7, 64, 10).transpose(2, 0, 1, 3)
-                             .reshape(-1, 10).copy(), requires_grad=True),
-          "b3": torch.tensor(p["b3"], requires_grad=True)}
-    xt = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+    q, xq = _channels_first(p, x)
+    pt = {k: torch.tensor(v, requires_grad=True) for k, v in q.items()}
+    xt = torch.from_numpy(xq)
     yt = torch.from_numpy(y.astype(np.int64))
 
     def step():
@@ -82,21 +89,30 @@ def _torch_impl(torch, p, x, y) -> Impl:
     return Impl("step()", {"step": step}, result=lambda r: r[0].numpy())
 
 
-def cases(fws) -> list[Case]:
+def _impls(fws, p, x, y, dn) -> dict:
     import pullback as pb
-    p, x, y = _data()
     impls = {"pullback": Impl("f(p, x, y)", {
-        "f": _step(pb), "p": {k: pb.numpy.asarray(v) for k, v in p.items()},
+        "f": _step(pb, dn), "p": {k: pb.numpy.asarray(v) for k, v in p.items()},
         "x": pb.numpy.asarray(x), "y": pb.numpy.asarray(y)}, result=lambda r: np.asarray(r[0]))}
     if _fw(fws, "jax"):
         jax = importlib.import_module("jax")
         impls["jax"] = Impl("f(p, x, y)", {
-            "f": _step(jax), "p": {k: jax.numpy.asarray(v) for k, v in p.items()},
+            "f": _step(jax, dn), "p": {k: jax.numpy.asarray(v) for k, v in p.items()},
             "x": jax.numpy.asarray(x), "y": jax.numpy.asarray(y)},
             sync=lambda r: r[0].block_until_ready(), result=lambda r: np.asarray(r[0]))
+    return impls
+
+
+def cases(fws) -> list[Case]:
+    p, x, y = _data()
+    impls = _impls(fws, p, x, y, DN)
+    q, xq = _channels_first(p, x)
+    first = _impls(fws, q, xq, y, ("NCHW", "OIHW", "NCHW"))
     if _fw(fws, "torch"):
-        impls["torch"] = _torch_impl(importlib.import_module("torch"), p, x, y)
-    return [Case("cnn", f"CNN step conv3x3(32)+relu+pool2, conv3x3(64)+relu+pool2, dense10 on "
-                 f"({B},1,28,28): value_and_grad + SGD in one jit (torch: eager)", impls, "us",
+        impls["torch"] = first["torch"] = _torch_impl(importlib.import_module("torch"), p, x, y)
+    net = f"CNN step conv3x3(32)+relu+pool2, conv3x3(64)+relu+pool2, dense10 on ({B},1,28,28)"
+    return [Case("cnn", f"{net}: value_and_grad + SGD in one jit (torch: eager)", impls, "us",
                  targets=(Target("torch", 0.8),), rtol=1e-4,
-                 reference="torch" if "torch" in impls else "pullback")]
+                 reference="torch" if "torch" in impls else "pullback"),
+            Case("cnn", f"{net} written NCHW/OIHW (pullback: the compiler picks the layout)",
+                 first, "us", rtol=1e-4, reference="torch" if "torch" in first else "pullback")]

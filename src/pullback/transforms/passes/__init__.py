@@ -4,7 +4,8 @@
 simplification, constant folding and common-subexpression elimination, each equation offered
 to the three rules in that order, after its operands' substitutions) and one dead-code
 elimination; that reaches the fixed point of all five passes. Last, a residual add feeding a
-norm is fused into it (norm_fusion.py), and element-wise residuals read after a matmul or
+norm is fused into it (norm_fusion.py), float32 convolution outputs are stored channels-last
+(conv_layout.py), and element-wise residuals read after a matmul or
 kernel are recomputed there instead of stored when that stores fewer bytes (remat.py). Sub-jaxprs in params (cond
 branches, loop bodies, custom-derivative calls) go through the same pipeline, keeping their
 signature. No pass mutates its input: traced programs are cached and reused.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from ...tracer.ir import ClosedJaxpr, Eqn, Jaxpr
 from ._rewrite import forward, has_sub_jaxprs, map_sub_jaxprs, same_outputs
+from .conv_layout import choose_conv_layouts
 from .cse import cse_jaxpr, cse_rule
 from .dce import dce_jaxpr
 from .fold import fold_constants, fold_rule
@@ -45,8 +47,10 @@ class _Pipeline:
         # rule above needs to see through it
         # element-wise residuals recomputed where read late (remat.py): after CSE, which would
         # merge the clones back
-        return remat_residuals(
-            fuse_residual_norms(dce_jaxpr(forward(closed, _RULES, allow_new_consts))))
+        # convolution layouts after DCE (dead readers would pin a layout), before the
+        # residual-norm fusion and remat, which reason about the final equations
+        return remat_residuals(fuse_residual_norms(choose_conv_layouts(
+            dce_jaxpr(forward(closed, _RULES, allow_new_consts)))))
 
     def sub_closed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
         hit = self.memo.get(id(closed))

@@ -11,6 +11,8 @@ import pullback as pb
 from pullback import lax
 from pullback.backends.cpu import kernels
 from pullback.lax._conversion import _convert_element_type
+from pullback.primitives.conversion import bitcast_convert_type_p
+from pullback.test_util import reference_backend
 from pullback.primitives.conversion import convert_reference
 from pullback.tracer import dtypes
 
@@ -378,6 +380,18 @@ def test_bitcast_byte_order_and_scalars():
     back = lax.bitcast_convert_type(s, np.float64)
     assert back.shape == () and float(back) == 1.0
     assert lax.bitcast_convert_type(pb.Array(np.ones(3, bool)), np.bool_).dtype == np.bool_
+
+
+def test_bitcast_reference_keeps_a_scalar_a_scalar():
+    # the same itemsize: a scalar stays 0-d (the reference once made it 1-d, so a random
+    # float sampled with shape () had shape (1,) under the reference backend)
+    ref = bitcast_convert_type_p.reference
+    for src, dst in ((np.uint32, np.float32), (np.float64, np.int64), (np.int8, np.uint8)):
+        out = ref(np.array(7, src), new_dtype=np.dtype(dst))
+        assert out.shape == () and out.dtype == dst
+        assert out.tobytes() == np.array(7, src).tobytes()
+    with reference_backend():
+        assert pb.random.normal(pb.random.key(0), (), np.float32).shape == ()
 
 
 @pytest.mark.parametrize("kind", LAYOUTS)

@@ -154,7 +154,7 @@ def _bitcast_cpu(k, x: np.ndarray, *, new_dtype) -> np.ndarray:
 
 
 def _bitcast_ref(x: np.ndarray, *, new_dtype) -> np.ndarray:
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # np.ascontiguousarray would make a scalar 1-d
     ob, nb = x.itemsize, new_dtype.itemsize
     if ob >= nb:
         return x.reshape(x.shape + (1,)).view(new_dtype).reshape(

@@ -96,7 +96,9 @@ def g_unary(g: Gen) -> bool:
     table = UNARY_FLOAT if x.is_float else UNARY_INT if x.dtype == "int32" else UNARY_BOOL
     tmpl, fb = g.choice(table)
     b = fb(x.bound)
-    if not fits(x.dtype, b):
+    # an unbounded value may hold infinities (a window of holes' init): sin or cos of one is
+    # NaN, which no bound describes; tanh maps it back into [-1, 1]
+    if not fits(x.dtype, b) or not math.isfinite(x.bound):
         tmpl, b = ("jnp.tanh({})", 1.0) if x.is_float else ("{} % 3", 2)
     if tmpl.startswith("softclip"):
         g.use("softclip")
@@ -1031,6 +1033,14 @@ def g_reduce_window(g: Gen) -> bool:
                 "int32": "-2147483648" if op == "max" else "2147483647"}.get(
             x.dtype, "-np.inf" if op == "max" else "np.inf")
         comp, b = f"lax.{op}", x.bound
+        # a window over padding or base-dilation holes only gives the init value: a finite
+        # one just past the operand's bound there (with +-inf, the infinities would reach
+        # ops whose inf/NaN patterns are the implementation's, a linear solve's say)
+        holes = (pad != "VALID" if isinstance(pad, str) else any(map(any, pad))) or \
+            any(d > 1 for d in bdil)
+        if holes and x.dtype != "bool" and fits(x.dtype, x.bound + 1):
+            b = math.floor(x.bound) + 1
+            init = lit(x.dtype, -b if op == "max" else b)
     else:
         init, b = lit(x.dtype, 0), x.bound * n
         comp = "lax.add" if op == "add" else "lambda a, b: a + b"
@@ -1079,8 +1089,10 @@ def g_special(g: Gen) -> bool:
 def g_linalg(g: Gen) -> bool:
     """Issue 28's decompositions (jnp.linalg, lax.linalg) on a well-conditioned matrix built from
     a value v (..., n): A = t tᵀ + n I with t = tanh(v) (eigenvalues in [n, 2n])."""
+    # v is also the right-hand side: a finite one (an infinite one gives infinities and NaNs
+    # whose pattern depends on the order of the substitution, LAPACK's or the reference's)
     v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
-               and 1 <= v.shape[-1] <= 6)
+               and 1 <= v.shape[-1] <= 6 and math.isfinite(v.bound))
     if v is None:
         return False
     n = v.shape[-1]
@@ -1263,6 +1275,43 @@ def g_spectral(g: Gen) -> bool:
     return g.emit("spectral", code, [v], out, defs=defs)
 
 
+def g_random(g: Gen) -> bool:
+    """Issue 30's jax.random distributions, sampled with a fixed key and scaled or parameterised
+    by a float32/float64 value, so programs differentiate through them: normal, uniform,
+    laplace, logistic, gumbel, exponential (the value scales the sample), truncated_normal
+    (bounds from the value) and, outside grad mode, gamma and beta with parameters from the
+    value (rejection samplers: only their implicit gradient is defined, central differences
+    of the sample are not)."""
+    x = g.pick(lambda v: v.dtype in ("float32", "float64") and v.bound <= 100)
+    if x is None:
+        return False
+    forms = ["normal", "uniform", "laplace", "logistic", "gumbel", "exponential",
+             "truncated_normal"]
+    if g.mode != "grad":
+        forms += ["gamma", "beta"]
+    form = g.choice(forms)
+    key = f"jax.random.key({g.int_(0, 99)})"
+    n, b, dt = x.name, x.bound, f"jnp.{x.dtype}"
+    pos = f"({n} * {n} + 0.5)"
+    if form == "truncated_normal":
+        code = f"jax.random.truncated_normal({key}, -{pos}, {pos}, {x.shape}, {dt})"
+        bound = b * b + 0.5
+    elif form == "gamma":
+        code = f"jax.random.gamma({key}, {pos}, {x.shape}, {dt})"
+        bound = 3 * (b * b + 0.5) + 40
+    elif form == "beta":
+        code = f"jax.random.beta({key}, {pos}, 1.0 + jnp.abs({n}), {x.shape}, {dt})"
+        bound = 1.0
+    else:
+        code = f"jax.random.{form}({key}, {x.shape}, {dt}) * {n}"
+        # no sample of at most 2048 draws exceeds these (the largest of 2048: ~3.5 for the
+        # normal, ~7.6 for the exponential-tailed ones)
+        bound = b * (1.0 if form == "uniform" else 12.0)
+    if not fits(x.dtype, bound):
+        return False
+    return g.emit("random", code, [x], g.new(x.shape, x.dtype, bound))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1288,6 +1337,7 @@ CATALOGUE = {
     "special": g_special,
     "parity": g_parity,
     "spectral": g_spectral,
+    "random": g_random,
 }
 
 

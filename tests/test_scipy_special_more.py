@@ -152,6 +152,13 @@ def test_hyp2f1_values_float64():
     c = RNG.uniform(0.3, 5, 600)
     x = np.concatenate([RNG.uniform(-6, 0.97, 580), RNG.uniform(0.97, 0.999, 20)])
     _close(psp.hyp2f1(a, b, c, x), sc.hyp2f1(a, b, c, x), rtol=1e-8, atol=1e-12)
+    # c - a - b an integer: the series to 0.99, then the connection formula's limit
+    # (Richardson-extrapolated from c -+ delta: ~1e-7 at worst in float64)
+    for a_, b_, c_ in ((1.0, 1.0, 2.0), (1.5, 2.5, 3.0), (0.5, 0.5, 1.0), (0.2, 4.8, 3.0)):
+        near = np.array([0.91, 0.95, 0.99])
+        _close(psp.hyp2f1(a_, b_, c_, near), sc.hyp2f1(a_, b_, c_, near), rtol=1e-12)
+        nearer = np.array([0.995, 0.999, 0.9999, 1 - 1e-8])
+        _close(psp.hyp2f1(a_, b_, c_, nearer), sc.hyp2f1(a_, b_, c_, nearer), rtol=2e-7)
     # terminating series (a a negative integer) and the special cases
     _close(psp.hyp2f1(-3.0, 2.5, 1.5, np.array([-4.0, 0.5, 0.99])),
            sc.hyp2f1(-3.0, 2.5, 1.5, np.array([-4.0, 0.5, 0.99])), rtol=1e-10)  # cancels

@@ -87,24 +87,36 @@ def _complex_dtype(dtype: Any) -> Any:
 
 # ---- wofz ----
 
-def _wofz_upper(z: Any) -> Any:
-    """w(z) for Im z >= 0 (Weideman)."""
-    iz = lax.complex(-pnp.imag(z), pnp.real(z))
-    den = _c(z, _WEIDEMAN_L) - iz
-    big_z = (_c(z, _WEIDEMAN_L) + iz) / den
-    return 2 * _horner(_WEIDEMAN_C, big_z) / (den * den) + _c(z, 1 / _SQRT_PI) / den
+def _wofz_upper_parts(x: Any, y: Any) -> tuple[Any, Any]:
+    """Re and Im of w(x + iy) for y >= 0 (Weideman): w = (2 p(Z) / D + 1/sqrt(pi)) / D with
+    D = L - iz, Z = (L + iz) / D, in real arithmetic (about 7x faster here than the same
+    in complex operations, which do not fuse)."""
+    dr, di = _c(x, _WEIDEMAN_L) + y, -x  # D
+    inv = 1 / (dr * dr + di * di)
+    nr, ni = _c(x, _WEIDEMAN_L) - y, x  # L + iz
+    zr, zi = (nr * dr + ni * di) * inv, (ni * dr - nr * di) * inv
+    pr, pi = pnp.zeros_like(x) + _c(x, _WEIDEMAN_C[0]), pnp.zeros_like(x)
+    for c in _WEIDEMAN_C[1:]:
+        pr, pi = pr * zr - pi * zi + _c(x, c), pr * zi + pi * zr
+    # q = 2p / D + 1/sqrt(pi); w = q / D
+    qr = 2 * (pr * dr + pi * di) * inv + _c(x, 1 / _SQRT_PI)
+    qi = 2 * (pi * dr - pr * di) * inv
+    return (qr * dr + qi * di) * inv, (qi * dr - qr * di) * inv
 
 
 @custom_jvp
 def _wofz(z: Any) -> Any:
-    upper = pnp.imag(z) >= 0
-    w_up = _wofz_upper(pnp.where(upper, z, -z))
-    w = pnp.where(upper, w_up, 2 * pnp.exp(-(z * z)) - w_up)
+    x, y = pnp.real(z), pnp.imag(z)
+    upper = y >= 0
+    wr, wi = _wofz_upper_parts(pnp.where(upper, x, -x), pnp.where(upper, y, -y))
+    # below the axis: 2 exp(-z^2) - w(-z), exp(-z^2) = e^(y^2 - x^2) (cos 2xy - i sin 2xy)
+    e = 2 * pnp.exp(y * y - x * x)
+    wr = pnp.where(upper, wr, e * pnp.cos(2 * x * y) - wr)
+    wi = pnp.where(upper, wi, -e * pnp.sin(2 * x * y) - wi)
     # on the real axis Re w(x) = exp(-x^2) exactly, which the rational form only gives to an
     # absolute 1e-14 (0.2% at x = 5)
-    x = pnp.real(z)
-    on_axis = pnp.imag(z) == 0
-    return pnp.where(on_axis, lax.complex(pnp.exp(-x * x), pnp.imag(w)), w)
+    wr = pnp.where(y == 0, pnp.exp(-x * x), wr)
+    return lax.complex(wr, wi)
 
 
 @_wofz.defjvp
@@ -190,8 +202,7 @@ def _dawsn_impl(x: Any) -> Any:
                      (1 + inv2 * (0.5 + 0.75 * inv2)) / (2 * xl))
     # between: sqrt(pi)/2 Im w(x), Weideman's form at z = x (|Z| = 1)
     xm = pnp.where((ax >= 0.5) & (ax <= 1e3), x, pnp.ones_like(x))
-    zc = lax.complex(xm, pnp.zeros_like(xm))
-    mid = _c(x, _SQRT_PI / 2) * pnp.imag(_wofz_upper(zc))
+    mid = _c(x, _SQRT_PI / 2) * _wofz_upper_parts(xm, pnp.zeros_like(xm))[1]
     out = pnp.where(ax < 0.5, series, pnp.where(ax > 1e3, asym, mid))
     return pnp.where(pnp.isnan(x), x, out)
 
@@ -259,8 +270,7 @@ def _fresnel_impl(x: Any) -> tuple[Any, Any]:
     # large: C + iS = (1+i)/2 (1 - e^{i phi} w(zeta)), zeta = (1+i) sqrt(pi) x / 2
     xl = pnp.where(small | (ax > big), _c(x, 2.0), ax)
     h = _c(x, _SQRT_PI / 2) * xl
-    w = _wofz_upper(lax.complex(h, h))
-    wr, wi = pnp.real(w), pnp.imag(w)
+    wr, wi = _wofz_upper_parts(h, h)
     sin_p, cos_p = _half_pi_x2_sincos(xl)
     a_re = cos_p * wr - sin_p * wi
     b_im = cos_p * wi + sin_p * wr

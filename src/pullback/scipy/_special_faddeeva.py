@@ -16,7 +16,7 @@ Algorithms (docs/special.md, "Faddeeva, Fresnel, sici, Owen's T"):
   floats and taken modulo 4), so it stays accurate where SciPy's ``cos(pi/2 x^2)`` does not.
 - ``sici``: power series for ``|x| <= 4``, the continued fraction of ``E1(ix)`` (40 terms)
   above.
-- ``owens_t``: 32-point Gauss-Legendre quadrature of the defining integral for ``|a| <= 1``,
+- ``owens_t``: 20-point Gauss-Legendre quadrature of the defining integral for ``|a| <= 1``,
   with ``exp(-h^2/2)`` taken out and the range cut where the Gaussian has decayed below 1e-18;
   ``|a| > 1`` through ``T(h, a) = (1 - erf erf)/4 - T(ah, 1/a)`` (the erfc form where the
   arguments are large).
@@ -387,7 +387,7 @@ def sici(x: ArrayLike) -> tuple[Any, Any]:
 
 # ---- owens_t ----
 
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(32)
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(20)  # 1.5e-13 vs SciPy (32: 1.3e-13)
 _GL_T = tuple(float(v) for v in (_GL_X + 1) / 2)  # nodes on [0, 1]
 _GL_WH = tuple(float(v) for v in _GL_W / 2)
 
@@ -399,8 +399,8 @@ def _owens_t_unit(h: Any, a: Any) -> Any:
     cut = pnp.minimum(_c(h, 1.0), 9 / pnp.maximum(beta, _c(h, 1e-30)))
     acc = pnp.zeros_like(h)
     for t, w in zip(_GL_T, _GL_WH):
-        s = cut * t
-        acc = acc + w * pnp.exp(-0.5 * (beta * s) ** 2) / (1 + (a * s) ** 2)
+        bs, as_ = beta * (cut * t), a * (cut * t)
+        acc = acc + w * pnp.exp(-0.5 * bs * bs) / (1 + as_ * as_)
     return pnp.exp(-0.5 * h * h) * a * cut * acc / (2 * np.pi)
 
 
@@ -412,16 +412,14 @@ def _owens_t_impl(h: Any, a: Any) -> Any:
     h_in = pnp.where(flip, aa * ah_abs, ah_abs)
     inner = _owens_t_unit(pnp.where(pnp.isinf(h_in), pnp.zeros_like(h_in), h_in), a_in)
     inner = pnp.where(pnp.isinf(h_in), pnp.zeros_like(inner), inner)
-    # |a| > 1: T(h, a) = (1 - erf(h/r2) erf(ah/r2)) / 4 - T(ah, 1/a); in erfc form
-    # (e1 + e2 - e1 e2) / 4 where the erfs are near 1
+    # |a| > 1: T(h, a) = (1 - erf(h/r2) erf(ah/r2)) / 4 - T(ah, 1/a), as
+    # (e1 + e2 - e1 e2) / 4 with erfcs (the same value; keeps the tails where the erfs are
+    # near 1, and costs two error functions instead of four)
     r2 = _c(h, np.sqrt(2.0))
-    u, v = ah_abs / r2, aa * ah_abs / r2
-    erf_form = 0.25 - 0.25 * lax.erf(u) * lax.erf(v)
-    ec1, ec2 = lax.erfc(u), lax.erfc(v)
-    erfc_form = 0.25 * (ec1 + ec2 - ec1 * ec2)
-    outer = pnp.where(v <= 0.5, erf_form, erfc_form) - inner
+    ec1, ec2 = lax.erfc(ah_abs / r2), lax.erfc(aa * ah_abs / r2)
+    outer = 0.25 * (ec1 + ec2 - ec1 * ec2) - inner
     out = pnp.where(flip, outer, inner)
-    out = pnp.where(pnp.isinf(aa), 0.25 * lax.erfc(u) - pnp.zeros_like(u), out)
+    out = pnp.where(pnp.isinf(aa), 0.25 * ec1, out)
     out = pnp.sign(a) * out
     return pnp.where(pnp.isnan(a) | pnp.isnan(h), _c(out, np.nan), out)
 

@@ -479,3 +479,10 @@ def test_weideman_coefficients_are_weidemans():
     np.testing.assert_allclose(np.array(fad._WEIDEMAN_C), a[1:n + 1][::-1], rtol=1e-9,
                                atol=1e-20)
     assert fad._WEIDEMAN_L == pytest.approx(big_l, rel=1e-15)
+
+
+def test_owens_t_quadrature_is_gauss_legendre():
+    from pullback.scipy import _special_faddeeva as fad
+    nodes, weights = np.polynomial.legendre.leggauss(20)
+    np.testing.assert_allclose(fad._GL_T, (nodes + 1) / 2, rtol=0, atol=1e-16)
+    np.testing.assert_allclose(fad._GL_WH, weights / 2, rtol=0, atol=1e-16)

@@ -1086,6 +1086,21 @@ def g_special(g: Gen) -> bool:
     return g.emit("special", code, [x], g.new(x.shape, x.dtype, 5.0))
 
 
+def g_special_more(g: Gen) -> bool:
+    """Issue 30's jax.scipy.special compositions (erfcx, dawsn, fresnel, sici, owens_t) at
+    arguments where they are smooth and bounded by 2."""
+    x = g.pick(lambda v: v.is_float)
+    if x is None:
+        return False
+    form = g.choice(["erfcx", "dawsn", "fresnel", "sici", "owens_t"])
+    code = {"erfcx": f"jax.scipy.special.erfcx(jnp.abs({x.name}))",
+            "dawsn": f"jax.scipy.special.dawsn({x.name})",
+            "fresnel": f"jax.scipy.special.fresnel({x.name})[1]",
+            "sici": f"jax.scipy.special.sici({x.name})[0]",
+            "owens_t": f"jax.scipy.special.owens_t({x.name}, 0.75)"}[form]
+    return g.emit("special_more", code, [x], g.new(x.shape, x.dtype, 2.0))
+
+
 def g_linalg(g: Gen) -> bool:
     """Issue 28's decompositions (jnp.linalg, lax.linalg) on a well-conditioned matrix built from
     a value v (..., n): A = t tᵀ + n I with t = tanh(v) (eigenvalues in [n, 2n])."""
@@ -1335,6 +1350,7 @@ CATALOGUE = {
     "linalg_eig": g_linalg_eig,
     "fft": g_fft,
     "special": g_special,
+    "special_more": g_special_more,
     "parity": g_parity,
     "spectral": g_spectral,
     "random": g_random,

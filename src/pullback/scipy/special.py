@@ -19,13 +19,16 @@ from ..nn import softmax as _nn_softmax
 from ..numpy._promotion import promote_args_inexact
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
+from ._special_faddeeva import dawsn, erfcx, fresnel, owens_t, sici, wofz
+from ._special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y
 
-__all__ = ["bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma",
-           "entr", "erf", "erfc", "erfinv", "exp1", "expi", "expit", "expn", "factorial",
-           "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e",
-           "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
-           "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "spence",
-           "xlog1py", "xlogy", "zeta"]
+__all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb",
+           "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi",
+           "expit", "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln",
+           "gammasgn", "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr",
+           "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+           "owens_t", "poch", "polygamma", "rel_entr", "sici", "softmax", "spence",
+           "sph_harm_y", "wofz", "xlog1py", "xlogy", "zeta"]
 
 ArrayLike = Any
 

@@ -161,7 +161,7 @@ def test_coverage_at_target(module):
     assert has >= TARGET * wanted, f"{module}: {has}/{wanted}; missing {missing}"
 
 
-@pytest.mark.xfail(reason="issue 30 open: scipy.special, scipy.signal and the small scipy "
+@pytest.mark.xfail(reason="issue 30 open: scipy.special and the small scipy "
                           "modules (cluster, integrate, interpolate, ndimage, optimize, "
                           "sparse.linalg, spatial.transform) are below the target", strict=True)
 def test_coverage_at_target_everywhere():

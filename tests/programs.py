@@ -1263,6 +1263,40 @@ def g_spectral(g: Gen) -> bool:
     return g.emit("spectral", code, [v], out, defs=defs)
 
 
+def g_signal(g: Gen) -> bool:
+    """Issue 30's jax.scipy.signal spectral functions on a float32/float64 value: fftconvolve,
+    welch, the real part of stft, detrend (each differentiable)."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1 and v.size > 0
+               and v.bound <= 100)
+    if v is None:
+        return False
+    i = g.int_(-v.ndim, -1)
+    n, b = v.shape[i], v.bound
+    k = g.int_(1, n)                        # nperseg, at most the signal length
+    shape = list(v.shape)
+    form = g.choice(["fftconvolve", "welch", "stft", "detrend"])
+    if form == "fftconvolve":
+        mode = g.choice(["full", "same", "valid"])
+        shape[i] = {"full": 2 * n - 1, "same": n, "valid": 1}[mode]
+        code = (f"jax.scipy.signal.fftconvolve({v.name}, jnp.flip({v.name}, {i}), {mode!r}, "
+                f"axes={i})")
+        return g.emit("signal", code, [v], g.new(tuple(shape), v.dtype, b * b * n + 1))
+    if form == "welch":
+        shape[i] = k // 2 + 1
+        code = f"jax.scipy.signal.welch({v.name}, nperseg={k}, axis={i})[1]"
+        return g.emit("signal", code, [v], g.new(tuple(shape), v.dtype, 8 * b * b * k + 1))
+    if form == "stft":
+        step = k - k // 2
+        length = n + 2 * (k // 2)
+        length += (-(length - k) % step) % k
+        shape[i] = k // 2 + 1
+        code = f"jnp.real(jax.scipy.signal.stft({v.name}, nperseg={k}, axis={i})[2])"
+        return g.emit("signal", code, [v], g.new(tuple(shape) + ((length - k) // step + 1,),
+                                                   v.dtype, b + 1))
+    code = f"jax.scipy.signal.detrend({v.name}, axis={i}, type={g.choice(['linear', 'constant'])!r})"
+    return g.emit("signal", code, [v], g.new(v.shape, v.dtype, 4 * b + 1))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1288,6 +1322,7 @@ CATALOGUE = {
     "special": g_special,
     "parity": g_parity,
     "spectral": g_spectral,
+    "signal": g_signal,
 }
 
 

@@ -3,16 +3,29 @@ convolve, convolve2d, correlate, correlate2d) as lax.conv_general_dilated, fftco
 pullback's FFT, and the spectral functions (stft, istft, csd, welch, detrend, in _spectral)."""
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .. import lax
 from .. import numpy as jnp
 from ..numpy._promotion import aval_of, promote_dtypes_inexact
 from ..tracer.shapes import canonicalize_axes
-from ._spectral import csd, detrend, istft, stft, welch
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve",
            "istft", "stft", "welch"]
+
+# the spectral functions (and SciPy's window tables) load on first use, as pullback.scipy's
+# submodules do: ``import pullback`` imports this module, and most programs never use them
+_SPECTRAL = ("csd", "detrend", "istft", "stft", "welch")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SPECTRAL:
+        spectral = importlib.import_module(f"{__package__}._spectral")
+        for n in _SPECTRAL:
+            globals()[n] = getattr(spectral, n)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _convolve_nd(in1: Any, in2: Any, mode: str, precision: Any) -> Any:

@@ -295,8 +295,12 @@ def _spectral_helper(op: str, x: ArrayLike, y: ArrayLike | None, fs: ArrayLike, 
         result_y = _segments_fft(ya, win, detrend_func, nperseg_i, noverlap_i, nfft_i, sides)
         result = jnp.conj(result) * result_y
     elif mode == "psd":
-        result = jnp.conj(result) * result
-    result = result * scale.astype(_complex_dtype(aval_of(scale).dtype))
+        # |X|^2 in real arithmetic (JAX multiplies by the conjugate, then keeps the real part)
+        result = jnp.square(jnp.real(result)) + jnp.square(jnp.imag(result))
+    if jnp.iscomplexobj(result):
+        result = result * scale.astype(_complex_dtype(aval_of(scale).dtype))
+    else:
+        result = result * scale
 
     if sides == "onesided" and mode == "psd":
         # every bin but DC (and Nyquist, for an even nfft) stands for two
@@ -304,7 +308,9 @@ def _spectral_helper(op: str, x: ArrayLike, y: ArrayLike | None, fs: ArrayLike, 
         end = nfreq if nfft_i % 2 else nfreq - 1
         factor = np.ones(nfreq)
         factor[1:end] = 2.0
-        result = result * jnp.asarray(factor, dtype=_real_dtype(aval_of(result).dtype))
+        rdt = aval_of(result).dtype
+        result = result * jnp.asarray(factor, dtype=_real_dtype(rdt) if jnp.iscomplexobj(result)
+                                      else rdt)
 
     length = aval_of(x).shape[-1]
     t = np.arange(nperseg_i / 2, length - nperseg_i / 2 + 1, nstep)

@@ -482,3 +482,21 @@ def test_against_jax_quirks():
                                np.asarray(jsig.istft(z, noverlap=0)[1]), atol=1e-12)
     np.testing.assert_allclose(np.asarray(ps.welch(x[0], nperseg=1, noverlap=0)[1]),
                                np.asarray(jsig.welch(x[0], nperseg=1, noverlap=0)[1]))
+
+
+@pytest.mark.x32
+def test_x32_dtypes_as_jax():
+    # dtypes and shapes recorded from jax 0.10.2 with x64 off (float64 data becomes float32)
+    x, y = RNG.normal(size=(2, 100)), RNG.normal(size=(2, 90))
+    f, p = ps.welch(x, nperseg=32)
+    assert (f.dtype, p.dtype, p.shape) == (np.float32, np.float32, (2, 17))
+    f, p = ps.csd(x, y, nperseg=32, average="median")
+    assert (f.dtype, p.dtype, p.shape) == (np.float32, np.complex64, (2, 17))
+    f, t, z = ps.stft(x, fs=np.float64(3.0), nperseg=16)
+    assert (f.dtype, t.dtype, z.dtype, z.shape) == (np.float32, np.float32, np.complex64,
+                                                    (2, 9, 14))
+    t, r = ps.istft(np.asarray(z).astype(np.complex128), window=np.hanning(16))
+    assert (t.dtype, r.dtype, r.shape) == (np.float32, np.float32, (2, 104))
+    assert ps.detrend(np.arange(10)).dtype == np.float32
+    f, p = ps.welch(np.arange(64), nperseg=16)
+    assert (f.dtype, p.dtype) == (np.float32, np.float32)

@@ -46,7 +46,8 @@ _WINDOWS = ["barthann", "bartlett", "blackman", "blackmanharris", "bohman", "box
             "triang", "tukey", ("tukey", 0.25), ("tukey", 0.0), ("tukey", 1.0), ("kaiser", 8.6),
             ("gaussian", 2.5), ("general_gaussian", 1.5, 3.0), ("general_hamming", 0.6),
             ("general_cosine", [0.5, 0.3, 0.2]), ("exponential", None, 2.0), "hann_symmetric",
-            "blk", "rect", "tri"]
+            "blk", "rect", "tri", ("chebwin", 50), ("chebwin", 100), "taylor", ("taylor", 5, 40),
+            ("taylor", 4, 30, False)]
 
 
 @pytest.mark.parametrize("window", _WINDOWS, ids=str)
@@ -67,6 +68,12 @@ def test_window_errors():
         ps.stft(np.ones(16), window=("hann", 3))
     with pytest.raises(NotImplementedError, match="argument 'window'.*'dpss'"):
         ps.welch(np.ones(16), window=("dpss", 3))
+    with pytest.raises(ValueError, match="only defined for symmetric shapes"):
+        ps.welch(np.ones(16), window=("kbd", 3.0))  # get_window's windows are periodic
+    np.testing.assert_allclose(get_window("t", ("kbd", 3.0), 8, False),
+                               ss.get_window(("kbd", 3.0), 8, fftbins=False), rtol=1e-13)
+    with pytest.raises(ValueError, match="even number of points"):
+        get_window("t", ("kbd", 3.0), 7, False)
     with pytest.raises(ValueError, match="argument 'window' must be 1-D"):
         ps.welch(np.ones(16), window=np.ones((2, 2)))
     with pytest.raises(ValueError, match="longer than the input"):

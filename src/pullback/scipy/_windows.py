@@ -119,6 +119,49 @@ def _general_cosine(m: int, a: Any) -> np.ndarray:
     return _cosine_sum(m, tuple(float(v) for v in np.ravel(a)))
 
 
+def _chebwin(m: int, at: float) -> np.ndarray:
+    # Dolph-Chebyshev: the inverse DFT of the Chebyshev polynomial sampled on the unit circle
+    order = m - 1.0
+    beta = np.cosh(np.arccosh(10 ** (abs(at) / 20.0)) / order)
+    xk = beta * np.cos(np.pi * np.arange(m) / m)
+    p = np.zeros(m)
+    hi, lo, mid = xk > 1, xk < -1, np.abs(xk) <= 1
+    p[hi] = np.cosh(order * np.arccosh(xk[hi]))
+    p[lo] = (2 * (m % 2) - 1) * np.cosh(order * np.arccosh(-xk[lo]))
+    p[mid] = np.cos(order * np.arccos(xk[mid]))
+    if m % 2:
+        w = np.real(np.fft.fft(p))[:(m + 1) // 2]
+        w = np.concatenate([w[1:][::-1], w])
+    else:
+        w = np.real(np.fft.fft(p * np.exp(1j * np.pi / m * np.arange(m))))[1:m // 2 + 1]
+        w = np.concatenate([w[::-1], w])
+    return w / np.max(w)
+
+
+def _taylor(m: int, nbar: int = 4, sll: float = 30, norm: bool = True) -> np.ndarray:
+    a = np.arccosh(10 ** (sll / 20)) / np.pi
+    s2 = nbar ** 2 / (a ** 2 + (nbar - 0.5) ** 2)
+    ma = np.arange(1, nbar, dtype=np.float64)
+    m2 = ma * ma
+    fm = np.empty(nbar - 1)
+    for i in range(nbar - 1):
+        sign = 1.0 if i % 2 == 0 else -1.0
+        numer = sign * np.prod(1 - m2[i] / s2 / (a ** 2 + (ma - 0.5) ** 2))
+        denom = 2 * np.prod(1 - m2[i] / m2[:i]) * np.prod(1 - m2[i] / m2[i + 1:])
+        fm[i] = numer / denom
+
+    def at(n: Any) -> np.ndarray:
+        return 1 + 2 * np.matmul(fm, np.cos(2 * np.pi * ma[:, None] * (n - m / 2.0 + 0.5) / m))
+    w = at(np.arange(m))
+    return w / at((m - 1) / 2) if norm else w
+
+
+def _kbd(m: int, beta: float) -> np.ndarray:
+    csum = np.cumsum(_kaiser(m // 2 + 1, beta))
+    half = np.sqrt(csum[:-1] / csum[-1])
+    return np.concatenate([half, half[::-1]])
+
+
 def _fixed(coeffs: tuple[float, ...]) -> Callable[[int], np.ndarray]:
     return lambda m: _cosine_sum(m, coeffs)
 
@@ -150,12 +193,14 @@ for _names, _entry in [
          (_fixed((0.3635819, 0.4891775, 0.1365995, 0.0106411)), False)),
         (("parzen", "parz", "par"), (_parzen, False)),
         (("triang", "triangle", "tri"), (_triang, False)),
-        (("tukey", "tuk"), (_tukey, None))]:
+        (("tukey", "tuk"), (_tukey, None)),
+        (("chebwin", "cheb"), (_chebwin, True)),
+        (("taylor", "taylorwin"), (_taylor, None)),
+        (("kaiser_bessel_derived", "kaiser bessel derived", "kbd"), (_kbd, True))]:
     for _n in _names:
         _WINDOWS[_n] = _entry
-# SciPy windows whose coefficients come from an eigen-solve or a design loop; not here yet
-_UNSUPPORTED = ("chebwin", "cheb", "dpss", "kaiser_bessel_derived", "kaiser bessel derived",
-                "kbd", "taylor", "taylorwin")
+# SciPy's Slepian window needs a tridiagonal eigen-solve; not here yet
+_UNSUPPORTED = ("dpss",)
 
 
 def get_window(op: str, window: str | tuple, nx: int, fftbins: bool = True) -> np.ndarray:
@@ -190,6 +235,12 @@ def get_window(op: str, window: str | tuple, nx: int, fftbins: bool = True) -> n
     if params is True and not args:
         raise ValueError(f"{op}: argument 'window': {name!r} needs parameters, e.g. "
                          f"({name!r}, value); got {window!r}")
+    if func is _kbd and not sym:
+        raise ValueError(f"{op}: argument 'window': Kaiser-Bessel Derived windows are only "
+                         "defined for symmetric shapes")
+    if func is _kbd and nx % 2:
+        raise ValueError(f"{op}: argument 'window': Kaiser-Bessel Derived windows are only "
+                         "defined for an even number of points")
     if func is _exponential and not sym and args and args[0] is not None:
         raise ValueError(f"{op}: argument 'window': an exponential window with a center "
                          "must be symmetric")

@@ -471,10 +471,18 @@ def test_istft_grads_vmap_jit_errors():
 
 # ---------------------------------------------------------------------- JAX as an oracle
 
-def test_against_jax_quirks():
+@pytest.fixture
+def jax_x64():
+    """JAX with x64 on for one test, restored after (other tests use JAX in its default mode)."""
     jax = pytest.importorskip("jax")
-    jsig = pytest.importorskip("jax.scipy.signal")
+    saved = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", saved)
+
+
+def test_against_jax_quirks(jax_x64):
+    jsig = pytest.importorskip("jax.scipy.signal")
     x = RNG.normal(size=(3, 40))
 
     def cb(d):  # a detrend callable that sees JAX's segment layout

@@ -1325,6 +1325,38 @@ def g_random(g: Gen) -> bool:
     if not fits(x.dtype, bound):
         return False
     return g.emit("random", code, [x], g.new(x.shape, x.dtype, bound))
+def g_signal(g: Gen) -> bool:
+    """Issue 30's jax.scipy.signal spectral functions on a float32/float64 value: fftconvolve,
+    welch, the real part of stft, detrend (each differentiable)."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1 and v.size > 0
+               and v.bound <= 100)
+    if v is None:
+        return False
+    i = g.int_(-v.ndim, -1)
+    n, b = v.shape[i], v.bound
+    k = g.int_(1, n)                        # nperseg, at most the signal length
+    shape = list(v.shape)
+    form = g.choice(["fftconvolve", "welch", "stft", "detrend"])
+    if form == "fftconvolve":
+        mode = g.choice(["full", "same", "valid"])
+        shape[i] = {"full": 2 * n - 1, "same": n, "valid": 1}[mode]
+        code = (f"jax.scipy.signal.fftconvolve({v.name}, jnp.flip({v.name}, {i}), {mode!r}, "
+                f"axes={i})")
+        return g.emit("signal", code, [v], g.new(tuple(shape), v.dtype, b * b * n + 1))
+    if form == "welch":
+        shape[i] = k // 2 + 1
+        code = f"jax.scipy.signal.welch({v.name}, nperseg={k}, axis={i})[1]"
+        return g.emit("signal", code, [v], g.new(tuple(shape), v.dtype, 8 * b * b * k + 1))
+    if form == "stft":
+        step = k - k // 2
+        length = n + 2 * (k // 2)
+        length += (-(length - k) % step) % k
+        shape[i] = k // 2 + 1
+        code = f"jnp.real(jax.scipy.signal.stft({v.name}, nperseg={k}, axis={i})[2])"
+        return g.emit("signal", code, [v], g.new(tuple(shape) + ((length - k) // step + 1,),
+                                                   v.dtype, b + 1))
+    code = f"jax.scipy.signal.detrend({v.name}, axis={i}, type={g.choice(['linear', 'constant'])!r})"
+    return g.emit("signal", code, [v], g.new(v.shape, v.dtype, 4 * b + 1))
 
 
 CATALOGUE = {
@@ -1354,6 +1386,7 @@ CATALOGUE = {
     "parity": g_parity,
     "spectral": g_spectral,
     "random": g_random,
+    "signal": g_signal,
 }
 
 

@@ -1,14 +1,31 @@
 """``pullback.scipy.signal``: n-dimensional convolutions and correlations (``jax.scipy.signal``'s
-convolve, convolve2d, correlate, correlate2d) as lax.conv_general_dilated."""
+convolve, convolve2d, correlate, correlate2d) as lax.conv_general_dilated, fftconvolve by
+pullback's FFT, and the spectral functions (stft, istft, csd, welch, detrend, in _spectral)."""
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .. import lax
 from .. import numpy as jnp
 from ..numpy._promotion import aval_of, promote_dtypes_inexact
+from ..tracer.shapes import canonicalize_axes
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve",
+           "istft", "stft", "welch"]
+
+# the spectral functions (and SciPy's window tables) load on first use, as pullback.scipy's
+# submodules do: ``import pullback`` imports this module, and most programs never use them
+_SPECTRAL = ("csd", "detrend", "istft", "stft", "welch")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SPECTRAL:
+        spectral = importlib.import_module(f"{__package__}._spectral")
+        for n in _SPECTRAL:
+            globals()[n] = getattr(spectral, n)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _convolve_nd(in1: Any, in2: Any, mode: str, precision: Any) -> Any:
@@ -50,14 +67,16 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
     Args:
       in1, in2: arrays of one rank, one no larger than the other in every dimension.
       mode: "full", "same" (the shape of ``in1``) or "valid".
-      method: "auto", "direct" or "fft"; every method runs the direct convolution kernel here
-        (the values agree with JAX's FFT method to rounding).
+      method: "auto" or "direct" (the direct convolution kernel) or "fft"
+        (:func:`fftconvolve`), as JAX.
       precision: as ``lax.conv_general_dilated``.
 
     Returns:
       The convolution.
     """
-    if method not in ("auto", "direct", "fft"):
+    if method == "fft":
+        return fftconvolve(in1, in2, mode=mode)
+    if method not in ("auto", "direct"):
         raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
     return _convolve_nd(in1, in2, mode, precision)
 
@@ -100,3 +119,62 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
     if mode == "valid":
         return _convolve_nd(jnp.flip(in2), jnp.conj(in1), mode, precision)
     return jnp.conj(_convolve_nd(jnp.flip(in2), jnp.conj(in1), mode, precision))
+
+
+def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any:
+    """N-dimensional convolution by FFT (``jax.scipy.signal.fftconvolve``).
+
+    Real inputs go through ``rfftn``/``irfftn``, complex ones through ``fftn``/``ifftn``, at the
+    full linear-convolution length (no circular wrap-around).
+
+    Args:
+      in1, in2: arrays of one rank.
+      mode: "full", "same" (the shape of ``in1``) or "valid" (where they overlap fully; one
+        input must be at least as large as the other along every convolved axis).
+      axes: the axes to convolve over (default all); along the others the inputs must have
+        equal sizes and are paired element by element.
+
+    Returns:
+      The convolution, in the inputs' promoted inexact dtype.
+    """
+    in1, in2 = promote_dtypes_inexact("fftconvolve", jnp.asarray(in1), jnp.asarray(in2))
+    s1, s2 = aval_of(in1).shape, aval_of(in2).shape
+    if len(s1) != len(s2):
+        raise ValueError("fftconvolve: in1 and in2 should have the same dimensionality, got "
+                         f"shapes {s1} and {s2}")
+    if mode not in ("same", "full", "valid"):
+        raise ValueError(f"fftconvolve: argument 'mode' must be one of ['same', 'full', "
+                         f"'valid'], got {mode!r}")
+    if axes is None:
+        ax = tuple(range(len(s1)))
+    else:
+        ax = canonicalize_axes(axes, len(s1), "fftconvolve", "axes")
+        if any(s1[i] != s2[i] for i in range(len(s1)) if i not in ax):
+            raise ValueError(f"fftconvolve: mapped axes must have same shape; got "
+                             f"in1.shape={s1} in2.shape={s2} axes={ax}")
+    if not ax:
+        return in1 * in2
+    if mode == "valid":
+        bigger = all(s1[i] >= s2[i] for i in ax)
+        smaller = all(s1[i] <= s2[i] for i in ax)
+        if not (bigger or smaller):
+            raise ValueError("fftconvolve: for 'valid' mode, one input must be at least as "
+                             f"large as the other in every dimension; got shapes {s1} and {s2}")
+        if smaller:
+            in1, in2, s1, s2 = in2, in1, s2, s1
+    full = tuple(s1[i] + s2[i] - 1 for i in ax)
+    if jnp.iscomplexobj(in1):
+        conv = jnp.fft.ifftn(jnp.fft.fftn(in1, full, ax) * jnp.fft.fftn(in2, full, ax), full, ax)
+    else:
+        conv = jnp.fft.irfftn(jnp.fft.rfftn(in1, full, ax) * jnp.fft.rfftn(in2, full, ax),
+                              full, ax)
+    if mode == "full":
+        out = full
+    elif mode == "same":
+        out = tuple(s1[i] for i in ax)
+    else:
+        out = tuple(s1[i] - s2[i] + 1 for i in ax)
+    for i, f, o in zip(ax, full, out):
+        start = (f - o) // 2
+        conv = lax.slice_in_dim(conv, start, start + o, axis=i)
+    return conv

@@ -199,3 +199,19 @@ def test_against_jax_oracle():
     want = jlax.ragged_dot_general(l1, r1, GSB, jlax.RaggedDotDimensionNumbers(*DN1))
     got = _rdg(jnp.asarray(l1), jnp.asarray(r1), jnp.asarray(GSB), DN1)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_group_sizes_per_batch_and_outer_index():
+    # [b, x, m, k] with the ragged m inside the free x: group_sizes [b, x, g]
+    lhs = _RNG.standard_normal((2, 3, 6, 4))
+    rhs = _RNG.standard_normal((3, 2, 4, 5))
+    gs = _RNG.integers(0, 3, (2, 3, 3)).astype(np.int32)
+    dn = ((([3], [2]), ([0], [1])), [2], [0])
+    got = _rdg(jnp.asarray(lhs), jnp.asarray(rhs), jnp.asarray(gs), dn)
+    want = np.zeros((2, 3, 6, 5))
+    for b in range(2):
+        for x in range(3):
+            for i, j in enumerate(_groups(gs[b, x], 6)):
+                if j >= 0:
+                    want[b, x, i] = lhs[b, x, i] @ rhs[j, b]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)

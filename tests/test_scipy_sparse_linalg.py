@@ -208,3 +208,15 @@ def test_against_jax_oracle(case):
         want, _ = getattr(jsla, name)(jjnp.asarray(A), jjnp.asarray(B), maxiter=maxiter, **kw)
         got, _ = getattr(sla, name)(jnp.asarray(A), jnp.asarray(B), maxiter=maxiter, **kw)
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_x0_receives_no_derivative(name):
+    # as JAX: the start is a constant of the solve (x is treated as the exact solution), even
+    # after a single iteration where x still depends on x0
+    A, b = jnp.asarray(_mat(name)), jnp.asarray(B)
+    f = lambda x0: jnp.sum(getattr(sla, name)(A, b, x0=x0, maxiter=1)[0])
+    x0 = jnp.asarray(np.linspace(-1, 1, N))
+    np.testing.assert_array_equal(np.asarray(pb.grad(f)(x0)), np.zeros(N))
+    _, t = pb.jvp(f, (x0,), (jnp.ones(N),))
+    assert float(t) == 0.0

@@ -199,15 +199,21 @@ def test_sparse_exposes_linalg():
 @pytest.mark.parametrize("case", SOLVERS, ids=_ids)
 def test_against_jax_oracle(case):
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     import jax.numpy as jjnp
     from jax.scipy.sparse import linalg as jsla
     name, kw = case
     A = _mat(name)
-    for maxiter in (1, 2, None):
-        want, _ = getattr(jsla, name)(jjnp.asarray(A), jjnp.asarray(B), maxiter=maxiter, **kw)
-        got, _ = getattr(sla, name)(jnp.asarray(A), jnp.asarray(B), maxiter=maxiter, **kw)
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-9)
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for maxiter in (1, 2, None):
+            want, _ = getattr(jsla, name)(jjnp.asarray(A), jjnp.asarray(B), maxiter=maxiter,
+                                          **kw)
+            got, _ = getattr(sla, name)(jnp.asarray(A), jnp.asarray(B), maxiter=maxiter, **kw)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6,
+                                       atol=1e-9)
+    finally:
+        jax.config.update("jax_enable_x64", old)
 
 
 @pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
@@ -220,3 +226,21 @@ def test_x0_receives_no_derivative(name):
     np.testing.assert_array_equal(np.asarray(pb.grad(f)(x0)), np.zeros(N))
     _, t = pb.jvp(f, (x0,), (jnp.ones(N),))
     assert float(t) == 0.0
+
+
+@pytest.mark.xfail(reason="open: under jit(grad) the linearized program can still hold the "
+                          "solve's while_loop (custom_linear_solve's custom_vjp under a jit "
+                          "trace), whose transpose raises; eager grad works", strict=False)
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_jit_of_grad_equals_grad(name):
+    # the solve must not close over values of the enclosing jit trace: if it did, jit(grad)
+    # would stage the while_loop into the linearized program and fail to transpose it
+    u = jnp.tanh if name == "cg" else jnp.cos
+
+    def f(v):
+        a = jnp.diag(jnp.arange(1, 4, dtype=v.dtype) * 3) + jnp.tanh(v)[:, None] * u(v)[None, :]
+        return jnp.sum(jnp.sin(getattr(sla, name)(a / 3, v, tol=1e-12)[0]))
+
+    v0 = jnp.asarray(np.array([0.3, -0.5, 1.2]))
+    np.testing.assert_allclose(np.asarray(pb.jit(pb.grad(f))(v0)), np.asarray(pb.grad(f)(v0)),
+                               rtol=1e-12)

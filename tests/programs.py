@@ -1357,6 +1357,50 @@ def g_signal(g: Gen) -> bool:
                                                    v.dtype, b + 1))
     code = f"jax.scipy.signal.detrend({v.name}, axis={i}, type={g.choice(['linear', 'constant'])!r})"
     return g.emit("signal", code, [v], g.new(v.shape, v.dtype, 4 * b + 1))
+def g_solvers(g: Gen) -> bool:
+    """Issue 30's solvers and integrals (h30-solvers): jax.scipy.sparse.linalg's cg, gmres
+    and bicgstab on A = 3 diag(1..n) + t uᵀ / n (t = tanh(v), u = tanh(v) for cg, cos(v)
+    otherwise: eigenvalues >= 2, so |x| <= |v| sqrt(n) / 2), jax.scipy.integrate.trapezoid,
+    and lax.ragged_dot_general (two row groups of a matrix against tanh/cos of its
+    transpose)."""
+    # the Krylov solvers stay out of grad programs: jit(grad) through them can fail to
+    # transpose their while_loop (open; tests/test_scipy_sparse_linalg.py, xfail)
+    form = g.choice(["trapezoid", "ragged"] + ([] if g.mode == "grad" else
+                                               ["cg", "gmres", "bicgstab"]))
+    if form == "trapezoid":
+        x = g.pick(lambda v: v.is_float and v.ndim >= 1)
+        if x is None:
+            return False
+        i = g.int_(-x.ndim, x.ndim - 1)
+        shape = x.shape[:i % x.ndim] + x.shape[i % x.ndim + 1:]
+        return g.emit("trapezoid", f"jax.scipy.integrate.trapezoid({x.name}, axis={i})", [x],
+                      g.new(shape, x.dtype, x.bound * max(x.shape[i], 1)))
+    if form == "ragged":
+        x = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim == 2
+                   and v.shape[0] >= 1)
+        if x is None:
+            return False
+        m, k = x.shape
+        a = g.int_(0, m)
+        out = g.new((m, m), x.dtype, x.bound * max(k, 1))
+        r = f"{out.name}_r"
+        defs = f"{r} = jnp.stack([jnp.tanh({x.name}).T, 0.5 * jnp.cos({x.name}).T])"
+        code = (f"lax.ragged_dot_general({x.name}, {r}, jnp.array([{a}, {m - a}], jnp.int32), "
+                f"lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0]))")
+        return g.emit("ragged", code, [x], out, defs=defs)
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim == 1
+               and 1 <= v.shape[0] <= 6)
+    if v is None:
+        return False
+    n = v.shape[0]
+    out = g.new(v.shape, v.dtype, v.bound * math.sqrt(n))
+    a = f"{out.name}_a"
+    u = "jnp.tanh" if form == "cg" else "jnp.cos"
+    defs = (f"{a} = jnp.diag(jnp.arange(1, {n + 1}, dtype={v.name}.dtype) * 3) + "
+            f"jnp.tanh({v.name})[:, None] * {u}({v.name})[None, :] / {n}")
+    tol = "1e-12" if v.dtype == "float64" else "1e-6"
+    code = f"jax.scipy.sparse.linalg.{form}({a}, {v.name}, tol={tol})[0]"
+    return g.emit("solvers", code, [v], out, defs=defs)
 
 
 CATALOGUE = {
@@ -1387,6 +1431,7 @@ CATALOGUE = {
     "spectral": g_spectral,
     "random": g_random,
     "signal": g_signal,
+    "solvers": g_solvers,
 }
 
 

@@ -59,6 +59,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(_SHARDING, "pbroadcast pcast psend precv pshuffle pswapaxes ragged_all_to_all "
                  "with_sharding_constraint"),
         **_names(_XLA, "create_token after_all dce_sink stage shape_as_value"),
+        # JAX's docstring: "Stateful PRNG generator. Experimental and its use is discouraged
+        # ... This API may be removed at any time"; its results are implementation-defined
+        **_names("experimental (JAX marks it so): a stateful PRNG with implementation-"
+                 "defined results; use pullback.random", "rng_uniform"),
         # and every ``*_p``: see _excluded()
     },
     "jax.numpy": _names(_NPIO, "load save savez fromfile from_dlpack"),

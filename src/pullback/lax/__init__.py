@@ -29,3 +29,4 @@ from ._primitive_aliases import *  # noqa: F401,F403,E402
 from ._custom_solvers import *  # noqa: F401,F403,E402
 from ._rng_bit_generator import *  # noqa: F401,F403,E402
 from ._grouped_products import *  # noqa: F401,F403,E402
+from ._ragged_scaled import *  # noqa: F401,F403,E402

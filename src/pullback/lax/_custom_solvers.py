@@ -143,8 +143,13 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
 
         def vecmat(y: Any) -> Any:
             return mv_vjp(y)[0]
-        lam = transpose_solve(vecmat, ct_x)
-        lam = lam[0] if has_aux and isinstance(lam, tuple) else lam
+        if has_aux:
+            lam = transpose_solve(vecmat, ct_x)
+            lam = lam[0] if isinstance(lam, tuple) else lam
+        else:
+            # itself a custom linear solve (solve is the transpose of transpose_solve), so an
+            # iterative solver is not reverse-differentiated when this rule is (order 2)
+            lam = custom_linear_solve(vecmat, ct_x, transpose_solve, solve)
         if n_diff:
             # d<lam, A(theta) x>/dtheta, negated: the parameters' cotangents
             _, c_vjp = vjp(lambda *c: mv_at(x, c), *cs)

@@ -10,7 +10,7 @@ import importlib
 from types import ModuleType
 
 # every public submodule; add a new one here so ``pullback.scipy.<name>`` finds it
-_SUBMODULES = ("fft", "linalg", "signal", "special", "stats")
+_SUBMODULES = ("fft", "integrate", "linalg", "optimize", "signal", "sparse", "special", "stats")
 
 __all__ = list(_SUBMODULES)
 

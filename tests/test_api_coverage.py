@@ -162,8 +162,8 @@ def test_coverage_at_target(module):
 
 
 @pytest.mark.xfail(reason="issue 30 open: scipy.special, scipy.signal and the small scipy "
-                          "modules (cluster, integrate, interpolate, ndimage, optimize, "
-                          "sparse.linalg, spatial.transform) are below the target", strict=True)
+                          "modules (integrate, optimize, "
+                          "sparse.linalg) are below the target", strict=True)
 def test_coverage_at_target_everywhere():
     low = [(m, has, wanted) for m, has, wanted, _ in coverage()
            if wanted and has < TARGET * wanted]

@@ -10,7 +10,8 @@ import importlib
 from types import ModuleType
 
 # every public submodule; add a new one here so ``pullback.scipy.<name>`` finds it
-_SUBMODULES = ("fft", "linalg", "signal", "special", "stats")
+_SUBMODULES = ("cluster", "fft", "interpolate", "linalg", "ndimage", "signal", "spatial", "special",
+               "stats")
 
 __all__ = list(_SUBMODULES)
 

@@ -204,17 +204,14 @@ class Rotation(NamedTuple):
         Args:
           seq: up to 3 axes, as "xyz" (extrinsic: about the fixed frame's axes) or "XYZ"
             (intrinsic: about the rotating frame's axes); consecutive axes differ.
-          angles: angles of shape ``(..., len(seq))``; a one-axis sequence also takes a scalar
-            or ``(N,)``.
+          angles: angles of shape ``(..., len(seq))`` (a scalar for a one-axis sequence).
           degrees: whether the angles are in degrees.
         """
         axes, extrinsic = _parse_seq(seq, "from_euler", exactly3=False)
         angles = jnp.atleast_1d(_inexact("Rotation.from_euler", angles))
         if angles.shape[-1] != len(axes):
-            if len(axes) != 1:
-                raise ValueError(f"Rotation.from_euler: expected `angles` of shape (..., "
-                                 f"{len(axes)}) for seq {seq!r}, got shape {angles.shape}")
-            angles = angles[..., None]
+            raise ValueError(f"Rotation.from_euler: expected `angles` of shape (..., "
+                             f"{len(axes)}) for seq {seq!r}, got shape {angles.shape}")
         if degrees:
             angles = jnp.deg2rad(angles)
         quat = _elementary(axes[0], angles[..., 0])
@@ -374,8 +371,10 @@ class Rotation(NamedTuple):
 class Slerp(NamedTuple):
     """Spherical linear interpolation of rotations (``jax.scipy.spatial.transform.Slerp``).
 
-    Build with ``Slerp.init(times, rotations)``; calling it interpolates at new times (past
-    the ends it extrapolates along the first/last interval, as JAX; SciPy raises).
+    Build with ``Slerp.init(times, rotations)``; calling it interpolates at new times. Outside
+    the times it extrapolates as JAX (SciPy raises): before the first along the first interval;
+    after the last from the last time with the last interval's start rotation and rate (JAX's
+    clamped gathers).
     """
     times: Array
     timedelta: Array

@@ -213,6 +213,12 @@ def test_identity_and_random():
     assert np.abs(m).max() < 0.05, m
     t = np.asarray(r.magnitude())
     assert abs(np.mean(t) - (np.pi / 2 + 2 / np.pi)) < 0.05
+    # uniform on the 3-sphere: E[q_i^4] = 1/8 (normalised uniform-cube draws give 0.107)
+    assert abs(np.mean(np.asarray(r.quat) ** 4) - 1 / 8) < 0.006
+    # SciPy's construction: normalised standard-normal quaternions
+    g = np.asarray(pb.random.normal(key, (4000, 4)))
+    np.testing.assert_allclose(np.asarray(r.quat), g / np.linalg.norm(g, axis=1, keepdims=True),
+                               rtol=1e-13)
     other = Rotation.random(pb.random.PRNGKey(8), 4000)
     assert not np.allclose(np.asarray(other.quat), np.asarray(r.quat))
 
@@ -342,8 +348,11 @@ def test_grads_at_identity_are_finite():
     derivatives of the smooth maps (checked against finite differences around 0)."""
     check_grads(lambda v: Rotation.from_rotvec(v).quat, (np.zeros(3),), order=2)
     check_grads(lambda v: Rotation.from_rotvec(v).as_matrix(), (np.zeros(3),), order=2)
-    g = pb.jacfwd(lambda q: Rotation(q).as_rotvec())(jnp.array([0.0, 0.0, 0.0, 1.0]))
-    np.testing.assert_allclose(np.asarray(g), np.hstack([2 * np.eye(3), np.zeros((3, 1))]))
+    ident = np.array([0.0, 0.0, 0.0, 1.0])
+    check_grads(lambda q: Rotation(q).as_rotvec(), (ident,), order=2)
+    for jac in (pb.jacfwd, pb.jacrev):
+        g = jac(lambda q: Rotation(q).as_rotvec())(jnp.asarray(ident))
+        np.testing.assert_allclose(np.asarray(g), np.hstack([2 * np.eye(3), np.zeros((3, 1))]))
 
 
 def test_vmap_matches_loop():

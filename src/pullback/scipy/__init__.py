@@ -10,7 +10,8 @@ import importlib
 from types import ModuleType
 
 # every public submodule; add a new one here so ``pullback.scipy.<name>`` finds it
-_SUBMODULES = ("fft", "integrate", "linalg", "optimize", "signal", "sparse", "special", "stats")
+_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+               "signal", "sparse", "spatial", "special", "stats")
 
 __all__ = list(_SUBMODULES)
 

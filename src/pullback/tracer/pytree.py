@@ -577,7 +577,8 @@ def _keyed_children(node: Any, t: type, kind: int) -> tuple[list, list, Any]:
     if kind == _TUPLE or kind == _LIST:
         return [SequenceKey(i) for i in range(len(node))], list(node), None
     if kind == _NAMEDTUPLE:
-        return [GetAttrKey(f) for f in t._fields], list(node), None
+        # the tuple's own iterator: list(node) would call an overridden __len__ for its hint
+        return [GetAttrKey(f) for f in t._fields], list(tuple.__iter__(node)), None
     if kind == _DICT or kind == _ODICT or kind == _DDICT:
         keys = tuple(node) if kind == _ODICT else _sorted_keys(node)
         aux = (node.default_factory, keys) if kind == _DDICT else keys
@@ -673,9 +674,11 @@ def _flatten_up_to(td: PyTreeDef, x: Any, out: list) -> None:
         )
     tkids = td._children
     if kind == _TUPLE or kind == _LIST or kind == _NAMEDTUPLE:
-        if len(x) != len(tkids):
+        # the tuple's own length: a namedtuple may define __len__ (Rotation's counts rotations)
+        n = len(x) if kind == _LIST else tuple.__len__(x)
+        if n != len(tkids):
             raise _Mismatch(
-                f"expected a {_type_name(t)} of length {len(tkids)}, got length {len(x)}"
+                f"expected a {_type_name(t)} of length {len(tkids)}, got length {n}"
             )
         children = x
     elif kind == _DICT or kind == _ODICT or kind == _DDICT:

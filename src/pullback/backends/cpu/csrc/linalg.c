@@ -566,6 +566,84 @@ static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   return 0;
 }
 
+/* ---- lu_inverse: a⁻¹ (or a⁻ᵀ when transpose) from lu(a)'s packed factors (row-major, the true
+ * matrix's) and 0-based pivots, by getri. getri wants the factors column-major: one tiled
+ * transposing copy; its result is a⁻¹ column-major, i.e. a⁻ᵀ read row-major, so a⁻ᵀ is written
+ * in place in the output and a⁻¹ takes one more transposing copy. A zero on U's diagonal (getri
+ * refuses it) is solved against the identity with getrs, as inv; pivots outside [0, n) give a
+ * NaN matrix (they come from lu, but nothing is read out of bounds). ---- */
+
+static int lu_inverse_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                             const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *a = &ins[0], *pv = &ins[1];
+  pb_operand *x = &outs[0];
+  const int transpose = *(const int32_t *)params;
+  const int nd = a->ndim;
+  if (nd < 2 || !pb_operand_same_shape(a, x) || a->dtype != x->dtype ||
+      a->shape[nd - 1] != a->shape[nd - 2] || pv->dtype != PB_I32 || pv->ndim != nd - 1 ||
+      pv->shape[nd - 2] != a->shape[nd - 1] || check_float(ctx, a, "lu_inverse's operand"))
+    return ctx->error ? ctx->error
+                      : pb_kernel_fail(ctx, PB_KERNEL_ETYPE,
+                                       "operands must be lu (..., n, n) and int32 pivots (..., n)");
+  for (int d = 0; d < nd - 2; ++d)
+    if (pv->shape[d] != a->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "batch dimensions differ");
+  const int64_t n = a->shape[nd - 1], nb = batch_count(a, 2);
+  if (n > INT32_MAX / 64)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  if (nb == 0 || n == 0) return 0;
+  if (load_lapack(ctx)) return ctx->error;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1], ps = pv->strides[nd - 2];
+  const double flops = 4.0 / 3.0 * n * n * n;
+  const int threads = batch_threads(ctx, nb, flops);
+  /* getri's blocked work (n * its block) or the singular path's n * n columns, the column-major
+   * result when it is transposed out, the 1-based pivots */
+  const int64_t lwork = 64 * n > n * n ? 64 * n : n * n;
+  const int64_t bytes = (lwork + (transpose ? 0 : n * n)) * es + n * 4;
+  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
+  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  for (int t = 0; t < threads; ++t)
+    if (!(w[t] = ctx->scratch(ctx, (size_t)bytes)))
+      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  getri_fn getri = lapack.getri[p];
+  getrs_fn getrs = lapack.getrs[p];
+  FOR_BATCH(ctx, nb, threads, flops, {
+    char *o = (char *)x->data + i * n * n * es, *work = w[tid];
+    char *cm = transpose ? o : work + lwork * es;
+    int *ip = (int *)(work + bytes - n * 4);
+    const char *pi = (const char *)pv->data + batch_offset(pv, 1, i);
+    int ok = 1;
+    for (int64_t r = 0; r < n; ++r) {
+      const int32_t q = *(const int32_t *)(pi + r * ps);
+      ok &= q >= 0 && q < n;
+      ip[r] = q + 1;
+    }
+    if (!ok) {
+      fill_nan(o, n * n, a->dtype);
+    } else {
+      copy_matrix(cm, es, n * es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, n, n,
+                  es, cplx, 0);
+      int ni = (int)n, lw = (int)lwork, info = 0;
+      getri(&ni, cm, &ni, ip, work, &lw, &info);
+      if (info > 0) { /* a zero on U's diagonal: getrs against the identity's columns */
+        char tn = 'N';
+        int one = 1, r = 0;
+        memset(work, 0, (size_t)(n * n * es));
+        for (int64_t c = 0; c < n; ++c) {
+          char *e = work + (c * n + c) * es;
+          if (p == S || p == C) *(float *)e = 1.0f;
+          else *(double *)e = 1.0;
+          getrs(&tn, &ni, &one, cm, &ni, ip, work + c * n * es, &ni, &r);
+        }
+        memcpy(cm, work, (size_t)(n * n * es));
+      }
+      if (!transpose) copy_matrix(o, n * es, es, cm, es, n * es, n, n, es, cplx, 0);
+    }
+  });
+  return 0;
+}
+
 /* ---- lu_pivots_to_permutation: the permutation (..., m) the row swaps pivots (..., k) make
  * of 0..m-1 (pivots outside [0, m) swap nothing: nothing is read out of bounds) ---- */
 
@@ -601,5 +679,6 @@ static const pb_kernel_def kernels[] = {
   {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params), linalg_prepare},
   {"lu", lu_kernel, 1, 3, 0, linalg_prepare},
   {"inv", inv_kernel, 1, 1, 0, linalg_prepare},
+  {"lu_inverse", lu_inverse_kernel, 2, 1, sizeof(int32_t), linalg_prepare},
 };
 PB_KERNELS(kernels)

@@ -138,6 +138,21 @@ def test_triangular_solve_matches_scipy(batch, m, n, dt, flags, kind, seed):
         np.testing.assert_allclose(np.asarray(got), want, **_tol(dt))
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("kind", ["contiguous", "strided"])
+def test_triangular_solve_one_right_hand_side(dt, kind):
+    """One right-hand side of a matrix beyond the small kernels: the trsv path (every op, both
+    sides; conj(a) alone on the left and its transpose on the right stay with trsm)."""
+    rng = np.random.default_rng(14)
+    a = (_rand(rng, (2, 20, 20), dt) + 5 * np.eye(20)).astype(dt)
+    for flags in FLAGS:
+        b = _rand(rng, (2, 20, 1) if flags[0] else (2, 1, 20), dt)
+        got = lax_linalg.triangular_solve(_noncontig(a, kind), b, left_side=flags[0],
+                                          lower=flags[1], transpose_a=flags[2],
+                                          conjugate_a=flags[3], unit_diagonal=flags[4])
+        np.testing.assert_allclose(np.asarray(got), _trsm_oracle(a, b, *flags), **_tol(dt))
+
+
 @settings(max_examples=40, deadline=None)
 @given(batch=BATCHES, m=SIZES, n=SIZES, dt=st.sampled_from(DTYPES),
        kind=st.sampled_from(["contiguous", "transposed", "strided"]), seed=st.integers(0, 99))

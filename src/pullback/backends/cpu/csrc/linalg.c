@@ -35,12 +35,15 @@ typedef void (*getrs_fn)(char *trans, int *n, int *nrhs, void *a, int *lda, int 
                          int *ldb, int *info);
 typedef void (*trsm_fn)(char *side, char *uplo, char *transa, char *diag, int *m, int *n,
                         void *alpha, void *a, int *lda, void *b, int *ldb);
+typedef void (*trsv_fn)(char *uplo, char *trans, char *diag, int *n, void *a, int *lda, void *x,
+                        int *incx);
 static struct {
   potrf_fn potrf[4];
   getrf_fn getrf[4];
   getri_fn getri[4];
   getrs_fn getrs[4];
   trsm_fn trsm[4];
+  trsv_fn trsv[4];
 } lapack;
 static atomic_int lapack_loaded;
 
@@ -51,11 +54,12 @@ static int linalg_prepare(void) {
   static const char *const lapack_names[] = {
       "spotrf", "dpotrf", "cpotrf", "zpotrf", "sgetrf", "dgetrf", "cgetrf", "zgetrf",
       "sgetri", "dgetri", "cgetri", "zgetri", "sgetrs", "dgetrs", "cgetrs", "zgetrs"};
-  static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm"};
-  void *lp[16], *bp[4];
+  static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm",
+                                           "strsv", "dtrsv", "ctrsv", "ztrsv"};
+  void *lp[16], *bp[8];
   if (pb_dot_prepare() < 0 ||
       pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 16, lp) < 0 ||
-      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0)
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 8, bp) < 0)
     return -1;
   for (int i = 0; i < 4; ++i) {
     lapack.potrf[i] = (potrf_fn)lp[i];
@@ -63,6 +67,7 @@ static int linalg_prepare(void) {
     lapack.getri[i] = (getri_fn)lp[8 + i];
     lapack.getrs[i] = (getrs_fn)lp[12 + i];
     lapack.trsm[i] = (trsm_fn)bp[i];
+    lapack.trsv[i] = (trsv_fn)bp[4 + i];
   }
   atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
   return 0;
@@ -407,15 +412,32 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
   const int direct = !conj_copy && acs == es && ars >= k * es && ars % es == 0 &&
                      ars / es <= INT32_MAX;
   trsm_fn trsm = lapack.trsm[p];
+  /* One right-hand side: trsv, ~6x faster than a one-row trsm (256 x 256: 5 vs 35-50 us). The
+   * left solve's matrix M (op(a), or op(a)ᵀ for a right-side solve) is the column-major aᵀ
+   * ('N'), its transpose a ('T') or a's conjugate ('C'); conj(aᵀ) has no BLAS op and stays
+   * with trsm. */
+  const int at = pp->left_side ? pp->transpose_a : !pp->transpose_a; /* M is aᵀ up to conj */
+  const int cj = pp->conjugate_a && cplx;
+  const int vec = (pp->left_side ? n : m) == 1 && !(cj && at);
+  char vtrans = at ? 'N' : cj ? 'C' : 'T';
+  trsv_fn trsv = lapack.trsv[p];
   FOR_BATCH(ctx, nb, threads, (double)k * k * (pp->left_side ? n : m), {
     char *o = (char *)x->data + i * m * n * es, *w = ac[tid];
     copy_matrix(o, n * es, es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, n, es,
                 cplx, 0);
     const char *ai = (const char *)a->data + batch_offset(a, 2, i);
-    if (direct) w = (char *)ai;
-    else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, conj_copy);
-    int bm = (int)n, bn = (int)m, lda = direct ? (int)(ars / es) : (int)k, ldb = (int)n;
-    trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
+    if (vec) {
+      const int vd = acs == es && ars >= k * es && ars % es == 0 && ars / es <= INT32_MAX;
+      if (vd) w = (char *)ai;
+      else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, 0);
+      int kn = (int)k, lda = vd ? (int)(ars / es) : (int)k, inc = 1;
+      trsv(&uplo, &vtrans, &diag, &kn, w, &lda, o, &inc);
+    } else {
+      if (direct) w = (char *)ai;
+      else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, conj_copy);
+      int bm = (int)n, bn = (int)m, lda = direct ? (int)(ars / es) : (int)k, ldb = (int)n;
+      trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
+    }
   });
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
+#include "linalg_batch.h"
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -26,7 +27,6 @@
 
 /* ---- SciPy's LAPACK and BLAS ---- */
 
-enum { S, D, C, Z }; /* LAPACK's prefixes, the order of the names below */
 typedef void (*potrf_fn)(char *uplo, int *n, void *a, int *lda, int *info);
 typedef void (*getrf_fn)(int *m, int *n, void *a, int *lda, int *ipiv, int *info);
 typedef void (*getri_fn)(int *n, void *a, int *lda, int *ipiv, void *work, int *lwork,
@@ -73,148 +73,13 @@ static int linalg_prepare(void) {
   return 0;
 }
 
-/* The pointers, loaded by the prepare hook before any kernel runs: 0, or -1 with ctx's error
- * set (a caller that skipped the hook) */
-static int load_lapack(pb_kernel_ctx *ctx) {
-  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
-  return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "SciPy's LAPACK is not loaded"), -1;
-}
-
-/* The LAPACK prefix of a dtype code, or -1 */
-static int prefix_of(int dtype) {
-  switch (dtype) {
-  case PB_F32: return S;
-  case PB_F64: return D;
-  case PB_C64: return C;
-  case PB_C128: return Z;
-  default: return -1;
-  }
-}
-
-/* ---- batches ---- */
-
-/* Byte offset of batch element i of operand o whose last `core` dims are the matrix. */
-static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
-  int64_t off = 0;
-  for (int d = o->ndim - core - 1; d > 0; --d) {
-    off += (i % o->shape[d]) * o->strides[d];
-    i /= o->shape[d];
-  }
-  /* the outermost index needs no division (a batch of small matrices computes 32 offsets per
-   * group of 16: the divisions were 5% of a triangular solve) */
-  return o->ndim > core ? off + i * o->strides[0] : off;
-}
-
-static int64_t batch_count(const pb_operand *o, int core) {
-  int64_t n = 1;
-  for (int d = 0; d < o->ndim - core; ++d) n *= o->shape[d];
-  return n;
-}
-
-/* dst[i, j] = src[i, j] for an r x c matrix, byte strides per side; conj flips the imaginary
- * parts (es = 8 or 16 complex when cplx). A transposing copy runs in 32 x 32 tiles: a
- * power-of-two row length otherwise maps every column's writes to one cache set (lu of 256 x
- * 256 took 7x LAPACK's time untiled). */
-#define COPY_TILE(T)                                                                              \
-  for (int64_t i = i0; i < i1; ++i)                                                               \
-    for (int64_t j = j0; j < j1; ++j)                                                             \
-      memcpy(dst + i * drs + j * dcs, src + i * srs + j * scs, sizeof(T));
-typedef struct { double re, im; } pb_z;
-static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs,
-                        int64_t scs, int64_t r, int64_t c, int es, int cplx, int conj) {
-  if (dcs == es && scs == es && !(conj && cplx)) { /* rows contiguous on both sides */
-    for (int64_t i = 0; i < r; ++i) memcpy(dst + i * drs, src + i * srs, (size_t)(c * es));
-    return;
-  }
-  enum { TB = 32 };
-  for (int64_t i0 = 0; i0 < r; i0 += TB)
-    for (int64_t j0 = 0; j0 < c; j0 += TB) {
-      const int64_t i1 = i0 + TB < r ? i0 + TB : r, j1 = j0 + TB < c ? j0 + TB : c;
-      switch (es) {
-      case 4: COPY_TILE(float) break;
-      case 8: COPY_TILE(double) break;
-      default: COPY_TILE(pb_z) break;
-      }
-    }
-  if (conj && cplx)
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        char *d = dst + i * drs + j * dcs;
-        if (es == 8) ((float *)d)[1] = -((float *)d)[1];
-        else ((double *)d)[1] = -((double *)d)[1];
-      }
-}
-
-/* How many threads split a batch of nb matrices of `flops` each: >1 only with OpenBLAS's
- * per-thread setting (each thread then runs LAPACK on one thread). */
-static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
-  if (nb < 2 || ctx->threads <= 1) return 1;
-  /* about 20 us of work per thread before a split pays; a small matrix costs LAPACK's call
-   * overhead (~0.3 us) plus its flops at ~2 GFlop/s */
-  const double ns = 300.0 + flops / 2.0;
-  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
-  const int t = pb_kernel_threads(ctx, nb, grain);
-  if (t <= 1) return 1;
-  const int old = pb_blas_local_threads(1); /* probe: can threads be pinned? */
-  if (old < 0) return 1;
-  pb_blas_local_threads(old);
-  return t;
-}
-
-#ifdef _OPENMP
-#define PB_PRAGMA(x) _Pragma(#x)
-#define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
-/* contiguous shares of a batch of small matrices: one schedule decision per thread, and no
- * two threads writing neighbouring matrices */
-#define OMP_FOR_STATIC(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(static) if ((t) > 1))
-#define THREAD_ID omp_get_thread_num()
-#else
-#define OMP_FOR(t)
-#define OMP_FOR_STATIC(t)
-#define THREAD_ID 0
-#endif
-
-/* LAPACK's threads for one matrix of `flops` on the calling thread: threaded OpenBLAS spin-waits
- * at every synchronisation for a descheduled thread (getrf of 256x256 took 420 ms instead of
- * 0.9 ms on a loaded 2-core machine), so below ~0.3 GFlop a matrix runs on one thread. */
-static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
-  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
-}
-
-/* Runs body(i, thread) for i in [0, nb): split over `threads` threads (LAPACK held to one
- * thread in each), or on the calling thread with LAPACK at the caller's allowance. */
-#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                       \
-  do {                                                                                            \
-    if ((threads) > 1) {                                                                          \
-      OMP_FOR(threads)                                                                            \
-      for (int64_t i = 0; i < (nb); ++i) {                                                        \
-        const int tid = THREAD_ID;                                                                \
-        const int old_ = pb_blas_local_threads(1);                                                \
-        __VA_ARGS__;                                                                              \
-        if (old_ >= 0) pb_blas_local_threads(old_);                                               \
-      }                                                                                           \
-    } else {                                                                                      \
-      const int tid = 0;                                                                          \
-      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                      \
-      for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                              \
-      if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
-    }                                                                                             \
-  } while (0)
+static int load_lapack(pb_kernel_ctx *ctx) { return lapack_ready(ctx, &lapack_loaded); }
 
 static int check_float(pb_kernel_ctx *ctx, const pb_operand *o, const char *what) {
   if (prefix_of(o->dtype) < 0)
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s must be float32/float64/complex64/complex128",
                           what);
   return 0;
-}
-
-static void fill_nan(char *p, int64_t n, int dtype) {
-  for (int64_t k = 0; k < n; ++k) switch (dtype) {
-    case PB_F32: ((float *)p)[k] = NAN; break;
-    case PB_F64: ((double *)p)[k] = NAN; break;
-    case PB_C64: ((float *)p)[2 * k] = NAN; ((float *)p)[2 * k + 1] = 0.0f; break;
-    default: ((double *)p)[2 * k] = NAN; ((double *)p)[2 * k + 1] = 0.0; break;
-    }
 }
 
 #include "linalg_small.h"
@@ -393,11 +258,8 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
    * conjugate-only op); with transpose_a, 'C' does it */
   const int conj_copy = pp->conjugate_a && !pp->transpose_a && cplx;
   const int threads = batch_threads(ctx, nb, (double)k * k * (pp->left_side ? n : m));
-  char **ac = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!ac) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(ac[t] = ctx->scratch(ctx, (size_t)(k * k * es))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **ac;
+  if (thread_scratch(ctx, threads, (size_t)(k * k * es), &ac)) return ctx->error;
   /* row-major x (m, n) read column-major is x^T: op(a) x = b is x^T op(a)^T = b^T, a right-side
    * solve of the column-major a^T; x op(a) = b is op(a)^T x^T = b^T, a left-side one. op(a)^T
    * of the column-major a^T is: a^T ('N'), a ('T' for op = transpose), a^H ('C' for op =
@@ -491,11 +353,8 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
   if (load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int threads = batch_threads(ctx, nl, (double)m * n * kk);
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)(m * n * es + kk * 4))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)(m * n * es + kk * 4), &w)) return ctx->error;
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
   getrf_fn getrf = lapack.getrf[p];
   FOR_BATCH(ctx, nl, threads, (double)m * n * kk, {
@@ -554,11 +413,8 @@ static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   const int threads = batch_threads(ctx, nb, flops);
   /* getri's blocked work (n * its block), or the singular path's n + n * n */
   const int64_t lwork = 64 * n > n * (n + 1) ? 64 * n : n * (n + 1);
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)(lwork * es + n * 4))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)(lwork * es + n * 4), &w)) return ctx->error;
   getrf_fn getrf = lapack.getrf[p];
   getri_fn getri = lapack.getri[p];
   getrs_fn getrs = lapack.getrs[p];
@@ -623,11 +479,8 @@ static int lu_inverse_kernel(const pb_operand *ins, int nin, pb_operand *outs, i
    * result when it is transposed out, the 1-based pivots */
   const int64_t lwork = 64 * n > n * n ? 64 * n : n * n;
   const int64_t bytes = (lwork + (transpose ? 0 : n * n)) * es + n * 4;
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)bytes)))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &w)) return ctx->error;
   getri_fn getri = lapack.getri[p];
   getrs_fn getrs = lapack.getrs[p];
   FOR_BATCH(ctx, nb, threads, flops, {

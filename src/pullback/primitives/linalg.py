@@ -420,7 +420,7 @@ def _inv_batch(vals, dims):
 # ---- lu_inverse's rules ----
 
 def _lu_inverse_jvp(primals, tangents, *, transpose):
-    # a = Pᵀ L U, so ȧ = Pᵀ (L̇ U + L U̇) with L̇, U̇ the strict lower / upper parts of lu's
+    # a = Pᵀ L U, so ȧ = Pᵀ (L̇ U + L U̇) with L̇, U̇ the strictly lower and upper parts of lu's
     # tangent, and d(a⁻¹) = -a⁻¹ ȧ a⁻¹ where a⁻¹ Pᵀ = a⁻¹[:, perm] (a⁻ᵀ: the transpose)
     (lu, pivots), (t, _) = primals, tangents
     x = lu_inverse_p.bind(lu, pivots, transpose=transpose)

@@ -115,9 +115,11 @@ static inline int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flo
 
 /* LAPACK's threads for one matrix of `flops` on the calling thread: threaded OpenBLAS spin-waits
  * at every synchronisation for a descheduled thread (getrf of 256x256 took 420 ms instead of
- * 0.9 ms on a loaded 2-core machine), so below ~0.3 GFlop a matrix runs on one thread. */
+ * 0.9 ms on a loaded 2-core machine), so below ~0.2 GFlop a matrix runs on one thread. At
+ * 0.2 an inv of 512x512 (2n^3 = 0.27 GFlop) uses both threads, as SciPy's does (at one thread
+ * it measured 1.06x SciPy's time on an idle machine). */
 static inline int solo_threads(const pb_kernel_ctx *ctx, double flops) {
-  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
+  return flops >= 2e8 && ctx->threads > 1 ? ctx->threads : 1;
 }
 
 /* Runs body(i, tid) for i in [0, nb): split over `threads` threads (LAPACK held to one thread

@@ -1401,6 +1401,25 @@ def g_solvers(g: Gen) -> bool:
     tol = "1e-12" if v.dtype == "float64" else "1e-6"
     code = f"jax.scipy.sparse.linalg.{form}({a}, {v.name}, tol={tol})[0]"
     return g.emit("solvers", code, [v], out, defs=defs)
+def g_qr_multiply(g: Gen) -> bool:
+    """scipy.linalg.qr_multiply (issue 28) of g_spectral's well-conditioned A (distinct singular
+    values in [1/(3n), 1 + 1/(3n)]) with c = tanh(v) as one column (left) or one row (right):
+    Q has orthonormal columns, so the product's entries stay below sqrt(n)."""
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+               and 1 <= v.shape[-1] <= 5)
+    if v is None:
+        return False
+    n = v.shape[-1]
+    mode = g.choice(["left", "right"])
+    out = g.new(v.shape + (1,) if mode == "left" else v.shape[:-1] + (1, n), v.dtype,
+                math.sqrt(n))
+    t, a = f"{out.name}_t", f"{out.name}_a"
+    defs = (f"{t} = jnp.tanh({v.name})\n"
+            f"{a} = ({t}[..., :, None] * {t}[..., None, :] / {n} + "
+            f"jnp.diag(jnp.arange(1, {n + 1}, dtype={t}.dtype) * 3)) / {3 * n}")
+    c = f"{t}[..., :, None]" if mode == "left" else f"{t}[..., None, :]"
+    code = f"jax.scipy.linalg.qr_multiply({a}, {c}, mode={mode!r})[0]"
+    return g.emit("qr_multiply", code, [v], out, defs=defs)
 
 
 CATALOGUE = {
@@ -1432,6 +1451,7 @@ CATALOGUE = {
     "random": g_random,
     "signal": g_signal,
     "solvers": g_solvers,
+    "qr_multiply": g_qr_multiply,
 }
 
 

@@ -138,6 +138,21 @@ def test_triangular_solve_matches_scipy(batch, m, n, dt, flags, kind, seed):
         np.testing.assert_allclose(np.asarray(got), want, **_tol(dt))
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("kind", ["contiguous", "strided"])
+def test_triangular_solve_one_right_hand_side(dt, kind):
+    """One right-hand side of a matrix beyond the small kernels: the trsv path (every op, both
+    sides; conj(a) alone on the left and its transpose on the right stay with trsm)."""
+    rng = np.random.default_rng(14)
+    a = (_rand(rng, (2, 20, 20), dt) + 5 * np.eye(20)).astype(dt)
+    for flags in FLAGS:
+        b = _rand(rng, (2, 20, 1) if flags[0] else (2, 1, 20), dt)
+        got = lax_linalg.triangular_solve(_noncontig(a, kind), b, left_side=flags[0],
+                                          lower=flags[1], transpose_a=flags[2],
+                                          conjugate_a=flags[3], unit_diagonal=flags[4])
+        np.testing.assert_allclose(np.asarray(got), _trsm_oracle(a, b, *flags), **_tol(dt))
+
+
 @settings(max_examples=40, deadline=None)
 @given(batch=BATCHES, m=SIZES, n=SIZES, dt=st.sampled_from(DTYPES),
        kind=st.sampled_from(["contiguous", "transposed", "strided"]), seed=st.integers(0, 99))
@@ -414,3 +429,88 @@ def test_first_linalg_use_of_a_process_inside_jit():
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2.0"
+
+
+# ---- lu_inverse: a⁻¹ / a⁻ᵀ from lu's factors (det's and slogdet's derivative rules) ----
+
+def _lu_inverse(x, transpose):
+    lu, piv, _ = lax_linalg.lu(x)
+    return pl.lu_inverse_p.bind(lu, piv, transpose=transpose)
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=BATCHES, n=st.sampled_from([0, 1, 2, 5, 20]), dt=st.sampled_from(DTYPES),
+       transpose=st.booleans(), kind=st.sampled_from(["contiguous", "transposed", "strided"]),
+       seed=st.integers(0, 2**16))
+def test_lu_inverse_matches_numpy(batch, n, dt, transpose, kind, seed):
+    rng = np.random.default_rng(seed)
+    a = (_rand(rng, batch + (n, n), dt) + 2 * np.eye(n)).astype(dt)
+    lu, piv, _ = lax_linalg.lu(a)
+    got = np.asarray(pl.lu_inverse_p.bind(jnp.asarray(_noncontig(np.asarray(lu), kind)), piv,
+                                          transpose=transpose))
+    want = np.linalg.inv(a) if n else a
+    if transpose:
+        want = np.swapaxes(want, -1, -2)
+    assert got.dtype == dt and got.shape == a.shape
+    np.testing.assert_allclose(got, want, **_tol(dt))
+    with reference_backend():
+        ref = np.asarray(pl.lu_inverse_p.bind(lu, piv, transpose=transpose))
+    np.testing.assert_allclose(got, ref, **_tol(dt))
+
+
+def test_lu_inverse_singular_and_bad_pivots():
+    a = np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 1.0], [0.0, 1.0, 1.0]])
+    a[2] = a[0] + a[1]  # exactly singular: U has a zero on its diagonal, no error
+    lu, piv, _ = lax_linalg.lu(a)
+    assert not np.isfinite(np.asarray(pl.lu_inverse_p.bind(lu, piv, transpose=False))).all()
+    bad = jnp.asarray(np.array([0, 7, 2], np.int32))  # out of range: NaNs, nothing read
+    assert np.isnan(np.asarray(pl.lu_inverse_p.bind(lu, bad, transpose=True))).all()
+    with pytest.raises(TypeError, match="lu_inverse: argument 'pivots'"):
+        pl.lu_inverse_p.bind(lu, jnp.asarray(np.zeros(2, np.int32)), transpose=False)
+    with pytest.raises(ValueError, match="lu_inverse: argument 'lu'.*square"):
+        pl.lu_inverse_p.bind(jnp.ones((2, 3)), jnp.asarray(np.zeros(3, np.int32)),
+                             transpose=False)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+def test_lu_inverse_grads(transpose, dt):
+    rng = np.random.default_rng(11)
+    # rows shuffled, so the factorization pivots (the rule's permutation is not the identity)
+    a = (_rand(rng, (2, 4, 4), dt) + 3 * np.eye(4)).astype(dt)[:, [2, 0, 3, 1]]
+    assert (np.asarray(lax_linalg.lu(a)[2]) != np.arange(4)).any()
+    _grads(lambda x: _lu_inverse(x, transpose), (a,))
+    # with respect to the factors themselves (pivots held)
+    lu, piv, _ = lax_linalg.lu(a[0])
+    _grads(lambda f: pl.lu_inverse_p.bind(f, piv, transpose=transpose), (np.asarray(lu),))
+    inv = np.linalg.inv(a)
+    g = pb.jacfwd(lambda x: _lu_inverse(x, transpose))(a[0])
+    want = -np.einsum("ik,lj->ijkl", inv[0], inv[0])  # d(a⁻¹)_ij / da_kl
+    if transpose:
+        want = np.swapaxes(want, 0, 1)
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-9, atol=1e-12)
+
+
+def test_lu_inverse_vmap_and_jit():
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((4, 4)) + 3 * np.eye(4)
+    lu, piv, _ = lax_linalg.lu(a)
+    for t in (False, True):
+        check_vmap(lambda f, p: pl.lu_inverse_p.bind(f, p, transpose=t),
+                   (np.asarray(lu), np.asarray(piv)))
+        check_vmap(lambda x: _lu_inverse(x, t), (a,))
+        np.testing.assert_allclose(np.asarray(pb.jit(lambda x: _lu_inverse(x, t))(a)),
+                                   np.asarray(_lu_inverse(a, t)), rtol=1e-13, atol=1e-14)
+
+
+def test_slogdet_and_solve_share_one_lu():
+    """grad(slogdet + solve) factors a once: the rules' lu equations merge and the inverse
+    comes from that factorization (no inv kernel, no second getrf)."""
+    a = np.random.default_rng(13).standard_normal((20, 20)) + 5 * np.eye(20)
+    b = np.ones((20, 1))
+    f = pb.jit(pb.grad(lambda a, b: jnp.linalg.slogdet(a).logabsdet
+                       + jnp.sum(jnp.linalg.solve(a, b))))
+    text = f.lower(a, b).compile().as_text()
+    assert text.count("kernel lu ") == 1 and "kernel inv " not in text, text
+    want = np.linalg.inv(a).T - np.linalg.solve(a.T, b) @ np.linalg.solve(a, b).T
+    np.testing.assert_allclose(np.asarray(f(a, b)), want, rtol=1e-10)

@@ -560,3 +560,80 @@ def test_public_names():
     assert jnp.linalg.SVDResult._fields == ("U", "S", "Vh")
     assert jnp.linalg.EighResult._fields == ("eigenvalues", "eigenvectors")
     assert jnp.linalg.QRResult._fields == ("Q", "R")
+
+
+# ---- scipy.linalg.qr_multiply ----
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.sampled_from([(), (0,), (1,), (2,)]), m=SIZES, n=SIZES,
+       dt=st.sampled_from(DTYPES), mode=st.sampled_from(["left", "right"]),
+       conjugate=st.booleans(), pivoting=st.booleans(), p=st.sampled_from([0, 1, 3]),
+       kind=KINDS, seed=st.integers(0, 99))
+def test_qr_multiply_matches_scipy(batch, m, n, dt, mode, conjugate, pivoting, p, kind, seed):
+    rng = np.random.default_rng(seed)
+    k = min(m, n)
+    a = _rand(rng, batch + (m, n), dt)
+    c = _rand(rng, batch + ((k, p) if mode == "left" else (p, m)), dt)
+    got = psl.qr_multiply(_noncontig(a, kind), _noncontig(c, kind), mode=mode,
+                          pivoting=pivoting, conjugate=conjugate)
+    assert len(got) == (3 if pivoting else 2)
+    assert got[0].dtype == dt and got[0].shape == ((batch + (m, p)) if mode == "left"
+                                                   else (batch + (p, k)))
+    assert got[1].shape == batch + (k, n)
+    if a.size == 0 or c.size == 0:  # SciPy refuses empty a; an empty c gives it odd shapes
+        return
+    for idx in np.ndindex(*batch):
+        want = sl.qr_multiply(a[idx], c[idx], mode=mode, pivoting=pivoting, conjugate=conjugate)
+        for g, w in zip(got, want):
+            g = np.asarray(g)[idx]
+            if np.issubdtype(w.dtype, np.integer):
+                np.testing.assert_array_equal(g, w)
+            else:
+                np.testing.assert_allclose(g, w, **_tol(dt))
+
+
+def test_qr_multiply_vectors_broadcasting_jit_and_errors():
+    rng = np.random.default_rng(30)
+    a, b = rng.standard_normal((4, 2)), np.array([2.0, 4.0, 5.0, 4.0])
+    qtb, r = psl.qr_multiply(a, b)  # JAX's least-squares example: c @ Q of a 1-d row
+    assert np.asarray(qtb).shape == (2,)
+    x = psl.solve_triangular(r, qtb)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10)
+    w = sl.qr_multiply(a, b[:2], mode="left")
+    np.testing.assert_allclose(np.asarray(psl.qr_multiply(a, b[:2], mode="left")[0]), w[0],
+                               rtol=1e-12)
+    # batch dimensions broadcast (a's over c's and back)
+    c = rng.standard_normal((3, 5, 4))
+    got, r = psl.qr_multiply(a, c)
+    assert got.shape == (3, 5, 2) and r.shape == (3, 2, 2)
+    np.testing.assert_allclose(np.asarray(got)[1], sl.qr_multiply(a, c[1])[0], rtol=1e-12)
+    f = pb.jit(lambda a, c: psl.qr_multiply(a, c, mode="left", conjugate=True))
+    a3, c3 = _rand(rng, (2, 5, 3), np.complex128), _rand(rng, (2, 3, 2), np.complex128)
+    for g, w in zip(f(a3, c3), psl.qr_multiply(a3, c3, mode="left", conjugate=True)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13, atol=1e-14)
+    check_vmap(lambda a, c: psl.qr_multiply(a, c, mode="left"), (a, c[0, :2, :3]))
+    with pytest.raises(ValueError, match="qr_multiply: argument 'mode'"):
+        psl.qr_multiply(a, b, mode="middle")
+    with pytest.raises(ValueError, match=r"qr_multiply: argument 'c' of shape \(3,\) .*4 rows"):
+        psl.qr_multiply(a, b[:3])
+    with pytest.raises(ValueError, match=r"qr_multiply: argument 'c' .*2 columns, c has 4 rows"):
+        psl.qr_multiply(a, np.ones((4, 1)), mode="left")
+    with pytest.raises(ValueError, match="qr_multiply: the batch dimensions"):
+        psl.qr_multiply(np.ones((2, 4, 2)), np.ones((3, 5, 4)))
+    with pytest.raises(ValueError, match="qr_multiply: argument 'a' must have at least 2"):
+        psl.qr_multiply(b, b)
+    # integer and bool inputs promote to float, as JAX's
+    assert psl.qr_multiply(np.ones((2, 2), bool), np.ones(2, np.int32))[0].dtype == np.float32
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (2, 4)])
+@pytest.mark.parametrize("mode", ["left", "right"])
+def test_qr_multiply_grads(dt, shape, mode):
+    """qr's derivative carries it (JAX's qr_multiply, on geqrf/ormqr, has none)."""
+    rng = np.random.default_rng(31)
+    m, n = shape
+    a = _rand(rng, shape, dt) + np.eye(m, n)
+    c = _rand(rng, (min(m, n), 2) if mode == "left" else (2, m), dt)
+    check_grads(lambda a, c: psl.qr_multiply(a, c, mode=mode, conjugate=True), (a, c),
+                order=2, modes=("fwd", "rev"))

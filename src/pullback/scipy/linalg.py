@@ -271,3 +271,71 @@ def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | Non
     else:
         posdef = (u * s[..., None, :]) @ conj(matrix_transpose(u))
     return unitary, posdef
+
+
+# ---- qr_multiply ----
+
+from ..numpy._shape import (broadcast_shapes as _broadcast_shapes,  # noqa: E402
+                            broadcast_to as _broadcast_to, ravel as _ravel)
+
+__all__ += ["qr_multiply"]
+
+
+def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
+                conjugate: bool = False, overwrite_a: bool = False,
+                overwrite_c: bool = False) -> tuple[Any, ...]:
+    """The QR decomposition of ``a`` and its ``Q`` multiplied with ``c``, as SciPy's.
+
+    Args:
+      a: (..., m, n) matrices to decompose; ``k = min(m, n)``.
+      c: for ``mode="left"`` (..., k, p) (a 1-d ``c``: one column of k), for ``mode="right"``
+        (..., p, m) (a 1-d ``c``: one row of m); batch dimensions broadcast with ``a``'s.
+      mode: ``"left"``: ``Q @ c`` (..., m, p); ``"right"``: ``c @ Q`` (..., p, k), with the
+        economic ``Q`` (..., m, k).
+      pivoting: column-pivoted QR (geqp3); the permutation is returned third.
+      conjugate: use ``conj(Q)`` in the product.
+      overwrite_a, overwrite_c: ignored (as JAX).
+
+    Returns:
+      ``(product, R)`` with ``R`` (..., k, n), or ``(product, R, P)`` with ``pivoting``
+      (``a[..., P] = Q R``). A 1-d ``c`` gives a 1-d product. Differentiable without pivoting
+      (``qr``'s derivative; JAX's, built on geqrf/ormqr, has none).
+    """
+    del overwrite_a, overwrite_c
+    a, c = _inexact("qr_multiply", a, c)
+    if mode not in ("right", "left"):
+        raise ValueError(f"qr_multiply: argument 'mode' must be 'right' or 'left', got {mode!r}")
+    aa = core.get_aval(a)
+    if aa.ndim < 2:
+        raise ValueError("qr_multiply: argument 'a' must have at least 2 dimensions (..., m, n), "
+                         f"got shape {aa.shape}")
+    left = mode == "left"
+    shape_c = core.get_aval(c).shape
+    onedim = len(shape_c) == 1
+    if onedim:
+        c = expand_dims(c, -1 if left else 0)
+    ca = core.get_aval(c)
+    if ca.ndim < 2:
+        raise ValueError("qr_multiply: argument 'c' must have 1 or more dimensions, got a scalar")
+    m, n = aa.shape[-2:]
+    k = min(m, n)
+    if left and ca.shape[-2] != k:
+        raise ValueError(f"qr_multiply: argument 'c' of shape {shape_c} does not fit Q @ c: a "
+                         f"of shape {aa.shape} has a Q of {k} columns, c has {ca.shape[-2]} rows")
+    if not left and ca.shape[-1] != m:
+        raise ValueError(f"qr_multiply: argument 'c' of shape {shape_c} does not fit c @ Q: a "
+                         f"of shape {aa.shape} has a Q of {m} rows, c has {ca.shape[-1]} columns")
+    try:
+        batch = _broadcast_shapes(aa.shape[:-2], ca.shape[:-2])
+    except ValueError:
+        raise ValueError(f"qr_multiply: the batch dimensions of 'a' {aa.shape} and 'c' "
+                         f"{ca.shape} do not broadcast") from None
+    a = _broadcast_to(a, batch + aa.shape[-2:])
+    c = _broadcast_to(c, batch + ca.shape[-2:])
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=False)
+    if conjugate:
+        q = conj(q)
+    out = np_linalg.matmul(q, c) if left else np_linalg.matmul(c, q)
+    if onedim:
+        out = _ravel(out)
+    return (out, r, p[0]) if pivoting else (out, r)

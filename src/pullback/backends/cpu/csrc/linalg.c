@@ -15,6 +15,7 @@
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
+#include "linalg_batch.h"
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -26,7 +27,6 @@
 
 /* ---- SciPy's LAPACK and BLAS ---- */
 
-enum { S, D, C, Z }; /* LAPACK's prefixes, the order of the names below */
 typedef void (*potrf_fn)(char *uplo, int *n, void *a, int *lda, int *info);
 typedef void (*getrf_fn)(int *m, int *n, void *a, int *lda, int *ipiv, int *info);
 typedef void (*getri_fn)(int *n, void *a, int *lda, int *ipiv, void *work, int *lwork,
@@ -35,12 +35,15 @@ typedef void (*getrs_fn)(char *trans, int *n, int *nrhs, void *a, int *lda, int 
                          int *ldb, int *info);
 typedef void (*trsm_fn)(char *side, char *uplo, char *transa, char *diag, int *m, int *n,
                         void *alpha, void *a, int *lda, void *b, int *ldb);
+typedef void (*trsv_fn)(char *uplo, char *trans, char *diag, int *n, void *a, int *lda, void *x,
+                        int *incx);
 static struct {
   potrf_fn potrf[4];
   getrf_fn getrf[4];
   getri_fn getri[4];
   getrs_fn getrs[4];
   trsm_fn trsm[4];
+  trsv_fn trsv[4];
 } lapack;
 static atomic_int lapack_loaded;
 
@@ -51,11 +54,12 @@ static int linalg_prepare(void) {
   static const char *const lapack_names[] = {
       "spotrf", "dpotrf", "cpotrf", "zpotrf", "sgetrf", "dgetrf", "cgetrf", "zgetrf",
       "sgetri", "dgetri", "cgetri", "zgetri", "sgetrs", "dgetrs", "cgetrs", "zgetrs"};
-  static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm"};
-  void *lp[16], *bp[4];
+  static const char *const blas_names[] = {"strsm", "dtrsm", "ctrsm", "ztrsm",
+                                           "strsv", "dtrsv", "ctrsv", "ztrsv"};
+  void *lp[16], *bp[8];
   if (pb_dot_prepare() < 0 ||
       pb_capsule_pointers("linalg", "scipy.linalg.cython_lapack", lapack_names, 16, lp) < 0 ||
-      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 4, bp) < 0)
+      pb_capsule_pointers("linalg", "scipy.linalg.cython_blas", blas_names, 8, bp) < 0)
     return -1;
   for (int i = 0; i < 4; ++i) {
     lapack.potrf[i] = (potrf_fn)lp[i];
@@ -63,153 +67,19 @@ static int linalg_prepare(void) {
     lapack.getri[i] = (getri_fn)lp[8 + i];
     lapack.getrs[i] = (getrs_fn)lp[12 + i];
     lapack.trsm[i] = (trsm_fn)bp[i];
+    lapack.trsv[i] = (trsv_fn)bp[4 + i];
   }
   atomic_store_explicit(&lapack_loaded, 1, memory_order_release);
   return 0;
 }
 
-/* The pointers, loaded by the prepare hook before any kernel runs: 0, or -1 with ctx's error
- * set (a caller that skipped the hook) */
-static int load_lapack(pb_kernel_ctx *ctx) {
-  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
-  return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "SciPy's LAPACK is not loaded"), -1;
-}
-
-/* The LAPACK prefix of a dtype code, or -1 */
-static int prefix_of(int dtype) {
-  switch (dtype) {
-  case PB_F32: return S;
-  case PB_F64: return D;
-  case PB_C64: return C;
-  case PB_C128: return Z;
-  default: return -1;
-  }
-}
-
-/* ---- batches ---- */
-
-/* Byte offset of batch element i of operand o whose last `core` dims are the matrix. */
-static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
-  int64_t off = 0;
-  for (int d = o->ndim - core - 1; d > 0; --d) {
-    off += (i % o->shape[d]) * o->strides[d];
-    i /= o->shape[d];
-  }
-  /* the outermost index needs no division (a batch of small matrices computes 32 offsets per
-   * group of 16: the divisions were 5% of a triangular solve) */
-  return o->ndim > core ? off + i * o->strides[0] : off;
-}
-
-static int64_t batch_count(const pb_operand *o, int core) {
-  int64_t n = 1;
-  for (int d = 0; d < o->ndim - core; ++d) n *= o->shape[d];
-  return n;
-}
-
-/* dst[i, j] = src[i, j] for an r x c matrix, byte strides per side; conj flips the imaginary
- * parts (es = 8 or 16 complex when cplx). A transposing copy runs in 32 x 32 tiles: a
- * power-of-two row length otherwise maps every column's writes to one cache set (lu of 256 x
- * 256 took 7x LAPACK's time untiled). */
-#define COPY_TILE(T)                                                                              \
-  for (int64_t i = i0; i < i1; ++i)                                                               \
-    for (int64_t j = j0; j < j1; ++j)                                                             \
-      memcpy(dst + i * drs + j * dcs, src + i * srs + j * scs, sizeof(T));
-typedef struct { double re, im; } pb_z;
-static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs,
-                        int64_t scs, int64_t r, int64_t c, int es, int cplx, int conj) {
-  if (dcs == es && scs == es && !(conj && cplx)) { /* rows contiguous on both sides */
-    for (int64_t i = 0; i < r; ++i) memcpy(dst + i * drs, src + i * srs, (size_t)(c * es));
-    return;
-  }
-  enum { TB = 32 };
-  for (int64_t i0 = 0; i0 < r; i0 += TB)
-    for (int64_t j0 = 0; j0 < c; j0 += TB) {
-      const int64_t i1 = i0 + TB < r ? i0 + TB : r, j1 = j0 + TB < c ? j0 + TB : c;
-      switch (es) {
-      case 4: COPY_TILE(float) break;
-      case 8: COPY_TILE(double) break;
-      default: COPY_TILE(pb_z) break;
-      }
-    }
-  if (conj && cplx)
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        char *d = dst + i * drs + j * dcs;
-        if (es == 8) ((float *)d)[1] = -((float *)d)[1];
-        else ((double *)d)[1] = -((double *)d)[1];
-      }
-}
-
-/* How many threads split a batch of nb matrices of `flops` each: >1 only with OpenBLAS's
- * per-thread setting (each thread then runs LAPACK on one thread). */
-static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
-  if (nb < 2 || ctx->threads <= 1) return 1;
-  /* about 20 us of work per thread before a split pays; a small matrix costs LAPACK's call
-   * overhead (~0.3 us) plus its flops at ~2 GFlop/s */
-  const double ns = 300.0 + flops / 2.0;
-  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
-  const int t = pb_kernel_threads(ctx, nb, grain);
-  if (t <= 1) return 1;
-  const int old = pb_blas_local_threads(1); /* probe: can threads be pinned? */
-  if (old < 0) return 1;
-  pb_blas_local_threads(old);
-  return t;
-}
-
-#ifdef _OPENMP
-#define PB_PRAGMA(x) _Pragma(#x)
-#define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
-/* contiguous shares of a batch of small matrices: one schedule decision per thread, and no
- * two threads writing neighbouring matrices */
-#define OMP_FOR_STATIC(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(static) if ((t) > 1))
-#define THREAD_ID omp_get_thread_num()
-#else
-#define OMP_FOR(t)
-#define OMP_FOR_STATIC(t)
-#define THREAD_ID 0
-#endif
-
-/* LAPACK's threads for one matrix of `flops` on the calling thread: threaded OpenBLAS spin-waits
- * at every synchronisation for a descheduled thread (getrf of 256x256 took 420 ms instead of
- * 0.9 ms on a loaded 2-core machine), so below ~0.3 GFlop a matrix runs on one thread. */
-static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
-  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
-}
-
-/* Runs body(i, thread) for i in [0, nb): split over `threads` threads (LAPACK held to one
- * thread in each), or on the calling thread with LAPACK at the caller's allowance. */
-#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                       \
-  do {                                                                                            \
-    if ((threads) > 1) {                                                                          \
-      OMP_FOR(threads)                                                                            \
-      for (int64_t i = 0; i < (nb); ++i) {                                                        \
-        const int tid = THREAD_ID;                                                                \
-        const int old_ = pb_blas_local_threads(1);                                                \
-        __VA_ARGS__;                                                                              \
-        if (old_ >= 0) pb_blas_local_threads(old_);                                               \
-      }                                                                                           \
-    } else {                                                                                      \
-      const int tid = 0;                                                                          \
-      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                      \
-      for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                              \
-      if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
-    }                                                                                             \
-  } while (0)
+static int load_lapack(pb_kernel_ctx *ctx) { return lapack_ready(ctx, &lapack_loaded); }
 
 static int check_float(pb_kernel_ctx *ctx, const pb_operand *o, const char *what) {
   if (prefix_of(o->dtype) < 0)
     return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "%s must be float32/float64/complex64/complex128",
                           what);
   return 0;
-}
-
-static void fill_nan(char *p, int64_t n, int dtype) {
-  for (int64_t k = 0; k < n; ++k) switch (dtype) {
-    case PB_F32: ((float *)p)[k] = NAN; break;
-    case PB_F64: ((double *)p)[k] = NAN; break;
-    case PB_C64: ((float *)p)[2 * k] = NAN; ((float *)p)[2 * k + 1] = 0.0f; break;
-    default: ((double *)p)[2 * k] = NAN; ((double *)p)[2 * k + 1] = 0.0; break;
-    }
 }
 
 #include "linalg_small.h"
@@ -388,11 +258,8 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
    * conjugate-only op); with transpose_a, 'C' does it */
   const int conj_copy = pp->conjugate_a && !pp->transpose_a && cplx;
   const int threads = batch_threads(ctx, nb, (double)k * k * (pp->left_side ? n : m));
-  char **ac = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!ac) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(ac[t] = ctx->scratch(ctx, (size_t)(k * k * es))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **ac;
+  if (thread_scratch(ctx, threads, (size_t)(k * k * es), &ac)) return ctx->error;
   /* row-major x (m, n) read column-major is x^T: op(a) x = b is x^T op(a)^T = b^T, a right-side
    * solve of the column-major a^T; x op(a) = b is op(a)^T x^T = b^T, a left-side one. op(a)^T
    * of the column-major a^T is: a^T ('N'), a ('T' for op = transpose), a^H ('C' for op =
@@ -407,15 +274,32 @@ static int triangular_solve_kernel(const pb_operand *ins, int nin, pb_operand *o
   const int direct = !conj_copy && acs == es && ars >= k * es && ars % es == 0 &&
                      ars / es <= INT32_MAX;
   trsm_fn trsm = lapack.trsm[p];
+  /* One right-hand side: trsv, ~6x faster than a one-row trsm (256 x 256: 5 vs 35-50 us). The
+   * left solve's matrix M (op(a), or op(a)ᵀ for a right-side solve) is the column-major aᵀ
+   * ('N'), its transpose a ('T') or a's conjugate ('C'); conj(aᵀ) has no BLAS op and stays
+   * with trsm. */
+  const int at = pp->left_side ? pp->transpose_a : !pp->transpose_a; /* M is aᵀ up to conj */
+  const int cj = pp->conjugate_a && cplx;
+  const int vec = (pp->left_side ? n : m) == 1 && !(cj && at);
+  char vtrans = at ? 'N' : cj ? 'C' : 'T';
+  trsv_fn trsv = lapack.trsv[p];
   FOR_BATCH(ctx, nb, threads, (double)k * k * (pp->left_side ? n : m), {
     char *o = (char *)x->data + i * m * n * es, *w = ac[tid];
     copy_matrix(o, n * es, es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, n, es,
                 cplx, 0);
     const char *ai = (const char *)a->data + batch_offset(a, 2, i);
-    if (direct) w = (char *)ai;
-    else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, conj_copy);
-    int bm = (int)n, bn = (int)m, lda = direct ? (int)(ars / es) : (int)k, ldb = (int)n;
-    trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
+    if (vec) {
+      const int vd = acs == es && ars >= k * es && ars % es == 0 && ars / es <= INT32_MAX;
+      if (vd) w = (char *)ai;
+      else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, 0);
+      int kn = (int)k, lda = vd ? (int)(ars / es) : (int)k, inc = 1;
+      trsv(&uplo, &vtrans, &diag, &kn, w, &lda, o, &inc);
+    } else {
+      if (direct) w = (char *)ai;
+      else copy_matrix(w, k * es, es, ai, ars, acs, k, k, es, cplx, conj_copy);
+      int bm = (int)n, bn = (int)m, lda = direct ? (int)(ars / es) : (int)k, ldb = (int)n;
+      trsm(&side, &uplo, &trans, &diag, &bm, &bn, alpha, w, &lda, o, &ldb);
+    }
   });
   return 0;
 }
@@ -469,11 +353,8 @@ static int lu_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
   if (load_lapack(ctx)) return ctx->error;
   const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
   const int threads = batch_threads(ctx, nl, (double)m * n * kk);
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)(m * n * es + kk * 4))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)(m * n * es + kk * 4), &w)) return ctx->error;
   const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1];
   getrf_fn getrf = lapack.getrf[p];
   FOR_BATCH(ctx, nl, threads, (double)m * n * kk, {
@@ -532,11 +413,8 @@ static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   const int threads = batch_threads(ctx, nb, flops);
   /* getri's blocked work (n * its block), or the singular path's n + n * n */
   const int64_t lwork = 64 * n > n * (n + 1) ? 64 * n : n * (n + 1);
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)(lwork * es + n * 4))))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)(lwork * es + n * 4), &w)) return ctx->error;
   getrf_fn getrf = lapack.getrf[p];
   getri_fn getri = lapack.getri[p];
   getrs_fn getrs = lapack.getrs[p];
@@ -561,6 +439,81 @@ static int inv_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
         getrs(&tn, &ni, &one, o, &ni, ip, cols + c * n * es, &ni, &r);
       }
       memcpy(o, cols, (size_t)(n * n * es));
+    }
+  });
+  return 0;
+}
+
+/* ---- lu_inverse: a⁻¹ (or a⁻ᵀ when transpose) from lu(a)'s packed factors (row-major, the true
+ * matrix's) and 0-based pivots, by getri. getri wants the factors column-major: one tiled
+ * transposing copy; its result is a⁻¹ column-major, i.e. a⁻ᵀ read row-major, so a⁻ᵀ is written
+ * in place in the output and a⁻¹ takes one more transposing copy. A zero on U's diagonal (getri
+ * refuses it) is solved against the identity with getrs, as inv; pivots outside [0, n) give a
+ * NaN matrix (they come from lu, but nothing is read out of bounds). ---- */
+
+static int lu_inverse_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout,
+                             const void *params, pb_kernel_ctx *ctx) {
+  const pb_operand *a = &ins[0], *pv = &ins[1];
+  pb_operand *x = &outs[0];
+  const int transpose = *(const int32_t *)params;
+  const int nd = a->ndim;
+  if (nd < 2 || !pb_operand_same_shape(a, x) || a->dtype != x->dtype ||
+      a->shape[nd - 1] != a->shape[nd - 2] || pv->dtype != PB_I32 || pv->ndim != nd - 1 ||
+      pv->shape[nd - 2] != a->shape[nd - 1] || check_float(ctx, a, "lu_inverse's operand"))
+    return ctx->error ? ctx->error
+                      : pb_kernel_fail(ctx, PB_KERNEL_ETYPE,
+                                       "operands must be lu (..., n, n) and int32 pivots (..., n)");
+  for (int d = 0; d < nd - 2; ++d)
+    if (pv->shape[d] != a->shape[d])
+      return pb_kernel_fail(ctx, PB_KERNEL_ETYPE, "batch dimensions differ");
+  const int64_t n = a->shape[nd - 1], nb = batch_count(a, 2);
+  if (n > INT32_MAX / 64)
+    return pb_kernel_fail(ctx, PB_KERNEL_EVALUE, "matrix too large for LAPACK");
+  if (nb == 0 || n == 0) return 0;
+  if (load_lapack(ctx)) return ctx->error;
+  const int es = a->itemsize, p = prefix_of(a->dtype), cplx = p >= C;
+  const int64_t rs = a->strides[nd - 2], cs = a->strides[nd - 1], ps = pv->strides[nd - 2];
+  const double flops = 4.0 / 3.0 * n * n * n;
+  const int threads = batch_threads(ctx, nb, flops);
+  /* getri's blocked work (n * its block) or the singular path's n * n columns, the column-major
+   * result when it is transposed out, the 1-based pivots */
+  const int64_t lwork = 64 * n > n * n ? 64 * n : n * n;
+  const int64_t bytes = (lwork + (transpose ? 0 : n * n)) * es + n * 4;
+  char **w;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &w)) return ctx->error;
+  getri_fn getri = lapack.getri[p];
+  getrs_fn getrs = lapack.getrs[p];
+  FOR_BATCH(ctx, nb, threads, flops, {
+    char *o = (char *)x->data + i * n * n * es, *work = w[tid];
+    char *cm = transpose ? o : work + lwork * es;
+    int *ip = (int *)(work + bytes - n * 4);
+    const char *pi = (const char *)pv->data + batch_offset(pv, 1, i);
+    int ok = 1;
+    for (int64_t r = 0; r < n; ++r) {
+      const int32_t q = *(const int32_t *)(pi + r * ps);
+      ok &= q >= 0 && q < n;
+      ip[r] = q + 1;
+    }
+    if (!ok) {
+      fill_nan(o, n * n, a->dtype);
+    } else {
+      copy_matrix(cm, es, n * es, (const char *)a->data + batch_offset(a, 2, i), rs, cs, n, n,
+                  es, cplx, 0);
+      int ni = (int)n, lw = (int)lwork, info = 0;
+      getri(&ni, cm, &ni, ip, work, &lw, &info);
+      if (info > 0) { /* a zero on U's diagonal: getrs against the identity's columns */
+        char tn = 'N';
+        int one = 1, r = 0;
+        memset(work, 0, (size_t)(n * n * es));
+        for (int64_t c = 0; c < n; ++c) {
+          char *e = work + (c * n + c) * es;
+          if (p == S || p == C) *(float *)e = 1.0f;
+          else *(double *)e = 1.0;
+          getrs(&tn, &ni, &one, cm, &ni, ip, work + c * n * es, &ni, &r);
+        }
+        memcpy(cm, work, (size_t)(n * n * es));
+      }
+      if (!transpose) copy_matrix(o, n * es, es, cm, es, n * es, n, n, es, cplx, 0);
     }
   });
   return 0;
@@ -601,5 +554,6 @@ static const pb_kernel_def kernels[] = {
   {"triangular_solve", triangular_solve_kernel, 2, 1, sizeof(trsm_params), linalg_prepare},
   {"lu", lu_kernel, 1, 3, 0, linalg_prepare},
   {"inv", inv_kernel, 1, 1, 0, linalg_prepare},
+  {"lu_inverse", lu_inverse_kernel, 2, 1, sizeof(int32_t), linalg_prepare},
 };
 PB_KERNELS(kernels)

@@ -14,6 +14,7 @@
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
+#include "linalg_batch.h"
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -25,7 +26,6 @@
 
 /* ---- SciPy's LAPACK ---- */
 
-enum { S, D, C, Z }; /* LAPACK's prefixes, the order of the names below */
 typedef void (*geev_r_fn)(char *jobvl, char *jobvr, int *n, void *a, int *lda, void *wr,
                           void *wi, void *vl, int *ldvl, void *vr, int *ldvr, void *work,
                           int *lwork, int *info);
@@ -75,149 +75,24 @@ static int linalg_eig_prepare(void) {
   return 0;
 }
 
-static int load_lapack(pb_kernel_ctx *ctx) {
-  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
-  return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "SciPy's LAPACK is not loaded"), -1;
-}
-
-/* ---- batches (as linalg.c's, which this file does not edit) ---- */
-
-static int prefix_of(int dtype) {
-  switch (dtype) {
-  case PB_F32: return S;
-  case PB_F64: return D;
-  case PB_C64: return C;
-  case PB_C128: return Z;
-  default: return -1;
-  }
-}
-
-/* Byte offset of batch element i of operand o whose last `core` dims are the matrix. */
-static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
-  int64_t off = 0;
-  for (int d = o->ndim - core - 1; d >= 0; --d) {
-    off += (i % o->shape[d]) * o->strides[d];
-    i /= o->shape[d];
-  }
-  return off;
-}
-
-static int64_t batch_count(const pb_operand *o, int core) {
-  int64_t n = 1;
-  for (int d = 0; d < o->ndim - core; ++d) n *= o->shape[d];
-  return n;
-}
-
-/* dst[i, j] = src[i, j] for an r x c matrix of es-byte elements, byte strides per side; a
- * transposing copy runs in 32 x 32 tiles (a power-of-two row length otherwise maps a column's
- * writes to one cache set). */
-typedef struct { double re, im; } pb_z;
-#define COPY_TILE(T)                                                                              \
-  for (int64_t i = i0; i < i1; ++i)                                                               \
-    for (int64_t j = j0; j < j1; ++j)                                                             \
-      memcpy(dst + i * drs + j * dcs, src + i * srs + j * scs, sizeof(T));
-static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs,
-                        int64_t scs, int64_t r, int64_t c, int es) {
-  if (dcs == es && scs == es) {
-    for (int64_t i = 0; i < r; ++i) memcpy(dst + i * drs, src + i * srs, (size_t)(c * es));
-    return;
-  }
-  enum { TB = 32 };
-  for (int64_t i0 = 0; i0 < r; i0 += TB)
-    for (int64_t j0 = 0; j0 < c; j0 += TB) {
-      const int64_t i1 = i0 + TB < r ? i0 + TB : r, j1 = j0 + TB < c ? j0 + TB : c;
-      switch (es) {
-      case 4: COPY_TILE(float) break;
-      case 8: COPY_TILE(double) break;
-      default: COPY_TILE(pb_z) break;
-      }
-    }
-}
+static int load_lapack(pb_kernel_ctx *ctx) { return lapack_ready(ctx, &lapack_loaded); }
 
 /* The (n, n) matrix batch element i of a, into column-major w */
 static void load_colmajor(char *w, const pb_operand *a, int64_t i, int64_t n, int es) {
   const int nd = a->ndim;
   copy_matrix(w, es, n * es, (const char *)a->data + batch_offset(a, 2, i), a->strides[nd - 2],
-              a->strides[nd - 1], n, n, es);
+              a->strides[nd - 1], n, n, es, 0, 0);
 }
 
 /* Row-major (n, n) out from column-major w */
 static void store_rowmajor(char *out, const char *w, int64_t n, int es) {
-  copy_matrix(out, n * es, es, w, es, n * es, n, n, es);
-}
-
-/* How many threads split a batch of nb matrices of `flops` each (linalg.c's rule: ~20 us of
- * work per thread; >1 only when OpenBLAS can be held to one thread per thread). */
-static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
-  if (nb < 2 || ctx->threads <= 1) return 1;
-  const double ns = 300.0 + flops / 2.0;
-  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
-  const int t = pb_kernel_threads(ctx, nb, grain);
-  if (t <= 1) return 1;
-  const int old = pb_blas_local_threads(1);
-  if (old < 0) return 1;
-  pb_blas_local_threads(old);
-  return t;
-}
-
-#ifdef _OPENMP
-#define PB_PRAGMA(x) _Pragma(#x)
-#define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
-#define THREAD_ID omp_get_thread_num()
-#else
-#define OMP_FOR(t)
-#define THREAD_ID 0
-#endif
-
-/* LAPACK's threads for one matrix on the calling thread (linalg.c: threaded OpenBLAS spin-waits
- * for descheduled threads on a loaded machine, so small problems run on one). */
-static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
-  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
-}
-
-#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                  \
-  do {                                                                                            \
-    if ((threads) > 1) {                                                                          \
-      OMP_FOR(threads)                                                                            \
-      for (int64_t i = 0; i < (nb); ++i) {                                                        \
-        const int tid = THREAD_ID;                                                                \
-        const int old_ = pb_blas_local_threads(1);                                                \
-        __VA_ARGS__;                                                                              \
-        if (old_ >= 0) pb_blas_local_threads(old_);                                               \
-      }                                                                                           \
-    } else {                                                                                      \
-      const int tid = 0;                                                                          \
-      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                          \
-      for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                         \
-      if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
-    }                                                                                             \
-  } while (0)
-
-/* NaN in n elements of dtype (complex: NaN + 0i, as JAX's full_like(nan)) */
-static void fill_nan(char *p, int64_t n, int dtype) {
-  for (int64_t k = 0; k < n; ++k) switch (dtype) {
-    case PB_F32: ((float *)p)[k] = NAN; break;
-    case PB_F64: ((double *)p)[k] = NAN; break;
-    case PB_C64: ((float *)p)[2 * k] = NAN; ((float *)p)[2 * k + 1] = 0.0f; break;
-    default: ((double *)p)[2 * k] = NAN; ((double *)p)[2 * k + 1] = 0.0; break;
-    }
+  copy_matrix(out, n * es, es, w, es, n * es, n, n, es, 0, 0);
 }
 
 /* The optimal lwork LAPACK's workspace query wrote to work[0] (real part; at least 1) */
 static int64_t queried(const void *work, int p) {
   const double w = (p == S || p == C) ? (double)*(const float *)work : *(const double *)work;
   return w > 1 ? (int64_t)w + 1 : 1;
-}
-
-/* Per-thread scratch of `bytes` each: 0, or an error set on ctx */
-static int thread_scratch(pb_kernel_ctx *ctx, char ***out, int threads, int64_t bytes) {
-  char **w = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!w) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(w[t] = ctx->scratch(ctx, (size_t)bytes)))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  *out = w;
-  return 0;
 }
 
 static int check_square(pb_kernel_ctx *ctx, const pb_operand *a, const char *who) {
@@ -312,7 +187,7 @@ static int eig_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
   const double flops = 25.0 * (double)n * n * n;
   const int threads = batch_threads(ctx, nb, flops);
   char **ws;
-  if (thread_scratch(ctx, &ws, threads, bytes)) return ctx->error;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &ws)) return ctx->error;
   void *geev = lapack.geev[p];
   FOR_BATCH(ctx, nb, threads, flops, {
     char *w = ws[tid], *vl = w + off_vl, *vr = w + off_vr, *ev = w + off_w;
@@ -396,7 +271,7 @@ static int schur_kernel(const pb_operand *ins, int nin, pb_operand *outs, int no
   const double flops = 15.0 * (double)n * n * n;
   const int threads = batch_threads(ctx, nb, flops);
   char **ws;
-  if (thread_scratch(ctx, &ws, threads, bytes)) return ctx->error;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &ws)) return ctx->error;
   void *gees = lapack.gees[p];
   FOR_BATCH(ctx, nb, threads, flops, {
     char *w = ws[tid], *vs = w + off_vs, *ev = w + off_w, *work = w + off_work;
@@ -447,7 +322,7 @@ static int hessenberg_kernel(const pb_operand *ins, int nin, pb_operand *outs, i
   const double flops = 10.0 / 3 * (double)n * n * n;
   const int threads = batch_threads(ctx, nb, flops);
   char **ws;
-  if (thread_scratch(ctx, &ws, threads, bytes)) return ctx->error;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &ws)) return ctx->error;
   gehrd_fn gehrd = lapack.gehrd[p];
   FOR_BATCH(ctx, nb, threads, flops, {
     char *w = ws[tid], *tau = w + off_tau;
@@ -493,7 +368,7 @@ static int tridiagonal_kernel(const pb_operand *ins, int nin, pb_operand *outs, 
   const double flops = 4.0 / 3 * (double)n * n * n;
   const int threads = batch_threads(ctx, nb, flops);
   char **ws;
-  if (thread_scratch(ctx, &ws, threads, bytes)) return ctx->error;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &ws)) return ctx->error;
   sytrd_fn sytrd = lapack.sytrd[p];
   FOR_BATCH(ctx, nb, threads, flops, {
     char *w = ws[tid], *e = w + off_e, *tau = w + off_tau;
@@ -615,7 +490,7 @@ static int tridiagonal_solve_kernel(const pb_operand *ins, int nin, pb_operand *
   const double flops = 8.0 * (double)m * k;
   const int threads = batch_threads(ctx, nb, flops);
   char **ws;
-  if (thread_scratch(ctx, &ws, threads, bytes)) return ctx->error;
+  if (thread_scratch(ctx, threads, (size_t)bytes, &ws)) return ctx->error;
   const int64_t sdl = dl->strides[nd - 2], sd = d->strides[nd - 2], sdu = du->strides[nd - 2];
   const int64_t brs = b->strides[nd - 2], bcs = b->strides[nd - 1];
   gtsv_fn gtsv = lapack.gtsv[p];
@@ -629,7 +504,7 @@ static int tridiagonal_solve_kernel(const pb_operand *ins, int nin, pb_operand *
       memcpy(wdu + r * es, pdu + r * sdu, (size_t)es);
     }
     for (int64_t r = 0; r < m; ++r) memcpy(wd + r * es, pd + r * sd, (size_t)es);
-    copy_matrix(wb, es, m * es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, k, es);
+    copy_matrix(wb, es, m * es, (const char *)b->data + batch_offset(b, 2, i), brs, bcs, m, k, es, 0, 0);
     int mi = (int)m, ki = (int)k, inf = 0;
     if (pp->perturb_singular)
       perturbed[p](w, wd, wdu, w + off_du2, (int *)(w + off_piv), wb, m, k);
@@ -637,7 +512,7 @@ static int tridiagonal_solve_kernel(const pb_operand *ins, int nin, pb_operand *
       gtsv(&mi, &ki, w, wd, wdu, wb, &mi, &inf);
     char *o = (char *)x->data + i * m * k * es;
     if (inf != 0) fill_nan(o, m * k, b->dtype);
-    else copy_matrix(o, k * es, es, wb, es, m * es, m, k, es);
+    else copy_matrix(o, k * es, es, wb, es, m * es, m, k, es, 0, 0);
   });
   return 0;
 }

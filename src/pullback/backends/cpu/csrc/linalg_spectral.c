@@ -5,8 +5,8 @@
  * The conventions of linalg.c: pointers from SciPy's cython_lapack capsules read by the prepare
  * hook with the GIL held; one call loops over the leading batch dimensions, split over OpenMP
  * threads with LAPACK held to one thread each when there is more than one matrix and threads
- * to spare; a single matrix runs LAPACK at the caller's thread allowance. The batch helpers
- * below are linalg.c's (static there; to be shared through a header when the files merge).
+ * to spare; a single matrix runs LAPACK at the caller's thread allowance (the batch helpers
+ * of linalg_batch.h).
  *
  * Row-major operands, column-major LAPACK: a row-major buffer read column-major is the
  * transpose. qr needs the true matrix (Householder reflections act on columns), so it copies
@@ -16,6 +16,7 @@
 #include "pb.h"
 #include "kernel_abi.h"
 #include "schedule.h"
+#include "linalg_batch.h"
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -23,7 +24,6 @@
 #include <omp.h>
 #endif
 
-enum { S, D, C, Z };
 typedef void (*geqrf_fn)(int *m, int *n, void *a, int *lda, void *tau, void *work, int *lwork,
                          int *info);
 typedef void (*orgqr_fn)(int *m, int *n, int *k, void *a, int *lda, void *tau, void *work,
@@ -72,121 +72,7 @@ static int spectral_prepare(void) {
   return 0;
 }
 
-static int load_lapack(pb_kernel_ctx *ctx) {
-  if (atomic_load_explicit(&lapack_loaded, memory_order_acquire)) return 0;
-  return pb_kernel_fail(ctx, PB_KERNEL_ERUNTIME, "SciPy's LAPACK is not loaded"), -1;
-}
-
-static int prefix_of(int dtype) {
-  switch (dtype) {
-  case PB_F32: return S;
-  case PB_F64: return D;
-  case PB_C64: return C;
-  case PB_C128: return Z;
-  default: return -1;
-  }
-}
-
-/* ---- batches (linalg.c's helpers) ---- */
-
-static int64_t batch_offset(const pb_operand *o, int core, int64_t i) {
-  int64_t off = 0;
-  for (int d = o->ndim - core - 1; d >= 0; --d) {
-    off += (i % o->shape[d]) * o->strides[d];
-    i /= o->shape[d];
-  }
-  return off;
-}
-
-static int64_t batch_count(const pb_operand *o, int core) {
-  int64_t n = 1;
-  for (int d = 0; d < o->ndim - core; ++d) n *= o->shape[d];
-  return n;
-}
-
-#define COPY_TILE(T)                                                                              \
-  for (int64_t i = i0; i < i1; ++i)                                                               \
-    for (int64_t j = j0; j < j1; ++j)                                                             \
-      memcpy(dst + i * drs + j * dcs, src + i * srs + j * scs, sizeof(T));
-typedef struct { double re, im; } pb_z;
-/* dst[i, j] = src[i, j] (r x c, byte strides), conjugated when conj; 32 x 32 tiles for a
- * transposing copy (a power-of-two row length maps untiled writes to one cache set) */
-static void copy_matrix(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs,
-                        int64_t scs, int64_t r, int64_t c, int es, int cplx, int conj) {
-  if (dcs == es && scs == es) {
-    for (int64_t i = 0; i < r; ++i) memcpy(dst + i * drs, src + i * srs, (size_t)(c * es));
-  } else {
-    enum { TB = 32 };
-    for (int64_t i0 = 0; i0 < r; i0 += TB)
-      for (int64_t j0 = 0; j0 < c; j0 += TB) {
-        const int64_t i1 = i0 + TB < r ? i0 + TB : r, j1 = j0 + TB < c ? j0 + TB : c;
-        switch (es) {
-        case 4: COPY_TILE(float) break;
-        case 8: COPY_TILE(double) break;
-        default: COPY_TILE(pb_z) break;
-        }
-      }
-  }
-  if (conj && cplx)
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        char *d = dst + i * drs + j * dcs;
-        if (es == 8) ((float *)d)[1] = -((float *)d)[1];
-        else ((double *)d)[1] = -((double *)d)[1];
-      }
-}
-
-static int batch_threads(const pb_kernel_ctx *ctx, int64_t nb, double flops) {
-  if (nb < 2 || ctx->threads <= 1) return 1;
-  const double ns = 300.0 + flops / 2.0;
-  const int64_t grain = ns >= 2e4 ? 1 : (int64_t)(2e4 / ns) + 1;
-  const int t = pb_kernel_threads(ctx, nb, grain);
-  if (t <= 1) return 1;
-  const int old = pb_blas_local_threads(1);
-  if (old < 0) return 1;
-  pb_blas_local_threads(old);
-  return t;
-}
-
-#ifdef _OPENMP
-#define PB_PRAGMA(x) _Pragma(#x)
-#define OMP_FOR(t) PB_PRAGMA(omp parallel for num_threads(t) schedule(dynamic) if ((t) > 1))
-#define THREAD_ID omp_get_thread_num()
-#else
-#define OMP_FOR(t)
-#define THREAD_ID 0
-#endif
-
-static int solo_threads(const pb_kernel_ctx *ctx, double flops) {
-  return flops >= 3e8 && ctx->threads > 1 ? ctx->threads : 1;
-}
-
-#define FOR_BATCH(ctx, nb, threads, flops_, ...)                                                  \
-  do {                                                                                            \
-    if ((threads) > 1) {                                                                          \
-      OMP_FOR(threads)                                                                            \
-      for (int64_t i = 0; i < (nb); ++i) {                                                        \
-        const int tid = THREAD_ID;                                                                \
-        const int old_ = pb_blas_local_threads(1);                                                \
-        __VA_ARGS__;                                                                              \
-        if (old_ >= 0) pb_blas_local_threads(old_);                                               \
-      }                                                                                           \
-    } else {                                                                                      \
-      const int tid = 0;                                                                          \
-      const int old_ = pb_blas_local_threads(solo_threads(ctx, flops_));                          \
-      for (int64_t i = 0; i < (nb); ++i) { __VA_ARGS__; }                                         \
-      if (old_ >= 0) pb_blas_local_threads(old_);                                                 \
-    }                                                                                             \
-  } while (0)
-
-static void fill_nan(char *p, int64_t n, int dtype) {
-  for (int64_t k = 0; k < n; ++k) switch (dtype) {
-    case PB_F32: ((float *)p)[k] = NAN; break;
-    case PB_F64: ((double *)p)[k] = NAN; break;
-    case PB_C64: ((float *)p)[2 * k] = NAN; ((float *)p)[2 * k + 1] = 0.0f; break;
-    default: ((double *)p)[2 * k] = NAN; ((double *)p)[2 * k + 1] = 0.0; break;
-    }
-}
+static int load_lapack(pb_kernel_ctx *ctx) { return lapack_ready(ctx, &lapack_loaded); }
 
 /* ---- this file's helpers ---- */
 
@@ -204,17 +90,6 @@ static void fill_eye(char *p, int64_t r, int64_t c, int es, int prefix) {
 static int64_t work_count(const void *w, int prefix) {
   const double v = (prefix == S || prefix == C) ? (double)*(const float *)w : *(const double *)w;
   return (int64_t)(v * (1.0 + 1e-6)) + 1;
-}
-
-/* Per-thread scratch of `bytes` each: thread t's block at (*blocks)[t]. 0 or an error. */
-static int thread_scratch(pb_kernel_ctx *ctx, int threads, size_t bytes, char ***blocks) {
-  char **b = ctx->scratch(ctx, sizeof(char *) * (size_t)threads);
-  if (!b) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  for (int t = 0; t < threads; ++t)
-    if (!(b[t] = ctx->scratch(ctx, bytes ? bytes : 64)))
-      return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
-  *blocks = b;
-  return 0;
 }
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }

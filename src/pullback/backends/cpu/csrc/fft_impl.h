@@ -251,6 +251,8 @@ static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
  * vector each: butterflies vectorise whatever the stage's shape) ---- */
 
 typedef R SUF(vec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(sizeof(R))));
+typedef RI SUF(ivec) __attribute__((vector_size(FFT_LANES * sizeof(R))));
+#include "fft_lanes.h"
 
 #define T R
 #define PSUF(x) SUF(x##_s)
@@ -354,6 +356,7 @@ static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign) {
   int f[64], nf;
   const int64_t N = fft_choose(n, f, &nf);
   if (N) return SUF(cplan_bluestein)(n, sign, N);
+  fft_radix8(f, &nf);
   return n >= FFT_SIX && nf > 1 ? SUF(cplan_six)(n, sign, f, nf) : SUF(cplan_direct)(n, sign, f, nf);
 }
 
@@ -405,6 +408,12 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
     SUF(six_io)(C, inb[0], ies, outb[0], oes, scale, buf, nt);
     return;
   }
+  if (kind == FFT_C2C && V == FFT_LANES) {
+    SUF(gather8)(inb, ies, cn, xr, xi);
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    SUF(scatter8)(zr, zi, cn, outb, oes, scale);
+    return;
+  }
   if (kind == FFT_C2C) {
     for (int64_t t = 0; t < cn; ++t)
       for (int v = 0; v < V; ++v) {
@@ -431,6 +440,14 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
           R *q = (R *)(outb[v] + k * oes);
           q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
         }
+      return;
+    }
+    if (V == FFT_LANES && ies == (int64_t)sizeof(R)) {
+      /* contiguous real lines: their sample pairs are complex elements */
+      SUF(gather8)(inb, 2 * ies, h, xr, xi);
+      SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+      SUF(untangle8)(zr, zi, h, P->wr, P->wi, br, bi, scale);
+      SUF(scatter8)(br, bi, h + 1, outb, oes, 1);
       return;
     }
     for (int64_t t = 0; t < h; ++t)
@@ -466,6 +483,21 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
     SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
     for (int64_t t = 0; t < n; ++t)
       for (int v = 0; v < V; ++v) *(R *)(outb[v] + t * oes) = zr[t * V + v] * scale;
+    return;
+  }
+  if (V == FFT_LANES) {
+    SUF(gather8)(inb, ies, h + 1, br, bi);
+    SUF(tangle8)(br, bi, h, P->wr, P->wi, xr, xi);
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    if (oes == (int64_t)sizeof(R)) {
+      SUF(scatter8)(zr, zi, h, outb, 2 * oes, scale);
+      return;
+    }
+    for (int64_t t = 0; t < h; ++t)
+      for (int v = 0; v < V; ++v) {
+        *(R *)(outb[v] + 2 * t * oes) = zr[t * V + v] * scale;
+        *(R *)(outb[v] + (2 * t + 1) * oes) = zi[t * V + v] * scale;
+      }
     return;
   }
   for (int64_t k = 0; k <= h; ++k)

@@ -31,6 +31,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define FFT_GRAIN 16384    /* elements per thread worth splitting for */
 #define FFT_CACHE 64       /* plans kept */
 #define FFT_SIX 32768      /* direct lengths from which the six-step split is used */
+#define FFT_SIXW 4         /* six-step groups of lanes moved together (4 x 8 columns) */
 
 /* ---- factoring and the Bluestein cost model ---- */
 

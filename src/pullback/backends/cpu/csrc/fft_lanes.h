@@ -135,6 +135,3 @@ static PB_CLONES void SUF(tangle8)(const R *restrict br, const R *restrict bi, i
     VST(xi + k * L, ei + or_);
   }
 }
-#undef FFT_SHUF
-#undef VLD
-#undef VST

@@ -228,6 +228,44 @@ def test_accuracy_large_primes(n):
     assert _rms_rel(back, x) <= 2e-15 * lg
 
 
+@pytest.mark.parametrize("n", [2 ** 15, 3 * 2 ** 15, 5 ** 7, 2 ** 10 * 3 * 5 * 7])
+def test_six_step_lengths_and_layouts(n):
+    """Long direct lengths (the six-step, csrc/fft_six.h): n1, n2 multiples of 8 or not (a last
+    partial group of lanes), a number of full groups not a multiple of 4, contiguous, strided
+    and flipped inputs, the inverse, and the real transforms through a half length."""
+    rng = np.random.default_rng(n)
+    x = _rand(rng, (2 * n,), np.complex128)
+    for v in (x[:n], x[::2], x[:n][::-1]):
+        want = _exact_dft(v)
+        lg = np.log2(n)
+        assert _rms_rel(np.asarray(jnp.fft.fft(v)), want) <= 1e-15 * lg
+        assert _rms_rel(np.asarray(jnp.fft.fft(v.astype(np.complex64))), want) <= 2e-7 * lg
+    assert _rms_rel(np.asarray(jnp.fft.ifft(x[:n])), np.fft.ifft(x[:n])) <= 1e-15 * lg
+    r = x.real.copy()
+    assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n + 1])), np.fft.irfft(x[:n + 1])) <= 1e-15 * lg
+
+
+@pytest.mark.parametrize("dt", COMPLEX)
+def test_lane_layouts(dt):
+    """Groups of 8 lines moved through registers (csrc/fft_lanes.h): contiguous lines (with
+    lengths not a multiple of 4), adjacent lines (the columns of a row-major array), lines of
+    other strides, and the leftover lines past the last group of 8."""
+    rng = np.random.default_rng(1)
+    for shape in [(19, 256), (8, 6), (17, 30), (9, 1)]:
+        x = _rand(rng, shape, dt)
+        for ax in (0, 1):
+            _close(jnp.fft.fft(x, axis=ax), np.fft.fft(x, axis=ax), dt, shape[ax])
+            _close(jnp.fft.ifft(x[:, ::-1], axis=ax), np.fft.ifft(x[:, ::-1], axis=ax), dt, shape[ax])
+            r = x.real.copy()
+            _close(jnp.fft.rfft(r, axis=ax), np.fft.rfft(r, axis=ax), dt, shape[ax])
+            m = 2 * (shape[ax] - 1) or 1
+            _close(jnp.fft.irfft(x, n=m, axis=ax), np.fft.irfft(x, n=m, axis=ax), dt, m)
+        _close(jnp.fft.rfft2(x.real.copy()), np.fft.rfft2(x.real), dt, x.size)
+        _close(jnp.fft.irfft2(x, s=(shape[0], 2 * shape[1])),
+               np.fft.irfft2(x, s=(shape[0], 2 * shape[1])), dt, 2 * x.size)
+
+
 # ---- derivatives ----
 
 def _as_real(f):

@@ -31,6 +31,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define FFT_GRAIN 16384    /* elements per thread worth splitting for */
 #define FFT_CACHE 64       /* plans kept */
 #define FFT_SIX 32768      /* direct lengths from which the six-step split is used */
+#define FFT_SIXW 4         /* six-step groups of lanes moved together (4 x 8 columns) */
 
 /* ---- factoring and the Bluestein cost model ---- */
 
@@ -50,6 +51,24 @@ static int fft_factor(int64_t n, int *f) {
     while (n % p == 0) { f[nf++] = (int)p; n /= p; }
   if (n > 1) f[nf++] = (int)n;
   return nf;
+}
+
+/* A plan's radices: fft_factor's 4s and 2 (2^k) regrouped into 8s (fewer passes over the data),
+ * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 4 4 (k = 1 mod 3, k > 1; 4 4 beats 8 2). */
+static void fft_radix8(int *f, int *nf) {
+  int k = 0, j = 0;
+  for (int i = 0; i < *nf; ++i) k += f[i] == 4 ? 2 : f[i] == 2 ? 1 : 0;
+  int g[64], ng = 0;
+  int e = k / 3, r = k % 3;
+  if (r == 1 && e > 0) { e--; r = 4; }
+  for (int i = 0; i < e; ++i) g[ng++] = 8;
+  if (r == 4) { g[ng++] = 4; g[ng++] = 4; }
+  else if (r == 2) g[ng++] = 4;
+  else if (r == 1) g[ng++] = 2;
+  for (int i = 0; i < *nf; ++i)
+    if (f[i] != 4 && f[i] != 2) g[ng++] = f[i];
+  for (j = 0; j < ng; ++j) f[j] = g[j];
+  *nf = ng;
 }
 
 /* Operations per element of a direct transform: about the radix for radices with their own
@@ -169,17 +188,21 @@ static void fft_plan_release(fft_handle h) {
 /* ---- the transforms, per precision ---- */
 
 #define R float
+#define RI int32_t
 #define SUF(x) x##_f32
 #define FFT_PREC 0
 #include "fft_impl.h"
 #undef R
+#undef RI
 #undef SUF
 #undef FFT_PREC
 #define R double
+#define RI int64_t
 #define SUF(x) x##_f64
 #define FFT_PREC 1
 #include "fft_impl.h"
 #undef R
+#undef RI
 #undef SUF
 #undef FFT_PREC
 

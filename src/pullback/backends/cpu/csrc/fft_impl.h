@@ -30,6 +30,7 @@ typedef struct SUF(cplan) {
   int64_t n1, n2;
   struct SUF(cplan) *p1, *p2;
   R *t6r, *t6i;          /* w^(k1 t2) at [k1 * n2 + t2] */
+  R *t6lr, *t6li;        /* the same in lane order: k1 = 8 g + v at [(g n2 + t2) 8 + v] */
   void *mem;
 } SUF(cplan);
 
@@ -70,116 +71,32 @@ static SUF(cplan) *SUF(cplan_six)(int64_t n, int sign, const int *f, int nf) {
   P->n = n; P->sign = sign; P->n1 = n1; P->n2 = n2;
   P->p1 = SUF(cplan_new)(n1, sign);
   P->p2 = SUF(cplan_new)(n2, sign);
-  R *m = malloc((size_t)(2 * n) * sizeof(R));
+  R *m = malloc((size_t)(4 * n) * sizeof(R));
   if (!P->p1 || !P->p2 || !m) { free(m); SUF(cplan_free)(P); return NULL; }
-  P->mem = m; P->t6r = m; P->t6i = m + n;
+  P->mem = m; P->t6r = m; P->t6i = m + n; P->t6lr = m + 2 * n; P->t6li = m + 3 * n;
+  const int L = FFT_LANES;
   for (int64_t k1 = 0; k1 < n1; ++k1)
-    for (int64_t t2 = 0; t2 < n2; ++t2)
-      SUF(unit)(k1 * t2, n, sign, &P->t6r[k1 * n2 + t2], &P->t6i[k1 * n2 + t2]);
+    for (int64_t t2 = 0; t2 < n2; ++t2) {
+      R c, d;
+      SUF(unit)(k1 * t2, n, sign, &c, &d);
+      P->t6r[k1 * n2 + t2] = c; P->t6i[k1 * n2 + t2] = d;
+      const int64_t g = k1 / L, v = k1 % L;
+      if ((g + 1) * L > n1) continue; /* a last partial group of rows uses t6r, t6i */
+      P->t6lr[(g * n2 + t2) * L + v] = c; P->t6li[(g * n2 + t2) * L + v] = d;
+    }
   return P;
 }
 
-/* per-thread lane workspace of a six-step plan */
-static int64_t SUF(six_lanes)(const SUF(cplan) *P) {
+/* lane workspace of one group of a six-step plan; a thread holds FFT_SIXW of them */
+static int64_t SUF(six_lane1)(const SUF(cplan) *P) {
   const int64_t m = P->n1 > P->n2 ? P->n1 : P->n2;
   const int64_t a = SUF(cwork)(P->p1, FFT_LANES, 1), b = SUF(cwork)(P->p2, FFT_LANES, 1);
   return 2 * m * FFT_LANES + (a > b ? a : b);
 }
+static int64_t SUF(six_lanes)(const SUF(cplan) *P) { return FFT_SIXW * SUF(six_lane1)(P); }
 
-/* x (n, one lane) transformed in place; w: 2 n + nt lane workspaces */
-static void SUF(cexec_six)(const SUF(cplan) *P, R *xr, R *xi, R *w, int nt) {
-  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
-  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
-  const int L = FFT_LANES;
-  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
-  const int64_t g1 = (n2 + L - 1) / L;
-  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t g = 0; g < g1; ++g) {
-    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
-    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
-    const int64_t c0 = g * L;
-    const int V = c0 + L <= n2 ? L : 1;
-    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
-      for (int64_t t = 0; t < n1; ++t)
-        for (int v = 0; v < V; ++v) { br[t * V + v] = xr[n2 * t + c + v]; bi[t * V + v] = xi[n2 * t + c + v]; }
-      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
-      for (int64_t k = 0; k < n1; ++k)
-        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
-    }
-  }
-  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
-  const int64_t g2 = (n1 + L - 1) / L;
-  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t g = 0; g < g2; ++g) {
-    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
-    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
-    const int64_t r0 = g * L;
-    const int V = r0 + L <= n1 ? L : 1;
-    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
-      for (int64_t t = 0; t < n2; ++t)
-        for (int v = 0; v < V; ++v) {
-          const int64_t q = (r + v) * n2 + t;
-          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
-          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
-        }
-      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
-      for (int64_t k = 0; k < n2; ++k)
-        for (int v = 0; v < V; ++v) { xr[r + v + n1 * k] = zr[k * V + v]; xi[r + v + n1 * k] = zi[k * V + v]; }
-    }
-  }
-}
-
-/* The six-step reading interleaved complex input (element stride ies bytes) and writing
- * interleaved output times scale (stride oes): no gather or scatter pass of its own. in may
- * be out (the columns pass reads all of in before the rows pass writes). */
-static void SUF(six_io)(const SUF(cplan) *P, const char *in, int64_t ies, char *out, int64_t oes,
-                        R scale, R *w, int nt) {
-  const int64_t n = P->n, n1 = P->n1, n2 = P->n2, ls = SUF(six_lanes)(P);
-  R *tr = w, *ti = w + n, *lanes = w + 2 * n;
-  const int L = FFT_LANES;
-  /* columns: FFT over t1 of x[n2 t1 + c] into t[n2 k1 + c] */
-  const int64_t g1 = (n2 + L - 1) / L;
-  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t g = 0; g < g1; ++g) {
-    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
-    R *bi = br + n1 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
-    const int64_t c0 = g * L;
-    const int V = c0 + L <= n2 ? L : 1;
-    for (int64_t c = c0; c < c0 + L && c < n2; c += V) {
-      for (int64_t t = 0; t < n1; ++t)
-        for (int v = 0; v < V; ++v) {
-          const R *q = (const R *)(in + (n2 * t + c + v) * ies);
-          br[t * V + v] = q[0]; bi[t * V + v] = q[1];
-        }
-      SUF(cexec)(P->p1, V, br, bi, wk, &zr, &zi, 1);
-      for (int64_t k = 0; k < n1; ++k)
-        for (int v = 0; v < V; ++v) { tr[n2 * k + c + v] = zr[k * V + v]; ti[n2 * k + c + v] = zi[k * V + v]; }
-    }
-  }
-  /* rows: t[k1, t2] w^(k1 t2), FFT over t2, to x[k1 + n1 k2] */
-  const int64_t g2 = (n1 + L - 1) / L;
-  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t g = 0; g < g2; ++g) {
-    R *br = lanes + ls * (nt > 1 ? omp_get_thread_num() : 0);
-    R *bi = br + n2 * L, *wk = br + 2 * (n1 > n2 ? n1 : n2) * L, *zr, *zi;
-    const int64_t r0 = g * L;
-    const int V = r0 + L <= n1 ? L : 1;
-    for (int64_t r = r0; r < r0 + L && r < n1; r += V) {
-      for (int64_t t = 0; t < n2; ++t)
-        for (int v = 0; v < V; ++v) {
-          const int64_t q = (r + v) * n2 + t;
-          const R a = tr[q], b = ti[q], c = P->t6r[q], d = P->t6i[q];
-          br[t * V + v] = a * c - b * d; bi[t * V + v] = a * d + b * c;
-        }
-      SUF(cexec)(P->p2, V, br, bi, wk, &zr, &zi, 1);
-      for (int64_t k = 0; k < n2; ++k)
-        for (int v = 0; v < V; ++v) {
-          R *q = (R *)(out + (r + v + n1 * k) * oes);
-          q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
-        }
-    }
-  }
-}
+static void SUF(six_run)(const SUF(cplan) *P, const char *in, int64_t ies, R *xr, R *xi,
+                         char *out, int64_t oes, R scale, R *w, int nt);
 
 static SUF(cplan) *SUF(cplan_direct)(int64_t n, int sign, const int *f, int nf) {
   SUF(cplan) *P = calloc(1, sizeof *P);
@@ -251,6 +168,9 @@ static SUF(cplan) *SUF(cplan_bluestein)(int64_t n, int sign, int64_t N) {
  * vector each: butterflies vectorise whatever the stage's shape) ---- */
 
 typedef R SUF(vec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(sizeof(R))));
+typedef RI SUF(ivec) __attribute__((vector_size(FFT_LANES * sizeof(R))));
+#include "fft_lanes.h"
+#include "fft_six.h"
 
 #define T R
 #define PSUF(x) SUF(x##_s)
@@ -294,7 +214,7 @@ static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt) {
 static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
   const int64_t n = P->n;
   if (P->p1) {
-    SUF(cexec_six)(P, xr, xi, w, nt);
+    SUF(six_run)(P, NULL, 0, xr, xi, NULL, 0, 1, w, nt);
     *outr = xr; *outi = xi;
     return;
   }
@@ -354,6 +274,7 @@ static SUF(cplan) *SUF(cplan_new)(int64_t n, int sign) {
   int f[64], nf;
   const int64_t N = fft_choose(n, f, &nf);
   if (N) return SUF(cplan_bluestein)(n, sign, N);
+  fft_radix8(f, &nf);
   return n >= FFT_SIX && nf > 1 ? SUF(cplan_six)(n, sign, f, nf) : SUF(cplan_direct)(n, sign, f, nf);
 }
 
@@ -389,20 +310,27 @@ static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
 
 /* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
 static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
-  if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_io */
+  if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_run on the user's arrays */
   return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
 }
 
-/* ---- one group of V lines: gather into split lanes, transform, scatter ---- */
+/* ---- one group of V lines: gather into split lanes, transform, scatter (PB_CLONES: the
+ * one-lane loops of long real lines vectorise) ---- */
 
-static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int64_t ies,
+static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const *inb, int64_t ies,
                        char *const *outb, int64_t oes, R scale, R *buf, int nt) {
   const SUF(cplan) *C = kind == FFT_C2C ? plan : ((const SUF(rplan) *)plan)->c;
   const int64_t cn = C->n, W = cn + 1;
   R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
   R *work = buf + 4 * W * V, *zr, *zi;
   if (kind == FFT_C2C && C->p1 && V == 1) {
-    SUF(six_io)(C, inb[0], ies, outb[0], oes, scale, buf, nt);
+    SUF(six_run)(C, inb[0], ies, NULL, NULL, outb[0], oes, scale, buf, nt);
+    return;
+  }
+  if (kind == FFT_C2C && V == FFT_LANES) {
+    SUF(gather8)(inb, ies, cn, xr, xi);
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    SUF(scatter8)(zr, zi, cn, outb, oes, scale);
     return;
   }
   if (kind == FFT_C2C) {
@@ -431,6 +359,14 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
           R *q = (R *)(outb[v] + k * oes);
           q[0] = zr[k * V + v] * scale; q[1] = zi[k * V + v] * scale;
         }
+      return;
+    }
+    if (V == FFT_LANES && ies == (int64_t)sizeof(R)) {
+      /* contiguous real lines: their sample pairs are complex elements */
+      SUF(gather8)(inb, 2 * ies, h, xr, xi);
+      SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+      SUF(untangle8)(zr, zi, h, P->wr, P->wi, br, bi, scale);
+      SUF(scatter8)(br, bi, h + 1, outb, oes, 1);
       return;
     }
     for (int64_t t = 0; t < h; ++t)
@@ -466,6 +402,21 @@ static void SUF(group)(int kind, const void *plan, int V, char *const *inb, int6
     SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
     for (int64_t t = 0; t < n; ++t)
       for (int v = 0; v < V; ++v) *(R *)(outb[v] + t * oes) = zr[t * V + v] * scale;
+    return;
+  }
+  if (V == FFT_LANES) {
+    SUF(gather8)(inb, ies, h + 1, br, bi);
+    SUF(tangle8)(br, bi, h, P->wr, P->wi, xr, xi);
+    SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
+    if (oes == (int64_t)sizeof(R)) {
+      SUF(scatter8)(zr, zi, h, outb, 2 * oes, scale);
+      return;
+    }
+    for (int64_t t = 0; t < h; ++t)
+      for (int v = 0; v < V; ++v) {
+        *(R *)(outb[v] + 2 * t * oes) = zr[t * V + v] * scale;
+        *(R *)(outb[v] + (2 * t + 1) * oes) = zi[t * V + v] * scale;
+      }
     return;
   }
   for (int64_t k = 0; k <= h; ++k)

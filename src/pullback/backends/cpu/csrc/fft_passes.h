@@ -9,7 +9,7 @@
 #define CHI(i, k, j) ((i) + ido * ((k) + l1 * (j)))
 
 static inline __attribute__((always_inline)) void PSUF(pass2)(
-    int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
+    const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
     const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
     const R *restrict twr, const R *restrict twi) {
   enum { P_ = 2 };
@@ -20,12 +20,13 @@ static inline __attribute__((always_inline)) void PSUF(pass2)(
       const T br = xr[CCI(i, 1, k)], bi = xi[CCI(i, 1, k)];
       yr[CHI(i, k, 0)] = ar + br; yi[CHI(i, k, 0)] = ai + bi;
       const T dr = ar - br, di = ai - bi;
+      if (!tw) { yr[CHI(i, k, 1)] = dr; yi[CHI(i, k, 1)] = di; continue; }
       yr[CHI(i, k, 1)] = dr * wr - di * wi; yi[CHI(i, k, 1)] = dr * wi + di * wr;
     }
 }
 
 static inline __attribute__((always_inline)) void PSUF(pass4)(
-    int sign, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
+    int sign, const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
     const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
     const R *restrict twr, const R *restrict twi) {
   enum { P_ = 4 };
@@ -42,6 +43,12 @@ static inline __attribute__((always_inline)) void PSUF(pass4)(
       /* sign i (b - d) */
       const T ur = sign < 0 ? t3i : -t3i, ui = sign < 0 ? -t3r : t3r;
       yr[CHI(i, k, 0)] = t0r + t2r; yi[CHI(i, k, 0)] = t0i + t2i;
+      if (!tw) {
+        yr[CHI(i, k, 1)] = t1r + ur; yi[CHI(i, k, 1)] = t1i + ui;
+        yr[CHI(i, k, 2)] = t0r - t2r; yi[CHI(i, k, 2)] = t0i - t2i;
+        yr[CHI(i, k, 3)] = t1r - ur; yi[CHI(i, k, 3)] = t1i - ui;
+        continue;
+      }
       T zr = t1r + ur, zi = t1i + ui;
       yr[CHI(i, k, 1)] = zr * w1r - zi * w1i; yi[CHI(i, k, 1)] = zr * w1i + zi * w1r;
       zr = t0r - t2r; zi = t0i - t2i;
@@ -51,11 +58,57 @@ static inline __attribute__((always_inline)) void PSUF(pass4)(
     }
 }
 
+/* Radix 8 as radix 4 twice: a_m = x_m + x_{m+4} give the even outputs (a radix-4 DFT),
+ * b_m = x_m - x_{m+4} times w8^m the odd ones. w8 = (1 + sign i) / sqrt 2. */
+static inline __attribute__((always_inline)) void PSUF(pass8)(
+    int sign, const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
+    int64_t l1, const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
+    const R *restrict twr, const R *restrict twi) {
+  enum { P_ = 8 };
+  const R h = (R)0.70710678118654752440084436210484903928L;
+  const R s = (R)sign;
+  for (int64_t k = k0; k < k1; ++k)
+    for (int64_t i = i0; i < i1; ++i) {
+      T ar[4], ai[4], br[4], bi[4];
+      for (int m = 0; m < 4; ++m) {
+        const T pr = xr[CCI(i, m, k)], pi = xi[CCI(i, m, k)];
+        const T qr = xr[CCI(i, m + 4, k)], qi = xi[CCI(i, m + 4, k)];
+        ar[m] = pr + qr; ai[m] = pi + qi; br[m] = pr - qr; bi[m] = pi - qi;
+      }
+      /* b_m w8^m: w8 z = (zr - s zi, zi + s zr) / sqrt 2; sign i z = (-s zi, s zr) */
+      {
+        const T r1 = (br[1] - s * bi[1]) * h, i1_ = (bi[1] + s * br[1]) * h;
+        br[1] = r1; bi[1] = i1_;
+        const T r2 = -s * bi[2], i2 = s * br[2];
+        br[2] = r2; bi[2] = i2;
+        const T r3 = (-br[3] - s * bi[3]) * h, i3 = (s * br[3] - bi[3]) * h;
+        br[3] = r3; bi[3] = i3;
+      }
+      T zr[8], zi[8];
+      for (int half = 0; half < 2; ++half) {
+        const T *cr = half ? br : ar, *ci = half ? bi : ai;
+        const T t0r = cr[0] + cr[2], t0i = ci[0] + ci[2], t1r = cr[0] - cr[2], t1i = ci[0] - ci[2];
+        const T t2r = cr[1] + cr[3], t2i = ci[1] + ci[3], t3r = cr[1] - cr[3], t3i = ci[1] - ci[3];
+        const T ur = -s * t3i, ui = s * t3r; /* sign i (c1 - c3) */
+        zr[half] = t0r + t2r; zi[half] = t0i + t2i;
+        zr[half + 2] = t1r + ur; zi[half + 2] = t1i + ui;
+        zr[half + 4] = t0r - t2r; zi[half + 4] = t0i - t2i;
+        zr[half + 6] = t1r - ur; zi[half + 6] = t1i - ui;
+      }
+      yr[CHI(i, k, 0)] = zr[0]; yi[CHI(i, k, 0)] = zi[0];
+      for (int j = 1; j < 8; ++j) {
+        if (!tw) { yr[CHI(i, k, j)] = zr[j]; yi[CHI(i, k, j)] = zi[j]; continue; }
+        const R wr = twr[(j - 1) * ido + i], wi = twi[(j - 1) * ido + i];
+        yr[CHI(i, k, j)] = zr[j] * wr - zi[j] * wi; yi[CHI(i, k, j)] = zr[j] * wi + zi[j] * wr;
+      }
+    }
+}
+
 /* Any odd radix p (3, 5, 7 with p a constant, unrolled; others generic): pairs m, p - m give
  * y_j = x_0 + sum_m (x_m + x_{p-m}) cos(2 pi jm/p) + i (x_m - x_{p-m}) sign sin(2 pi jm/p) and
  * y_{p-j} the same with the sine term negated (sn carries the sign). */
 static inline __attribute__((always_inline)) void PSUF(pass_odd)(
-    const int p, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
+    const int p, const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
     const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
     const R *restrict twr, const R *restrict twi, const R *restrict cs, const R *restrict sn) {
   const int P_ = p, h = (p - 1) / 2;
@@ -82,6 +135,11 @@ static inline __attribute__((always_inline)) void PSUF(pass_odd)(
         }
         /* y_j = a + i b, y_{p-j} = a - i b */
         T zr = ar - bi, zi = ai + br;
+        if (!tw) {
+          yr[CHI(i, k, j)] = zr; yi[CHI(i, k, j)] = zi;
+          yr[CHI(i, k, p - j)] = ar + bi; yi[CHI(i, k, p - j)] = ai - br;
+          continue;
+        }
         const int64_t t1 = (int64_t)(j - 1) * ido + i, t2 = (int64_t)(p - j - 1) * ido + i;
         yr[CHI(i, k, j)] = zr * twr[t1] - zi * twi[t1];
         yi[CHI(i, k, j)] = zr * twi[t1] + zi * twr[t1];
@@ -94,24 +152,42 @@ static inline __attribute__((always_inline)) void PSUF(pass_odd)(
 #undef CCI
 #undef CHI
 
-/* One stage on the part [k0, k1) x [i0, i1) of its (k, i) space. */
-static inline __attribute__((always_inline)) void PSUF(stage_part)(
-    const SUF(cplan) *P, const SUF(stage) *S, int64_t k0, int64_t k1, int64_t i0, int64_t i1,
-    const T *xr, const T *xi, T *yr, T *yi) {
+/* One stage's butterflies on [k0, k1) x [i0, i1) with (tw 1) or without (tw 0: i = 0, where
+ * every twiddle is 1) twiddles. */
+static inline __attribute__((always_inline)) void PSUF(stage_run)(
+    const SUF(cplan) *P, const SUF(stage) *S, const int tw, int64_t k0, int64_t k1, int64_t i0,
+    int64_t i1, const T *xr, const T *xi, T *yr, T *yi) {
   const int64_t ido = S->ido, l1 = S->l1;
   switch (S->p) {
-    case 2: PSUF(pass2)(k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
-    case 4: PSUF(pass4)(P->sign, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 2: PSUF(pass2)(tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 8: PSUF(pass8)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 4: PSUF(pass4)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
     case 3: {
       /* radix 3's constants inline: cos = -1/2, sin = sign sqrt(3)/2 */
       const R c3[3] = {1, (R)-0.5, (R)-0.5};
       const R s3[3] = {0, (R)(P->sign * 0.86602540378443864676),
                        (R)(-P->sign * 0.86602540378443864676)};
-      PSUF(pass_odd)(3, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, c3, s3);
+      PSUF(pass_odd)(3, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, c3, s3);
       break;
     }
-    case 5: PSUF(pass_odd)(5, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
-    case 7: PSUF(pass_odd)(7, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
-    default: PSUF(pass_odd)(S->p, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
+    case 5: PSUF(pass_odd)(5, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
+    case 7: PSUF(pass_odd)(7, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
+    default: PSUF(pass_odd)(S->p, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
+  }
+}
+
+/* One stage on the part [k0, k1) x [i0, i1) of its (k, i) space: a last stage (ido 1) without
+ * twiddles; on lanes, i = 0 without twiddles too (for one long line, whose loop over i is the
+ * vectorised one, a separate sweep over k for i = 0 would cost more than it saves). */
+static inline __attribute__((always_inline)) void PSUF(stage_part)(
+    const SUF(cplan) *P, const SUF(stage) *S, int64_t k0, int64_t k1, int64_t i0, int64_t i1,
+    const T *xr, const T *xi, T *yr, T *yi) {
+  if (S->ido == 1) {
+    PSUF(stage_run)(P, S, 0, k0, k1, i0, i1, xr, xi, yr, yi);
+  } else if (sizeof(T) > sizeof(R) && i0 == 0 && i1 > 0) {
+    PSUF(stage_run)(P, S, 0, k0, k1, 0, 1, xr, xi, yr, yi);
+    PSUF(stage_run)(P, S, 1, k0, k1, 1, i1, xr, xi, yr, yi);
+  } else {
+    PSUF(stage_run)(P, S, 1, k0, k1, i0, i1, xr, xi, yr, yi);
   }
 }

@@ -1,0 +1,137 @@
+/* Moving FFT_LANES (8) lines between the user's interleaved complex arrays and split-complex
+ * lanes (element t of line v at [8 t + v]), included by fft_impl.h once per precision after
+ * SUF(vec) (8 R) and SUF(ivec) (8 integers of R's size) are defined.
+ *
+ * Two layouts have vector paths: contiguous lines (element stride one complex: 4 complex of
+ * each of 8 lines are an 8x8 block, transposed in registers) and adjacent lines (line v at
+ * line 0 + v complex, as the columns of a row-major array: 8 lanes of one element are 16
+ * consecutive R, deinterleaved). Anything else is gathered element by element. The functions
+ * are PB_CLONES so the shuffles compile to AVX-512/AVX2 permutes. */
+
+#define FFT_SHUF(a, b, ...) __builtin_shuffle((a), (b), (SUF(ivec)){__VA_ARGS__})
+
+/* unaligned vector access to R data (a macro: a function returning a vector would warn of the
+ * ABI outside the clones) */
+typedef R SUF(uvec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(sizeof(R)), may_alias));
+#define VLD(p) (*(const SUF(uvec) *)(const void *)(p))
+#define VST(p, v) (*(SUF(uvec) *)(void *)(p) = (v))
+
+/* 8x8 transpose in place: three perfect shuffles of the rows (each rotates the 6-bit
+ * row-column address by one bit; three swap row and column bits) */
+static inline __attribute__((always_inline)) void SUF(transpose8)(SUF(vec) *a) {
+  for (int round = 0; round < 3; ++round) {
+    SUF(vec) c[8];
+    for (int i = 0; i < 4; ++i) {
+      c[2 * i] = FFT_SHUF(a[i], a[i + 4], 0, 8, 1, 9, 2, 10, 3, 11);
+      c[2 * i + 1] = FFT_SHUF(a[i], a[i + 4], 4, 12, 5, 13, 6, 14, 7, 15);
+    }
+    for (int i = 0; i < 8; ++i) a[i] = c[i];
+  }
+}
+
+/* Line type: 0 generic, 1 contiguous lines (element stride one complex), 2 adjacent lines. */
+static inline int SUF(layout)(char *const *b, int64_t es) {
+  const int64_t c = 2 * (int64_t)sizeof(R);
+  int adj = 1;
+  for (int v = 1; v < FFT_LANES; ++v) adj &= b[v] == b[0] + v * c;
+  if (adj) return 2;
+  return es == c ? 1 : 0;
+}
+
+/* m complex elements (stride es bytes) of 8 lines into split lanes xr, xi */
+static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *restrict xr,
+                                   R *restrict xi) {
+  const int L = FFT_LANES, lay = SUF(layout)(inb, es);
+  int64_t t = 0;
+  if (lay == 2) {
+    for (; t < m; ++t) {
+      const char *p = inb[0] + t * es;
+      const SUF(vec) lo = VLD(p), hi = VLD(p + sizeof(SUF(vec)));
+      VST(xr + t * L, FFT_SHUF(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14));
+      VST(xi + t * L, FFT_SHUF(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));
+    }
+  } else if (lay == 1) {
+    for (; t + 4 <= m; t += 4) {
+      SUF(vec) a[8];
+      for (int v = 0; v < 8; ++v) a[v] = VLD(inb[v] + t * es);
+      SUF(transpose8)(a);
+      for (int j = 0; j < 4; ++j) {
+        VST(xr + (t + j) * L, a[2 * j]);
+        VST(xi + (t + j) * L, a[2 * j + 1]);
+      }
+    }
+  }
+  for (; t < m; ++t)
+    for (int v = 0; v < L; ++v) {
+      const R *p = (const R *)(inb[v] + t * es);
+      xr[t * L + v] = p[0]; xi[t * L + v] = p[1];
+    }
+}
+
+/* the reverse: split lanes zr, zi times scale into m complex elements of 8 lines */
+static PB_CLONES void SUF(scatter8)(const R *restrict zr, const R *restrict zi, int64_t m,
+                                    char *const *outb, int64_t es, R scale) {
+  const int L = FFT_LANES, lay = SUF(layout)(outb, es);
+  int64_t t = 0;
+  if (lay == 2) {
+    for (; t < m; ++t) {
+      char *p = outb[0] + t * es;
+      const SUF(vec) r = VLD(zr + t * L) * scale, i = VLD(zi + t * L) * scale;
+      VST(p, FFT_SHUF(r, i, 0, 8, 1, 9, 2, 10, 3, 11));
+      VST(p + sizeof(SUF(vec)), FFT_SHUF(r, i, 4, 12, 5, 13, 6, 14, 7, 15));
+    }
+  } else if (lay == 1) {
+    for (; t + 4 <= m; t += 4) {
+      SUF(vec) a[8];
+      for (int j = 0; j < 4; ++j) {
+        a[2 * j] = VLD(zr + (t + j) * L) * scale;
+        a[2 * j + 1] = VLD(zi + (t + j) * L) * scale;
+      }
+      SUF(transpose8)(a);
+      for (int v = 0; v < 8; ++v) VST(outb[v] + t * es, a[v]);
+    }
+  }
+  for (; t < m; ++t)
+    for (int v = 0; v < L; ++v) {
+      R *q = (R *)(outb[v] + t * es);
+      q[0] = zr[t * L + v] * scale; q[1] = zi[t * L + v] * scale;
+    }
+}
+
+/* The untangling of an even-length R2C on 8 lanes: z (the half-length complex transform, h
+ * elements) to X[k], k <= h, into yr, yi (h + 1 elements), times scale. */
+static PB_CLONES void SUF(untangle8)(const R *restrict zr, const R *restrict zi, int64_t h,
+                                     const R *restrict wr_, const R *restrict wi_,
+                                     R *restrict yr, R *restrict yi, R scale) {
+  const int L = FFT_LANES;
+  const R half = (R)0.5 * scale;
+  for (int64_t k = 0; k <= h; ++k) {
+    const int64_t a = k == h ? 0 : k, b = k == 0 ? 0 : h - k;
+    const R wr = wr_[k], wi = wi_[k];
+    const SUF(vec) pr = VLD(zr + a * L), pi = VLD(zi + a * L);
+    const SUF(vec) qr = VLD(zr + b * L), qi = -VLD(zi + b * L);
+    const SUF(vec) er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    /* X = E + w O with E = (p + q) / 2, O = (p - q) / 2i */
+    VST(yr + k * L, (er + wr * di + wi * dr) * half);
+    VST(yi + k * L, (ei - wr * dr + wi * di) * half);
+  }
+}
+
+/* The C2R's tangling on 8 lanes: X[k] (k <= h, in br, bi; the imaginary parts of X[0] and X[h]
+ * ignored) to the half-length complex input z[k] = E + i O, k < h, into xr, xi. */
+static PB_CLONES void SUF(tangle8)(const R *restrict br, const R *restrict bi, int64_t h,
+                                   const R *restrict wr_, const R *restrict wi_,
+                                   R *restrict xr, R *restrict xi) {
+  const int L = FFT_LANES;
+  const SUF(vec) zero = {0};
+  for (int64_t k = 0; k < h; ++k) {
+    const R wr = wr_[k], wi = -wi_[k]; /* conj(w^k) */
+    const SUF(vec) pr = VLD(br + k * L), pi = k == 0 ? zero : (SUF(vec))VLD(bi + k * L);
+    const SUF(vec) qr = VLD(br + (h - k) * L);
+    const SUF(vec) qi = k == 0 ? zero : -(SUF(vec))VLD(bi + (h - k) * L);
+    const SUF(vec) er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    const SUF(vec) or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (p - q) conj(w^k) */
+    VST(xr + k * L, er - oi);
+    VST(xi + k * L, ei + or_);
+  }
+}

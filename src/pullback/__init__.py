@@ -49,13 +49,5 @@ _hide_helpers(numpy.linalg, keep=(
     "cholesky cond cross det diagonal eig eigh eigvals eigvalsh inv lstsq matmul matrix_norm "
     "matrix_power matrix_rank matrix_transpose multi_dot norm outer pinv qr slogdet solve svd "
     "svdvals tensordot tensorinv tensorsolve trace vecdot vector_norm").split())
-_hide_helpers(scipy.linalg, keep=(
-    "block_diag cho_factor cho_solve cholesky circulant companion convolution_matrix det dft "
-    "eigh eigh_tridiagonal expm expm_frechet fiedler fiedler_companion funm hadamard hankel "
-    "helmert hessenberg hilbert inv invhilbert invpascal leslie lu lu_factor lu_solve pascal "
-    "polar qr qr_multiply rsf2csf schur solve solve_sylvester solve_triangular sqrtm svd "
-    "toeplitz").split())
-_hide_helpers(scipy.signal, keep=("convolve convolve2d correlate correlate2d csd detrend "
-                                  "fftconvolve istft stft welch").split())
 
 __version__ = "0.1.0"

@@ -5,6 +5,7 @@ Built on ``pullback.lax.linalg`` and ``pullback.numpy.linalg`` as JAX builds it.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..lax import linalg as lax_linalg
@@ -14,6 +15,7 @@ from ..numpy._promotion import promote_dtypes_inexact
 from ..numpy._shape import expand_dims, matrix_transpose, squeeze
 from ..numpy._ufuncs import conj
 from ..tracer import core
+from ..tracer.public import hide_helpers
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "inv", "lu_factor", "lu_solve",
            "solve", "solve_triangular"]
@@ -339,3 +341,13 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
     if onedim:
         out = _ravel(out)
     return (out, r, p[0]) if pivoting else (out, r)
+
+
+# dir() and star imports list the API only, not the helpers imported here (this module
+# loads on first access, so pullback/__init__ cannot do it)
+hide_helpers(sys.modules[__name__], keep=(
+    "block_diag cho_factor cho_solve cholesky circulant companion convolution_matrix det dft "
+    "eigh eigh_tridiagonal expm expm_frechet fiedler fiedler_companion funm hadamard hankel "
+    "helmert hessenberg hilbert inv invhilbert invpascal leslie lu lu_factor lu_solve pascal "
+    "polar qr qr_multiply rsf2csf schur solve solve_sylvester solve_triangular sqrtm svd "
+    "toeplitz").split())

@@ -4,11 +4,13 @@ pullback's FFT, and the spectral functions (stft, istft, csd, welch, detrend, in
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from .. import lax
 from .. import numpy as jnp
 from ..numpy._promotion import aval_of, promote_dtypes_inexact
+from ..tracer.public import hide_helpers
 from ..tracer.shapes import canonicalize_axes
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve",
@@ -178,3 +180,9 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any
         start = (f - o) // 2
         conv = lax.slice_in_dim(conv, start, start + o, axis=i)
     return conv
+
+
+# dir() and star imports list the API only, not the helpers imported here (this module
+# loads on first access, so pullback/__init__ cannot do it)
+hide_helpers(sys.modules[__name__], keep=(
+    "convolve convolve2d correlate correlate2d csd detrend fftconvolve istft stft welch").split())

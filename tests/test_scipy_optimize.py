@@ -148,6 +148,16 @@ def test_against_jax_oracle_float32():
     jax = pytest.importorskip("jax")
     import jax.numpy as jjnp
     from jax.scipy import optimize as jopt
+    # JAX in its default (x32) mode: other tests switch JAX's x64 on and may leave it on
+    saved = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        _jax_oracle_float32(jjnp, jopt)
+    finally:
+        jax.config.update("jax_enable_x64", saved)
+
+
+def _jax_oracle_float32(jjnp, jopt):
     for method in ("BFGS", LBFGS):
         # gtol well above float32's noise floor: at 1e-5 the last step's rounding decides
         want = jopt.minimize(lambda x: quad(x, jjnp), jjnp.zeros(3, jjnp.float32),

@@ -939,3 +939,24 @@ def test_the_kernel_entry_points_validate_their_arguments():
         k.select_n(np.ones(3, bool), f, f, f)
     # a 0-d operand broadcasts, any other shape mismatch raises
     np.testing.assert_array_equal(k.ewise(e["add"], f, np.ones((), np.float32)), 2 * f)
+
+
+def test_complex64_abs_and_div_special_values_match_complex128():
+    """complex64 |z| and a / b compute in double (vectorized) and fall back to C99's forms for
+    infinite, NaN or zero operands: within an ulp of the complex128 result rounded, huge and
+    tiny parts included (where NumPy's complex64 division itself overflows to 0)."""
+    parts = [0.0, -0.0, 1.0, -2.5, 1e30, 3e38, 1e-30, 1e-45, np.inf, -np.inf, np.nan]
+    z = np.array([complex(r, i) for r in parts for i in parts], np.complex64)
+    a, b = np.repeat(z, z.size), np.tile(z, z.size)
+    with np.errstate(all="ignore"):
+        want_abs = np.abs(z.astype(np.complex128)).astype(np.float32)
+        want_div = (a.astype(np.complex128) / b.astype(np.complex128)).astype(np.complex64)
+    got_abs = np.asarray(pb.numpy.abs(z))
+    got_div = np.asarray(pb.numpy.asarray(a) / pb.numpy.asarray(b))
+    np.testing.assert_allclose(got_abs, want_abs, rtol=2e-7, equal_nan=True)
+    finite = np.isfinite(want_div)
+    np.testing.assert_allclose(got_div[finite], want_div[finite], rtol=3e-7, atol=1e-45)
+    # finite operands whose quotient overflows (or divides by 0) give no finite number either
+    # (with an infinite or NaN operand, C99's Annex G values differ from NumPy's: 0 / inf)
+    both = np.isfinite(a) & np.isfinite(b)
+    assert not np.isfinite(got_div[both & ~finite]).any()

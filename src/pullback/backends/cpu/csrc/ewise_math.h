@@ -278,6 +278,23 @@ static inline pb_bf16 pb_nextafter_bf16(pb_bf16 a, pb_bf16 b) {
   return pb_next16(a, b, pb_bf16_to_f32(a), pb_bf16_to_f32(b), 0x7fc0u);
 }
 
+/* ---- complex64 |z| and a / b in double: no overflow or underflow is possible there for float
+ * parts, so the plain formulas are exact to a float ulp and vectorize; C99's cabsf/division
+ * (libm hypot, __divsc3) only where a part is infinite or NaN or b is 0, for Annex G's
+ * values. ---- */
+static inline float pb_cabs_c64(pb_c64 z) {
+  const double re = crealf(z), im = cimagf(z);
+  const double r = sqrt(re * re + im * im);
+  return isfinite(r) ? (float)r : cabsf(z);
+}
+static inline pb_c64 pb_cdiv_c64(pb_c64 a, pb_c64 b) {
+  const double ar = crealf(a), ai = cimagf(a), br = crealf(b), bi = cimagf(b);
+  const double d = br * br + bi * bi;
+  const double re = (ar * br + ai * bi) / d, im = (ai * br - ar * bi) / d;
+  if (!(isfinite(re) && isfinite(im)) || d == 0) return a / b;
+  return CMPLXF((float)re, (float)im);
+}
+
 /* ---- sign: -1, 0, 1 keeping -0.0 and NaN; complex x / |x| ---- */
 #define PB_ISIGN(a) (((a) > 0) - ((a) < 0))
 #define PB_FSIGN(a) ((a) > 0 ? 1 : (a) < 0 ? -1 : (a))

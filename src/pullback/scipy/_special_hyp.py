@@ -30,21 +30,11 @@ from .. import numpy as pnp
 from ..numpy._promotion import promote_args_inexact, promote_dtypes_inexact
 from ..tracer import dtypes
 from ..transforms.custom_derivatives import custom_jvp
+from ._special_faddeeva import _c, _real
 
 __all__ = ["bessel_jn", "hyp1f1", "hyp2f1", "sph_harm_y"]
 
 ArrayLike = Any
-
-
-def _c(x: Any, v: Any) -> Any:
-    return pnp.asarray(v, dtype=x.dtype)
-
-
-def _real(name: str, *xs: Any) -> list[Any]:
-    out = promote_args_inexact(name, *xs)
-    if dtypes.is_complex(out[0].dtype):
-        raise ValueError(f"{name} does not support complex-valued inputs.")
-    return out
 
 
 def _eps(x: Any) -> float:

@@ -74,6 +74,16 @@ def _narrow(x: Any) -> bool:
     return np.dtype(x.dtype).itemsize < 4
 
 
+def _at_least_float32(impl: Any, *xs: Any) -> Any:
+    """``impl(*xs)``, computed in float32 for float16/bfloat16 operands and cast back (one
+    result or a tuple of them)."""
+    if not _narrow(xs[0]):
+        return impl(*xs)
+    dtype = xs[0].dtype
+    out = impl(*(x.astype(np.float32) for x in xs))
+    return tuple(o.astype(dtype) for o in out) if isinstance(out, tuple) else out.astype(dtype)
+
+
 def _horner(coeffs: tuple, z: Any) -> Any:
     acc = pnp.zeros_like(z) + _c(z, coeffs[0])
     for c in coeffs[1:]:
@@ -161,9 +171,7 @@ def _erfcx_impl(x: Any) -> Any:
 
 @custom_jvp
 def _erfcx(x: Any) -> Any:
-    if _narrow(x):
-        return _erfcx_impl(x.astype(np.float32)).astype(x.dtype)
-    return _erfcx_impl(x)
+    return _at_least_float32(_erfcx_impl, x)
 
 
 _erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - _c(x, 2 / _SQRT_PI)))
@@ -209,9 +217,7 @@ def _dawsn_impl(x: Any) -> Any:
 
 @custom_jvp
 def _dawsn(x: Any) -> Any:
-    if _narrow(x):
-        return _dawsn_impl(x.astype(np.float32)).astype(x.dtype)
-    return _dawsn_impl(x)
+    return _at_least_float32(_dawsn_impl, x)
 
 
 _dawsn.defjvps(lambda g, ans, x: g * (1 - 2 * x * ans))
@@ -285,10 +291,7 @@ def _fresnel_impl(x: Any) -> tuple[Any, Any]:
 
 @custom_jvp
 def _fresnel(x: Any) -> tuple[Any, Any]:
-    if _narrow(x):
-        s, c = _fresnel_impl(x.astype(np.float32))
-        return s.astype(x.dtype), c.astype(x.dtype)
-    return _fresnel_impl(x)
+    return _at_least_float32(_fresnel_impl, x)
 
 
 @_fresnel.defjvp
@@ -355,10 +358,7 @@ def _sici_impl(x: Any) -> tuple[Any, Any]:
 
 @custom_jvp
 def _sici(x: Any) -> tuple[Any, Any]:
-    if _narrow(x):
-        si, ci = _sici_impl(x.astype(np.float32))
-        return si.astype(x.dtype), ci.astype(x.dtype)
-    return _sici_impl(x)
+    return _at_least_float32(_sici_impl, x)
 
 
 @_sici.defjvp
@@ -437,9 +437,7 @@ def _owens_t_impl(h: Any, a: Any) -> Any:
 
 @custom_jvp
 def _owens_t(h: Any, a: Any) -> Any:
-    if _narrow(h):
-        return _owens_t_impl(h.astype(np.float32), a.astype(np.float32)).astype(h.dtype)
-    return _owens_t_impl(h, a)
+    return _at_least_float32(_owens_t_impl, h, a)
 
 
 @_owens_t.defjvp

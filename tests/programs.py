@@ -1422,6 +1422,44 @@ def g_qr_multiply(g: Gen) -> bool:
     return g.emit("qr_multiply", code, [v], out, defs=defs)
 
 
+def g_scipy_geometry(g: Gen) -> bool:
+    """Issue 30's scipy geometry on a float value: a rotation by tanh of a 3-vector value
+    applied to that value (Rotation.from_rotvec(...).apply, smooth; norms kept), and on a 2-D
+    value: ndimage.map_coordinates at fixed coordinates (order 0 or 1, every mode),
+    interpolate.RegularGridInterpolator at fixed points (both linear in the value) and
+    cluster.vq.vq's codes."""
+    if g.flag():
+        v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim >= 1
+                   and v.shape[-1] == 3 and v.bound <= 100)
+        if v is None:
+            return False
+        code = (f"jax.scipy.spatial.transform.Rotation.from_rotvec(jnp.tanh({v.name}))"
+                f".apply({v.name})")
+        return g.emit("scipy_geometry", code, [v], g.new(v.shape, v.dtype, 2 * v.bound))
+    v = g.pick(lambda v: v.dtype in ("float32", "float64") and v.ndim == 2 and v.size > 0)
+    if v is None:
+        return False
+    form = g.choice(["map_coordinates", "grid", "vq"])
+    pts = "[[0.25, 0.5], [0.0, 0.0], [0.9, 0.1]]"
+    if form == "grid":   # linear interpolation on a [0, 1] x [0, 1] grid: linear in the value
+        code = (f"jax.scipy.interpolate.RegularGridInterpolator((jnp.linspace(0, 1, "
+                f"{v.shape[0]}), jnp.linspace(0, 1, {v.shape[1]})), {v.name}, "
+                f"bounds_error=False, fill_value=0.0)(jnp.array({pts}, {v.name}.dtype))")
+        if min(v.shape) < 2:
+            return False
+        return g.emit("scipy_geometry", code, [v], g.new((3,), v.dtype, v.bound))
+    if form == "vq":     # nearest code (rows of the value): int32 codes
+        code = (f"jax.scipy.cluster.vq.vq({v.name}, jnp.concatenate([{v.name}[:1] * 0.5, "
+                f"-{v.name}[:1]]))[0]")
+        return g.emit("scipy_geometry", code, [v], g.new((v.shape[0],), "int32", 0))
+    order, mode = g.int_(0, 1), g.choice(["constant", "nearest", "wrap", "mirror", "reflect"])
+    rows = [round(-1.3 + 0.7 * i, 2) for i in range(5)]
+    cols = [round(v.shape[1] - 0.6 * i, 2) for i in range(5)]
+    code = (f"jax.scipy.ndimage.map_coordinates({v.name}, [jnp.array({rows}), "
+            f"jnp.array({cols})], order={order}, mode={mode!r})")
+    return g.emit("scipy_geometry", code, [v], g.new((5,), v.dtype, v.bound))
+
+
 CATALOGUE = {
     "unary": g_unary, "binary": g_binary, "index": g_index, "reduce": g_reduce,
     "reshape": g_reshape, "transpose": g_transpose, "matmul": g_matmul, "pad": g_pad,
@@ -1449,6 +1487,7 @@ CATALOGUE = {
     "parity": g_parity,
     "spectral": g_spectral,
     "random": g_random,
+    "scipy_geometry": g_scipy_geometry,
     "signal": g_signal,
     "solvers": g_solvers,
     "qr_multiply": g_qr_multiply,

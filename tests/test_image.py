@@ -261,14 +261,18 @@ def contract_cases(draw):
     density = draw(st.sampled_from(["band", "dense", "zero"]))
     return (shape, axis, n, density, draw(st.sampled_from([np.float32, np.float64, np.float16,
                                                            BF16])),
-            draw(st.sampled_from(LAYOUTS)), draw(st.booleans()))
+            draw(st.sampled_from(LAYOUTS)), draw(st.booleans()),
+            draw(st.sampled_from([(), (np.nan,), (np.inf,), (np.nan, -np.inf)])))
 
 
 @given(contract_cases())
 def test_resize_contract_matches_reference(case):
-    shape, axis, n, density, dtype, layout, w_transposed = case
+    shape, axis, n, density, dtype, layout, w_transposed, planted = case
     m = shape[axis]
     xn = normal(shape, 8).astype(dtype)
+    for k, v in enumerate(planted):  # 0 * NaN and 0 * Inf outside a band are NaN, as dense
+        if xn.size:
+            xn.flat[(7 * k + 3) % xn.size] = v
     x = _pb_layout(xn, layout)
     w = normal((m, n), 9)
     if density == "band":  # a band of 1-3 taps per column, a zero inside some bands

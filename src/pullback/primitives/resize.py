@@ -39,7 +39,9 @@ def _compute_type(dtype: np.dtype) -> type:
 
 def contract_reference(x: np.ndarray, w: np.ndarray, *, axis: int) -> np.ndarray:
     ct = _compute_type(x.dtype)
-    y = np.tensordot(x.astype(ct), w.astype(ct), axes=([axis], [0]))
+    # einsum's own loops multiply every term (0 * NaN is NaN, as XLA's dot); BLAS, behind
+    # tensordot, may skip zero weights.
+    y = np.einsum("...i,ij->...j", np.moveaxis(x.astype(ct), axis, -1), w.astype(ct))
     return np.moveaxis(y, -1, axis).astype(x.dtype)
 
 

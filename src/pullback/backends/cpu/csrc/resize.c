@@ -79,8 +79,9 @@ static inline int64_t outer_offset(const contract_job *J, int64_t o) {
 
 /* One output row (o, j) of R values: y_row = sum_t wt[j, t] x[o, lo_j + t, :]. */
 #define ROW_TASK(NAME, T, CT, LD, ST)                                                             \
-  static PB_CLONES void NAME(const contract_job *J, int64_t o, int64_t j, int64_t xoff) {        \
+  static PB_CLONES int NAME(const contract_job *J, int64_t o, int64_t j, int64_t xoff) {         \
     const CT *w = (const CT *)J->wt + j * J->K;                                                   \
+    int bad = 0;                                                                                  \
     const int64_t c = J->cnt[j], R = J->R, sr = J->sr;                                            \
     const char *xb = J->x + xoff + J->lo[j] * J->sm;                                             \
     T *yr = (T *)J->y + (o * J->n + j) * R;                                                       \
@@ -98,8 +99,12 @@ static inline int64_t outer_offset(const contract_job *J, int64_t o) {
           for (int64_t k = 0; k < len; ++k) acc[k] += wv * LD(xr + k * sr);                       \
         }                                                                                         \
       }                                                                                           \
-      for (int64_t k = 0; k < len; ++k) ST(&yr[r0 + k], acc[k]);                                  \
+      for (int64_t k = 0; k < len; ++k) {                                                         \
+        bad |= acc[k] - acc[k] != 0; /* NaN or Inf */                                             \
+        ST(&yr[r0 + k], acc[k]);                                                                  \
+      }                                                                                           \
     }                                                                                             \
+    return bad;                                                                                   \
   }
 
 /* One row o along the last axis: y[o, j] = sum_t wt[j, t] x[o, lo_j + t]. Strided rows take
@@ -107,42 +112,48 @@ static inline int64_t outer_offset(const contract_job *J, int64_t o) {
  * zero weights, lo32 moved left where a band would run past the row), with K a constant for
  * the common widths so the loop over outputs vectorizes (gathers of the taps). */
 #define LAST_TASK(NAME, T, CT, LD, ST)                                                            \
-  static inline __attribute__((always_inline)) void NAME##_k(                                    \
+  static inline __attribute__((always_inline)) int NAME##_k(                                     \
       const CT *wt, const int32_t *lo, const T *x, T *y, int64_t n, const int64_t K) {          \
+    int bad = 0;                                                                                  \
     for (int64_t j = 0; j < n; ++j) {                                                             \
       const CT *w = wt + j * K;                                                                   \
       const T *xp = x + lo[j];                                                                    \
       CT acc = 0;                                                                                 \
       for (int64_t t = 0; t < K; ++t) acc += w[t] * LD(&xp[t]);                                   \
+      bad |= acc - acc != 0;                                                                      \
       ST(&y[j], acc);                                                                             \
     }                                                                                             \
+    return bad;                                                                                   \
   }                                                                                               \
-  static PB_CLONES void NAME(const contract_job *J, int64_t o, int64_t xoff) {                   \
+  static PB_CLONES int NAME(const contract_job *J, int64_t o, int64_t xoff) {                    \
     T *yr = (T *)J->y + o * J->n;                                                                 \
     const int64_t K = J->K, sm = J->sm;                                                           \
     if (sm == (int64_t)sizeof(T) && J->lo32) {                                                    \
       const CT *wp = (const CT *)J->wpad;                                                         \
       const T *xr = (const T *)(J->x + xoff);                                                     \
       switch (K) {                                                                                \
-        case 1: NAME##_k(wp, J->lo32, xr, yr, J->n, 1); return;                                   \
-        case 2: NAME##_k(wp, J->lo32, xr, yr, J->n, 2); return;                                   \
-        case 3: NAME##_k(wp, J->lo32, xr, yr, J->n, 3); return;                                   \
-        case 4: NAME##_k(wp, J->lo32, xr, yr, J->n, 4); return;                                   \
-        case 5: NAME##_k(wp, J->lo32, xr, yr, J->n, 5); return;                                   \
-        case 6: NAME##_k(wp, J->lo32, xr, yr, J->n, 6); return;                                   \
-        case 8: NAME##_k(wp, J->lo32, xr, yr, J->n, 8); return;                                   \
-        default: NAME##_k(wp, J->lo32, xr, yr, J->n, K); return;                                  \
+        case 1: return NAME##_k(wp, J->lo32, xr, yr, J->n, 1);                                   \
+        case 2: return NAME##_k(wp, J->lo32, xr, yr, J->n, 2);                                   \
+        case 3: return NAME##_k(wp, J->lo32, xr, yr, J->n, 3);                                   \
+        case 4: return NAME##_k(wp, J->lo32, xr, yr, J->n, 4);                                   \
+        case 5: return NAME##_k(wp, J->lo32, xr, yr, J->n, 5);                                   \
+        case 6: return NAME##_k(wp, J->lo32, xr, yr, J->n, 6);                                   \
+        case 8: return NAME##_k(wp, J->lo32, xr, yr, J->n, 8);                                   \
+        default: return NAME##_k(wp, J->lo32, xr, yr, J->n, K);                                  \
       }                                                                                           \
     }                                                                                             \
     const CT *wt = (const CT *)J->wt;                                                             \
     const char *xr = J->x + xoff;                                                                 \
+    int bad = 0;                                                                                  \
     for (int64_t j = 0; j < J->n; ++j) {                                                          \
       const CT *w = wt + j * K;                                                                   \
       const char *xp = xr + J->lo[j] * sm;                                                        \
       CT acc = 0;                                                                                 \
       for (int64_t t = 0; t < J->cnt[j]; ++t) acc += w[t] * LD(xp + t * sm);                      \
+      bad |= acc - acc != 0;                                                                      \
       ST(&yr[j], acc);                                                                            \
     }                                                                                             \
+    return bad;                                                                                   \
   }
 
 ROW_TASK(row_f32, float, float, LD_F32, ST_F32)
@@ -256,21 +267,79 @@ static contract_job job_of(const bands *B, const char *x, char *y, int nouter,
   return J;
 }
 
-/* Output row j of outer index o (R > 1), or all of row o (R == 1). */
-static void run_task(const contract_job *J, int dtype, int64_t o, int64_t j, int64_t xoff) {
+/* Output row j of outer index o (R > 1), or all of row o (R == 1); whether an output is
+ * NaN or Inf. */
+static int run_task(const contract_job *J, int dtype, int64_t o, int64_t j, int64_t xoff) {
   if (J->R > 1) {
     switch (dtype) {
-      case PB_F32: row_f32(J, o, j, xoff); break;
-      case PB_F64: row_f64(J, o, j, xoff); break;
-      case PB_F16: row_f16(J, o, j, xoff); break;
-      default: row_bf16(J, o, j, xoff); break;
+      case PB_F32: return row_f32(J, o, j, xoff);
+      case PB_F64: return row_f64(J, o, j, xoff);
+      case PB_F16: return row_f16(J, o, j, xoff);
+      default: return row_bf16(J, o, j, xoff);
     }
-  } else {
-    switch (dtype) {
-      case PB_F32: last_f32(J, o, xoff); break;
-      case PB_F64: last_f64(J, o, xoff); break;
-      case PB_F16: last_f16(J, o, xoff); break;
-      default: last_bf16(J, o, xoff); break;
+  }
+  switch (dtype) {
+    case PB_F32: return last_f32(J, o, xoff);
+    case PB_F64: return last_f64(J, o, xoff);
+    case PB_F16: return last_f16(J, o, xoff);
+    default: return last_bf16(J, o, xoff);
+  }
+}
+
+/* ---- NaN and Inf outside the bands ----
+ * The dense sum multiplies every input by its weight, and 0 * Inf or 0 * NaN is NaN: a
+ * non-finite input outside output j's band makes y[j] NaN (as jax.image and the reference
+ * compute it). A non-finite input inside some band makes that band's output non-finite, so the
+ * kernel looks further only when an output came out non-finite or when some input row lies in
+ * no band; then, per line along the axis, the first and last non-finite inputs decide which
+ * outputs have one outside their band. */
+
+static int nonfinite(const char *p, int dtype) {
+  const double v = load_weight(p, dtype);
+  return v - v != 0;
+}
+
+/* Whether an input row that no band covers holds a NaN or Inf. */
+static int uncovered_nonfinite(const contract_job *J, const bands *B, int dtype, int64_t O) {
+  const int64_t m = J->m;
+  for (int64_t i = 0; i < m; ++i) {
+    int covered = 0;
+    for (int64_t j = 0; j < J->n && !covered; ++j)
+      covered = i >= B->lo[j] && i < B->lo[j] + B->cnt[j];
+    if (covered) continue;
+    for (int64_t o = 0; o < O; ++o) {
+      const char *xr = J->x + outer_offset(J, o) + i * J->sm;
+      for (int64_t r = 0; r < J->R; ++r)
+        if (nonfinite(xr + r * J->sr, dtype)) return 1;
+    }
+  }
+  return 0;
+}
+
+static void store_nan(char *p, int dtype) {
+  switch (dtype) {
+    case PB_F32: ST_F32(p, NAN); break;
+    case PB_F64: ST_F64(p, NAN); break;
+    case PB_F16: ST_F16(p, NAN); break;
+    default: ST_BF16(p, NAN); break;
+  }
+}
+
+static void nan_outside_bands(const contract_job *J, int dtype, int64_t O) {
+  const int64_t m = J->m, n = J->n, R = J->R, isz = J->isz;
+  for (int64_t o = 0; o < O; ++o) {
+    const char *xo = J->x + outer_offset(J, o);
+    for (int64_t r = 0; r < R; ++r) {
+      int64_t first = -1, last = -1;
+      for (int64_t i = 0; i < m; ++i)
+        if (nonfinite(xo + i * J->sm + r * J->sr, dtype)) {
+          if (first < 0) first = i;
+          last = i;
+        }
+      if (first < 0) continue;
+      for (int64_t j = 0; j < n; ++j)
+        if (J->cnt[j] == 0 || first < J->lo[j] || last >= J->lo[j] + J->cnt[j])
+          store_nan(J->y + ((o * n + j) * R + r) * isz, dtype);
     }
   }
 }
@@ -348,11 +417,13 @@ static int contract_kernel(const pb_operand *ins, int nin, pb_operand *outs, int
                                 sr, isz);
   const int threads = pb_kernel_threads(ctx, total * (B.K ? B.K : 1), RESIZE_GRAIN);
   const int64_t tasks = R > 1 ? O * n : O, per = R > 1 ? n : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  int bad = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1) reduction(|:bad)
   for (int64_t q = 0; q < tasks; ++q) {
     const int64_t o = q / per;
-    run_task(&J, x->dtype, o, q % per, outer_offset(&J, o));
+    bad |= run_task(&J, x->dtype, o, q % per, outer_offset(&J, o));
   }
+  if (bad || uncovered_nonfinite(&J, &B, x->dtype, O)) nan_outside_bands(&J, x->dtype, O);
   return 0;
 }
 

@@ -1363,10 +1363,7 @@ def g_solvers(g: Gen) -> bool:
     otherwise: eigenvalues >= 2, so |x| <= |v| sqrt(n) / 2), jax.scipy.integrate.trapezoid,
     and lax.ragged_dot_general (two row groups of a matrix against tanh/cos of its
     transpose)."""
-    # the Krylov solvers stay out of grad programs: jit(grad) through them can fail to
-    # transpose their while_loop (open; tests/test_scipy_sparse_linalg.py, xfail)
-    form = g.choice(["trapezoid", "ragged"] + ([] if g.mode == "grad" else
-                                               ["cg", "gmres", "bicgstab"]))
+    form = g.choice(["trapezoid", "ragged", "cg", "gmres", "bicgstab"])
     if form == "trapezoid":
         x = g.pick(lambda v: v.is_float and v.ndim >= 1)
         if x is None:
@@ -1495,8 +1492,6 @@ CATALOGUE = {
 
 
 @st.composite
-
-
 def programs(draw, mode: str = "any", min_ops: int = 3, max_ops: int = 30):
     """A random program. mode: "any"; "grad" (float64 floats, no while_loop, so central
     differences are meaningful); "vmap" (inputs carry a batch axis); "alias" (outputs include

@@ -253,23 +253,26 @@ def test_custom_linear_solve_matches_solve_and_derivatives():
     assert out.shape == (4, 3)
 
 
+def _cg(matvec, b, x0):
+    """Conjugate gradients from ``x0`` in a while_loop (40 steps)."""
+    def body(c):
+        x, r, p, k = c
+        ap = matvec(p)
+        alpha = (r @ r) / (p @ ap + 1e-300)
+        x2, r2 = x + alpha * p, r - alpha * ap
+        beta = (r2 @ r2) / (r @ r + 1e-300)
+        return x2, r2, r2 + beta * p, k + 1
+    r0 = b - matvec(x0)
+    return lax.while_loop(lambda c: c[3] < 40, body, (x0, r0, r0, 0))[0]
+
+
 def test_custom_linear_solve_symmetric_iterative_solver():
     m = RNG.normal(size=(4, 4))
     a = m @ m.T + 4 * np.eye(4)
     b = RNG.normal(size=4)
 
     def cg(matvec, b):  # a while_loop solver: reverse mode must not differentiate it
-        def cond(c):
-            return c[3] < 50
-
-        def body(c):
-            x, r, p, k = c
-            ap = matvec(p)
-            alpha = (r @ r) / (p @ ap + 1e-300)
-            x2, r2 = x + alpha * p, r - alpha * ap
-            beta = (r2 @ r2) / (r @ r + 1e-300)
-            return x2, r2, r2 + beta * p, k + 1
-        return lax.while_loop(cond, body, (jnp.zeros_like(b), b, b, 0))[0]
+        return _cg(matvec, b, jnp.zeros_like(b))
 
     def solve(a, b):
         return lax.custom_linear_solve(lambda x: a @ x, b, cg, symmetric=True)
@@ -278,6 +281,61 @@ def test_custom_linear_solve_symmetric_iterative_solver():
     np.testing.assert_allclose(np.asarray(g), np.linalg.solve(a, np.ones(4)), rtol=1e-8)
     with pytest.raises(TypeError, match="transpose_solve"):
         pb.grad(lambda b: lax.custom_linear_solve(lambda x: a @ x, b, cg).sum())(b)
+
+
+
+
+def test_custom_linear_solve_is_one_equation_under_jit_grad_jvp_and_vmap():
+    # the solver closes over a traced value (its start, as scipy.sparse.linalg's solvers do):
+    # under jit(grad) the solve must stay one equation, never a differentiated while_loop
+    m = RNG.normal(size=(4, 4))
+    a0 = m @ m.T + 4 * np.eye(4)
+    b0 = RNG.normal(size=4)
+
+    def f(a, b):
+        x = lax.custom_linear_solve(lambda v: a @ v, b, lambda mv, bb: _cg(mv, bb, 0.1 * b),
+                                    symmetric=True)
+        return jnp.sum(jnp.sin(x))
+
+    x = np.linalg.solve(a0, b0)
+    lam = np.linalg.solve(a0.T, np.cos(x))
+    want_a, want_b = -np.outer(lam, x), lam  # implicit differentiation
+    for g in (pb.grad(f, (0, 1)), pb.jit(pb.grad(f, (0, 1)))):
+        ga, gb = g(a0, b0)
+        np.testing.assert_allclose(np.asarray(ga), want_a, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(gb), want_b, rtol=1e-9, atol=1e-12)
+    jaxpr = str(pb.make_jaxpr(pb.grad(f, (0, 1)))(a0, b0))
+    assert "linear_solve" in jaxpr and "while" in jaxpr
+    # forward mode solves again instead of differentiating the loop
+    da, db = RNG.normal(size=(4, 4)), RNG.normal(size=4)
+    _, t = pb.jvp(f, (a0, b0), (da, db))
+    dx = np.linalg.solve(a0, db - da @ x)
+    np.testing.assert_allclose(float(t), np.cos(x) @ dx, rtol=1e-9)
+    check_grads(f, (a0, b0), order=2, modes=("rev", "fwd"))
+    # vmap of the gradient against a loop
+    bs = RNG.normal(size=(3, 4))
+    got = pb.vmap(pb.grad(f, 1), in_axes=(None, 0))(a0, bs)
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(got[i]), np.asarray(pb.grad(f, 1)(a0, bs[i])),
+                                   rtol=1e-9)
+
+
+def test_custom_linear_solve_has_aux():
+    a = RNG.normal(size=(3, 3)) + 3 * np.eye(3)
+
+    def solve(a, b):
+        def with_aux(f, bb):
+            return jnp.linalg.solve(a, bb), {"n": jnp.sum(bb)}
+
+        def t_with_aux(f, bb):
+            return jnp.linalg.solve(a.T, bb), {"n": jnp.sum(bb)}
+        return lax.custom_linear_solve(lambda x: a @ x, b, with_aux, t_with_aux, has_aux=True)
+    b = RNG.normal(size=3)
+    x, aux = solve(a, b)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(float(aux["n"]), b.sum(), rtol=1e-12)
+    g = pb.jit(pb.grad(lambda b: solve(a, b)[0].sum()))(b)
+    np.testing.assert_allclose(np.asarray(g), np.linalg.solve(a.T, np.ones(3)), rtol=1e-12)
 
 
 def test_primitive_aliases_and_types():

@@ -228,9 +228,6 @@ def test_x0_receives_no_derivative(name):
     assert float(t) == 0.0
 
 
-@pytest.mark.xfail(reason="open: under jit(grad) the linearized program can still hold the "
-                          "solve's while_loop (custom_linear_solve's custom_vjp under a jit "
-                          "trace), whose transpose raises; eager grad works", strict=False)
 @pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
 def test_jit_of_grad_equals_grad(name):
     # the solve must not close over values of the enclosing jit trace: if it did, jit(grad)

@@ -2,10 +2,10 @@
 
 Their derivatives come from the implicit function theorem, not from differentiating the
 user's solver: ``custom_root`` is a custom_jvp whose tangent is
-``-tangent_solve(df/dx, df/dtheta . dtheta)`` at the solution; ``custom_linear_solve`` is a
-custom_vjp whose cotangent is ``transpose_solve(A^T, ct)`` (and ``-lambda^T dA x`` for the
-values ``matvec`` closes over), so an iterative ``solve`` (a while_loop) is never
-differentiated in reverse mode.
+``-tangent_solve(df/dx, df/dtheta . dtheta)`` at the solution; ``custom_linear_solve`` binds
+the ``linear_solve`` primitive (transforms/control_flow/linear_solve.py), whose rules solve
+again instead of differentiating the solver, so an iterative ``solve`` (a while_loop) is never
+differentiated.
 """
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tracer import core, dtypes, pytree
-from ..transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp
+from ..transforms.array_ops import as_operands
+from ..transforms.control_flow.linear_solve import linear_solve_p, widen
+from ..transforms.control_flow.tracing import trace_callback
+from ..transforms.custom_derivatives import closure_convert, custom_jvp
 from ..transforms.jvp import jvp
 from ..transforms.reverse import linearize, vjp
 from ._elementwise import neg
@@ -110,53 +113,50 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
       transpose_solve: ``transpose_solve(vecmat, b)`` solves the transposed system (needed for
         reverse-mode derivatives unless ``symmetric``).
       symmetric: the operator is symmetric: ``solve`` serves as ``transpose_solve``.
-      has_aux: ``solve`` returns ``(x, aux)``; aux gets no derivative.
+      has_aux: ``solve`` and ``transpose_solve`` return ``(x, aux)``; aux gets no derivative.
 
     Returns:
       ``x`` (and aux).
     """
     if transpose_solve is None and symmetric:
         transpose_solve = solve
-    mv_conv, consts = closure_convert(matvec, b)
-    idx, diff_consts, all_consts = _split_consts(consts)
-    n_diff = len(diff_consts)
-
-    def mv_at(x: Any, cs: tuple) -> Any:
-        return mv_conv(x, *_merge(all_consts, idx, cs))
-
-    @custom_vjp
-    def _solve(rhs: Any, *cs: Any) -> Any:
-        return solve(lambda x: mv_at(x, cs), rhs)
-
-    def _fwd(rhs: Any, *cs: Any) -> tuple:
-        out = _solve(rhs, *cs)
-        return out, (out[0] if has_aux else out, cs)
-
-    def _bwd(res: tuple, ct: Any) -> tuple:
-        x, cs = res
-        ct_x = ct[0] if has_aux else ct
-        if transpose_solve is None:
-            raise TypeError("custom_linear_solve: reverse-mode differentiation needs "
-                            "'transpose_solve' (or symmetric=True)")
-        # the transpose of matvec at these parameters, as a function (vjp of a linear map)
-        _, mv_vjp = vjp(lambda v: mv_at(v, cs), x)
-
-        def vecmat(y: Any) -> Any:
-            return mv_vjp(y)[0]
-        if has_aux:
-            lam = transpose_solve(vecmat, ct_x)
-            lam = lam[0] if isinstance(lam, tuple) else lam
-        else:
-            # itself a custom linear solve (solve is the transpose of transpose_solve), so an
-            # iterative solver is not reverse-differentiated when this rule is (order 2)
-            lam = custom_linear_solve(vecmat, ct_x, transpose_solve, solve)
-        if n_diff:
-            # d<lam, A(theta) x>/dtheta, negated: the parameters' cotangents
-            _, c_vjp = vjp(lambda *c: mv_at(x, c), *cs)
-            ct_cs = tuple(pytree.tree_map(neg, g) for g in c_vjp(lam))
-        else:
-            ct_cs = ()
-        return (lam,) + ct_cs
-
-    _solve.defvjp(_fwd, _bwd)
-    return _solve(b, *diff_consts)
+    b_leaves, b_tree = pytree.tree_flatten(b)
+    b_leaves = as_operands(b_leaves)
+    avals = [core.get_aval(x) for x in b_leaves]
+    b = pytree.tree_unflatten(b_tree, b_leaves)
+    mv, mv_consts, (mv_tree,) = trace_callback(matvec, [b_tree], avals,
+                                               "custom_linear_solve matvec")
+    if mv_tree != b_tree or list(mv.out_avals) != avals:
+        raise ValueError(f"custom_linear_solve: 'matvec' must map 'b' to its own structure "
+                         f"and types: got {mv_tree} with "
+                         f"{[a.str_short() for a in mv.out_avals]} for {b_tree} with "
+                         f"{[a.str_short() for a in avals]}")
+    split = (lambda out: [out[0], out[1]]) if has_aux else None
+    sv, sv_consts, trees = trace_callback(lambda y: solve(matvec, y), [b_tree], avals,
+                                          "custom_linear_solve solve", split)
+    parts: list = [(mv, mv_consts), (None, []), (sv, sv_consts), (None, [])]
+    if transpose_solve is not None:
+        def vecmat(y: Any) -> Any:  # A^T y: the vjp of the linear map (at b: any point)
+            return vjp(matvec, b)[1](y)[0]
+        vm, vm_consts, _ = trace_callback(vecmat, [b_tree], avals,
+                                          "custom_linear_solve vecmat")
+        first = (lambda out: out[0]) if has_aux else (lambda out: out)
+        ts, ts_consts, _ = trace_callback(lambda y: first(transpose_solve(vecmat, y)),
+                                          [b_tree], avals, "custom_linear_solve transpose_solve")
+        parts[1], parts[3] = (vm, vm_consts), (ts, ts_consts)
+    consts = [c for _, cs in parts for c in cs]
+    c_avals = [core.get_aval(c) for c in consts]
+    programs, at = [], 0
+    for body, cs in parts:
+        n = len(cs)
+        programs.append(None if body is None else
+                        widen(body, n, c_avals[:at], c_avals[at + n:]))
+        at += n
+    n_aux = trees[1].num_leaves if has_aux else 0
+    outs = linear_solve_p.bind(*consts, *b_leaves, num_consts=len(consts), num_aux=n_aux,
+                               matvec=programs[0], vecmat=programs[1], solve=programs[2],
+                               transpose_solve=programs[3])
+    x = pytree.tree_unflatten(b_tree, outs[:len(b_leaves)])
+    if has_aux:
+        return x, pytree.tree_unflatten(trees[1], outs[len(b_leaves):])
+    return x

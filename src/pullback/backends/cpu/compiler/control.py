@@ -31,7 +31,7 @@ from .values import Buffer, Step, View
 
 MAX_LEVELS = 4  # nested loops (schedule.c's PB_MAXLOOP)
 CALLS = {"jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
-         "custom_vjp_call": "call_jaxpr"}
+         "custom_vjp_call": "call_jaxpr", "linear_solve": "solve"}
 
 
 class Unlowerable(Exception):

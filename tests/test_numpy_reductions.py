@@ -67,7 +67,7 @@ def test_cumulative(name, axis):
     x = RNG.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
     np.testing.assert_allclose(np.asarray(getattr(jnp, name)(x, axis=axis)),
                                getattr(np, name)(x, axis=axis), rtol=1e-5)
-    assert jnp.cumsum(jnp.asarray([True, True])).dtype == np.int32
+    assert jnp.cumsum(jnp.asarray([True, True])).dtype == np.int64  # the default int (x64)
 
 
 @pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])

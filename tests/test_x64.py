@@ -25,6 +25,9 @@ def _no_warning(fn):
         return fn()
 
 
+_X = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], np.float32)
+_I = np.array([1, 0, 1, 3], np.int32)
+
 # (what, computation, dtype in the default mode, dtype in x64 mode)
 DATA = [
     ("numpy float64", lambda: jnp.asarray(np.ones(3)), np.float32, np.float64),
@@ -48,6 +51,32 @@ DATA = [
      np.float64),
     ("uniform", lambda: random.uniform(random.key(0), (2,)), np.float32, np.float64),
     ("int / int", lambda: jnp.arange(3) / 2, np.float32, np.float64),
+    # indices and integer accumulations take the default int (jnp.int_), as JAX's
+    ("argmax", lambda: jnp.argmax(_X), np.int32, np.int64),
+    ("argmin axis", lambda: jnp.argmin(_X, axis=1), np.int32, np.int64),
+    ("nanargmax", lambda: jnp.nanargmax(_X), np.int32, np.int64),
+    ("argsort", lambda: jnp.argsort(_X), np.int32, np.int64),
+    ("lexsort", lambda: jnp.lexsort((_X[0], _X[1])), np.int32, np.int64),
+    ("nonzero", lambda: jnp.nonzero(_X)[0], np.int32, np.int64),
+    ("argwhere", lambda: jnp.argwhere(_X), np.int32, np.int64),
+    ("unique inverse", lambda: jnp.unique(_I, return_inverse=True)[1], np.int32, np.int64),
+    ("unique counts", lambda: jnp.unique_counts(_I).counts, np.int32, np.int64),
+    ("intersect1d indices", lambda: jnp.intersect1d(_I, _I, return_indices=True)[1], np.int32,
+     np.int64),
+    ("count_nonzero", lambda: jnp.count_nonzero(_X), np.int32, np.int64),
+    ("tril_indices", lambda: jnp.tril_indices(3)[0], np.int32, np.int64),
+    ("diag_indices", lambda: jnp.diag_indices(3)[0], np.int32, np.int64),
+    ("sum of int8", lambda: jnp.sum(_I.astype(np.int8)), np.int32, np.int64),
+    ("sum of int32", lambda: jnp.sum(_I), np.int32, np.int64),
+    ("prod of uint16", lambda: jnp.prod(_I.astype(np.uint16)), np.uint32, np.uint64),
+    ("sum of uint32", lambda: jnp.asarray(_I, np.uint32).sum(), np.uint32, np.uint64),
+    ("cumsum of bool", lambda: jnp.cumsum(_X > 1), np.int32, np.int64),
+    ("cumsum of int32", lambda: jnp.cumsum(_I), np.int32, np.int32),
+    ("argpartition", lambda: jnp.argpartition(_I, 1), np.int32, np.int32),
+    ("searchsorted", lambda: jnp.searchsorted(_I, 1), np.int32, np.int32),
+    ("permutation", lambda: random.permutation(random.key(0), 4), np.int32, np.int64),
+    ("categorical", lambda: random.categorical(random.key(0), jnp.zeros(3, np.float32)),
+     np.int32, np.int64),
 ]
 
 

@@ -16,7 +16,7 @@ PROBES = [
      'f = lambda x, y: (x.sum(), x.any(), x.all(), x.max(), jnp.sort(x))\n'
      'args = (x, y)',
      ('eq',
-      "(arr(2, 'int32'), arr(True, 'bool'), arr(False, 'bool'), arr(True, 'bool'), arr([False, "
+      "(arr(2, 'int64'), arr(True, 'bool'), arr(False, 'bool'), arr(True, 'bool'), arr([False, "
       "False, True, True], 'bool'), )")),
     ('int8_arith',
      "x = arr([100, -100, 7, 0], 'int8')\n"
@@ -32,7 +32,7 @@ PROBES = [
      "y = arr([100, -100, -3, 1], 'int8')\n"
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
-     ('eq', "(arr(7, 'int32'), arr(100, 'int8'), arr(-100, 'int8'), arr(0, 'int32'), )")),
+     ('eq', "(arr(7, 'int64'), arr(100, 'int8'), arr(-100, 'int8'), arr(0, 'int64'), )")),
     ('int8_convert',
      "x = arr([100, -100, 7, 0], 'int8')\n"
      "y = arr([100, -100, -3, 1], 'int8')\n"
@@ -56,7 +56,7 @@ PROBES = [
      "y = arr([30000, -30000, -3, 1], 'int16')\n"
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
-     ('eq', "(arr(7, 'int32'), arr(30000, 'int16'), arr(-30000, 'int16'), arr(0, 'int32'), )")),
+     ('eq', "(arr(7, 'int64'), arr(30000, 'int16'), arr(-30000, 'int16'), arr(0, 'int64'), )")),
     ('int16_convert',
      "x = arr([30000, -30000, 7, 0], 'int16')\n"
      "y = arr([30000, -30000, -3, 1], 'int16')\n"
@@ -82,7 +82,7 @@ PROBES = [
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
      ('eq',
-      "(arr(6, 'int32'), arr(2147483647, 'int32'), arr(-2147483648, 'int32'), arr(0, 'int32'), )")),
+      "(arr(6, 'int64'), arr(2147483647, 'int32'), arr(-2147483648, 'int32'), arr(0, 'int64'), )")),
     ('int32_convert',
      "x = arr([2**31 - 1, -2**31, 7, 0], 'int32')\n"
      "y = arr([1, -1, -3, 1], 'int32')\n"
@@ -136,7 +136,7 @@ PROBES = [
      "y = arr([100, 200, 3, 1], 'uint8')\n"
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
-     ('eq', "(arr(307, 'uint32'), arr(200, 'uint8'), arr(0, 'uint8'), arr(0, 'uint32'), )")),
+     ('eq', "(arr(307, 'uint64'), arr(200, 'uint8'), arr(0, 'uint8'), arr(0, 'uint64'), )")),
     ('uint8_convert',
      "x = arr([200, 100, 7, 0], 'uint8')\n"
      "y = arr([100, 200, 3, 1], 'uint8')\n"
@@ -161,7 +161,7 @@ PROBES = [
      "y = arr([10000, 200, 3, 1], 'uint16')\n"
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
-     ('eq', "(arr(60107, 'uint32'), arr(60000, 'uint16'), arr(0, 'uint16'), arr(0, 'uint32'), )")),
+     ('eq', "(arr(60107, 'uint64'), arr(60000, 'uint16'), arr(0, 'uint16'), arr(0, 'uint64'), )")),
     ('uint16_convert',
      "x = arr([60000, 100, 7, 0], 'uint16')\n"
      "y = arr([10000, 200, 3, 1], 'uint16')\n"
@@ -187,7 +187,7 @@ PROBES = [
      'f = lambda x, y: (x.sum(), x.max(), x.min(), x.prod())\n'
      'args = (x, y)',
      ('eq',
-      "(arr(106, 'uint32'), arr(4294967295, 'uint32'), arr(0, 'uint32'), arr(0, 'uint32'), )")),
+      "(arr(4294967402, 'uint64'), arr(4294967295, 'uint32'), arr(0, 'uint32'), arr(0, 'uint64'), )")),
     ('uint32_convert',
      "x = arr([2**32 - 1, 100, 7, 0], 'uint32')\n"
      "y = arr([1, 200, 3, 1], 'uint32')\n"

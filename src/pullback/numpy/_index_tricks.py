@@ -173,7 +173,7 @@ def _tri_indices(name: str, n: int, k: int, m: int | None, lower: bool) -> tuple
     m = n if m is None else m
     n, k, m = _index_ints(name, n=n, k=k, m=m)
     i, j = (np.tril_indices if lower else np.triu_indices)(n, k, m)  # static index arithmetic
-    return asarray(i.astype(np.int32)), asarray(j.astype(np.int32))
+    return asarray(i.astype(dtypes.DEFAULT_INT)), asarray(j.astype(dtypes.DEFAULT_INT))
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
@@ -215,7 +215,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
         raise ValueError(f"diag_indices: argument 'n' must be non-negative, got {n}")
     if ndim < 0:
         raise ValueError(f"diag_indices: argument 'ndim' must be non-negative, got {ndim}")
-    return (lax.iota(dtypes.int32, n),) * ndim
+    return (lax.iota(dtypes.DEFAULT_INT, n),) * ndim
 
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:

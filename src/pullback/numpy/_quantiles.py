@@ -93,7 +93,7 @@ def _quantile(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: bool
     hi_idx = builtins.max(n - 1, 0)
 
     def at(p: Any) -> Any:
-        i = clip(convert(p, dtypes.int32), 0, hi_idx)
+        i = clip(convert(p, dtypes.DEFAULT_INT), 0, hi_idx)
         return take_along_axis(xb, broadcast_to(i, full_shape), axis=-1)
 
     if method == "lower":
@@ -142,6 +142,7 @@ def _inverted_cdf(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: 
     """``method="inverted_cdf"`` (JAX's): the first sorted value whose cumulative (clean)
     weight reaches ``q`` times the total; NaN where a weight is negative or NaN, or (without
     ``nan_policy``) where the data has a NaN."""
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     av = aval_of(a)
     if weights is not None:
         if method != "inverted_cdf":
@@ -183,11 +184,11 @@ def _inverted_cdf(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: 
     nq, nk = len(qshape), len(kshape)
     target = reshape(q, (1,) * nk + qshape + (1,)) * reshape(total, kshape + (1,) * nq + (1,))
     cb = reshape(cum, kshape + (1,) * nq + (n,))
-    idx = sum(convert(cb < target, dtypes.int32), axis=-1, keepdims=True)     # (K.., Q.., 1)
+    idx = sum(convert(cb < target, it), axis=-1, keepdims=True)     # (K.., Q.., 1)
     if nan_policy:
-        valid = sum(convert(logical_not(nan_data), dtypes.int32), axis=-1)
+        valid = sum(convert(logical_not(nan_data), it), axis=-1)
     else:
-        valid = lax.full(kshape, n, dtypes.int32)
+        valid = lax.full(kshape, n, it)
     hi = reshape(lax.sub(valid, lax.full_like(valid, 1)), kshape + (1,) * nq + (1,))
     idx = clip(idx, 0, hi)
     xb = reshape(xs, kshape + (1,) * nq + (n,))
@@ -196,12 +197,12 @@ def _inverted_cdf(name: str, a: Any, q: Any, axis: Axis, method: str, keepdims: 
     else:
         r = lax.full(kshape + qshape + (1,), np.nan, dt)
     r = reshape(r, kshape + qshape)
-    any_bad = lax.ne(sum(convert(bad_w, dtypes.int32), axis=-1), lax.full(kshape, 0, dtypes.int32))
+    any_bad = lax.ne(sum(convert(bad_w, it), axis=-1), lax.full(kshape, 0, it))
     if nan_policy:
         force = lax.bitwise_or(any_bad, lax.eq(valid, lax.full_like(valid, 0)))
     else:
-        force = lax.bitwise_or(any_bad, lax.ne(sum(convert(nan_data, dtypes.int32), axis=-1),
-                                               lax.full(kshape, 0, dtypes.int32)))
+        force = lax.bitwise_or(any_bad, lax.ne(sum(convert(nan_data, it), axis=-1),
+                                               lax.full(kshape, 0, it)))
     r = where(reshape(force, kshape + (1,) * nq), np.nan, r)
     r = moveaxis(r, tuple(range(nk, nk + nq)), tuple(range(nq)))
     if keepdims:

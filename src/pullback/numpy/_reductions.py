@@ -2,7 +2,7 @@
 whole-array comparisons (allclose, array_equal, array_equiv); quantiles are in _quantiles.py.
 
 As in JAX, sums and products of booleans and narrow integers accumulate in the default integer
-width (int32 / uint32), and means of integers are floating.
+width (int32 / uint32, 64 bits with x64), and means of integers are floating.
 """
 from __future__ import annotations
 
@@ -37,14 +37,15 @@ def _prep(name: str, a: ArrayLike) -> tuple[Any, Any]:
 
 
 def _accumulation_dtype(dt: np.dtype, promote_integers: bool = True) -> np.dtype:
+    # JAX's rule: narrower integers widen to the default int / uint (64 bits with x64)
     if dt == dtypes.bool_:
-        return dtypes.int32
+        return dtypes.DEFAULT_INT
     if not promote_integers:
         return dt
-    if dt.kind == "i" and dt.itemsize < 4:
-        return dtypes.int32
-    if dt.kind == "u" and dt.itemsize < 4:
-        return dtypes.uint32
+    if dt.kind == "i" and dt.itemsize < dtypes.DEFAULT_INT.itemsize:
+        return dtypes.DEFAULT_INT
+    if dt.kind == "u" and dt.itemsize < dtypes.DEFAULT_UINT.itemsize:
+        return dtypes.DEFAULT_UINT
     return dt
 
 
@@ -75,7 +76,7 @@ def _eager_sum_axes(a: Any, axis: Any) -> Any:
     elif ta is not int and axis is not None:
         return None
     try:
-        key = (id(aval), ta, axis)
+        key = (id(aval), ta, axis, dtypes.DEFAULT_INT)  # (the accumulation dtype follows x64)
         hit = _eager_axes.get(key)
     except TypeError:
         return None
@@ -114,7 +115,7 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None,  #
       initial: a value added to the sum.
       where: a boolean mask of the elements to include.
       promote_integers: widen booleans and integers narrower than 32 bits (False keeps
-        their dtype; booleans still become int32).
+        their dtype; booleans still become the default int).
 
     Returns:
       The sums.
@@ -211,7 +212,7 @@ def any(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements over ``axis``."""
-    return sum(_as_bool(a), axis=axis, keepdims=keepdims, dtype=dtypes.int32)
+    return sum(_as_bool(a), axis=axis, keepdims=keepdims, dtype=dtypes.DEFAULT_INT)
 
 
 def _count(shape: tuple, axes: tuple) -> int:
@@ -404,10 +405,10 @@ def _arg(name: str, laxop: Any) -> Any:
         _no_out(out, name)
         a, av = _prep(name, a)
         if axis is None:
-            r = laxop(ravel(a), 0, dtypes.int32)
+            r = laxop(ravel(a), 0, dtypes.DEFAULT_INT)
             return reshape(r, (1,) * av.ndim) if keepdims else r
         ax = canonicalize_axis(axis, av.ndim, name)
-        r = laxop(a, ax, dtypes.int32)
+        r = laxop(a, ax, dtypes.DEFAULT_INT)
         return expand_dims(r, ax) if keepdims else r
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"Index of the first {'maximum' if 'max' in name else 'minimum'} over "
@@ -445,14 +446,14 @@ def _cumulative_reduce(name: str, laxop: Any, a: ArrayLike, axis: int | None, dt
 
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Inclusive cumulative sum along ``axis`` (flattened when None), in ``a``'s dtype (bool
-    counts in int32) or ``dtype``."""
+    counts in the default int) or ``dtype``."""
     _no_out(out, "cumsum")
     return _cumulative_reduce("cumsum", lax.cumsum, a, axis, dtype)
 
 
 def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Inclusive cumulative product along ``axis`` (flattened when None), in ``a``'s dtype
-    (bool in int32) or ``dtype``."""
+    (bool in the default int) or ``dtype``."""
     _no_out(out, "cumprod")
     return _cumulative_reduce("cumprod", lax.cumprod, a, axis, dtype)
 

@@ -181,13 +181,13 @@ def _compress_axis(cond: Any, a: Any, ax: int, size: int | None, fill_value: Any
     if size is None:
         size = int(np.count_nonzero(_concrete(name, cond)))
     (idx,) = nonzero(cond, size=size, fill_value=0)
-    count = sum_(convert(cond, dtypes.int32))
+    count = sum_(convert(cond, dtypes.DEFAULT_INT))
     av = aval_of(a)
     if av.shape[ax] == 0:
         shape = av.shape[:ax] + (size,) + av.shape[ax + 1:]
         return full(shape, fill_value, av.dtype)
     vals = take(a, idx, axis=ax, mode="clip")
-    keep = lax.lt(lax.iota(dtypes.int32, size), count)
+    keep = lax.lt(lax.iota(dtypes.DEFAULT_INT, size), count)
     shape = [1] * av.ndim
     shape[ax] = size
     keep = reshape(keep, tuple(shape))
@@ -390,10 +390,11 @@ def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Any:
     perm = argsort(a, axis=ax)
     bottom = lax.slice_in_dim(perm, 0, k + 1, axis=ax)
     # rank of each position in the sorted order: the bottom ones are those of rank <= k
-    rank = take_along_axis(lax.broadcasted_iota(dtypes.int32, av.shape, ax), argsort(perm, axis=ax),
-                           axis=ax)
+    rank = take_along_axis(lax.broadcasted_iota(dtypes.DEFAULT_INT, av.shape, ax),
+                           argsort(perm, axis=ax), axis=ax)
     rest = argsort(lax.le(rank, lax.full_like(rank, k)), axis=ax)
-    return concatenate([bottom, lax.slice_in_dim(rest, 0, n - k - 1, axis=ax)], axis=ax)
+    out = concatenate([bottom, lax.slice_in_dim(rest, 0, n - k - 1, axis=ax)], axis=ax)
+    return convert(out, dtypes.int32)  # int32 even with x64: JAX's comes from lax.top_k
 
 
 def sort_complex(a: ArrayLike) -> Any:

@@ -74,9 +74,9 @@ def isin(element: ArrayLike, test_elements: ArrayLike, assume_unique: bool = Fal
 def _fill(vals: Any, count: Any, fill_value: Any) -> Any:
     """``vals`` with the slots at and after ``count`` set to ``fill_value`` (by default the
     smallest valid value, 0 when there is none: JAX's)."""
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     size = aval_of(vals).shape[0]
-    valid = lax.lt(lax.iota(dtypes.int32, size), lax.full_like(lax.iota(dtypes.int32, size),
-                                                               0) + count)
+    valid = lax.lt(lax.iota(it, size), lax.full_like(lax.iota(it, size), 0) + count)
     dt = aval_of(vals).dtype
     if fill_value is None:
         if size == 0:
@@ -94,7 +94,7 @@ def _unique_padded(x: Any) -> tuple[Any, Any]:
     repeats the largest unique value) and the count of unique values."""
     n = aval_of(x).shape[0]
     if n == 0:
-        return x, convert(0, dtypes.int32)
+        return x, convert(0, dtypes.DEFAULT_INT)
     s = sort(x)
     diff = lax.ne(lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1))
     # NaNs are unique as one value, as jnp.unique's default equal_nan=True
@@ -102,7 +102,7 @@ def _unique_padded(x: Any) -> tuple[Any, Any]:
         hi, lo = lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1)
         diff = logical_and(diff, logical_not(logical_and(lax.ne(hi, hi), lax.ne(lo, lo))))
     first = concatenate([full((1,), True, dtypes.bool_), diff])
-    count = sum_(convert(first, dtypes.int32))
+    count = sum_(convert(first, dtypes.DEFAULT_INT))
     return _compress_axis(first, s, 0, n, s[n - 1], "unique"), count
 
 
@@ -118,13 +118,14 @@ def _check_size(name: str, size: Any) -> int | None:
 def _valid_sorted(a: Any, na: Any, b: Any, nb: Any) -> tuple[Any, Any, Any]:
     """The padded unique buffers ``a`` (``na`` valid) and ``b`` (``nb`` valid) merged and
     sorted, invalid entries last; with the sorted validity mask and the source positions."""
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     m = aval_of(a).shape[0] + aval_of(b).shape[0]
     vals = concatenate([a, b])
-    pos = lax.iota(dtypes.int32, m)
+    pos = lax.iota(it, m)
     la, lb = aval_of(a).shape[0], aval_of(b).shape[0]
-    valid = concatenate([lax.lt(lax.iota(dtypes.int32, la), lax.full_like(
-        lax.iota(dtypes.int32, la), 0) + na), lax.lt(lax.iota(dtypes.int32, lb), lax.full_like(
-            lax.iota(dtypes.int32, lb), 0) + nb)])
+    valid = concatenate([lax.lt(lax.iota(it, la), lax.full_like(
+        lax.iota(it, la), 0) + na), lax.lt(lax.iota(it, lb), lax.full_like(
+            lax.iota(it, lb), 0) + nb)])
     inval, svals, spos = lax.sort((logical_not(valid), vals, pos), dimension=0,
                                   is_stable=True, num_keys=2)
     return svals, logical_not(inval), spos
@@ -154,6 +155,7 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, *,
       size: a static result length (needed under jit), padded with ``fill_value``.
       fill_value: the padding (default 0, as JAX).
     """
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     a, b = promote_dtypes("setdiff1d", ar1, ar2)
     a, b = ravel(a), ravel(b)
     size = _check_size("setdiff1d", size)
@@ -161,12 +163,12 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, *,
         _concrete("setdiff1d", a)
     n = aval_of(a).shape[0]
     if assume_unique:
-        u, count = a, convert(n, dtypes.int32)
+        u, count = a, convert(n, it)
     else:
         u, count = _unique_padded(a)
     keep = logical_and(_in1d(u, b, True, "auto"),
-                       lax.lt(lax.iota(dtypes.int32, n), lax.full_like(
-                           lax.iota(dtypes.int32, n), 0) + count))
+                       lax.lt(lax.iota(it, n), lax.full_like(
+                           lax.iota(it, n), 0) + count))
     return _compress_axis(keep, u, 0, size, 0 if fill_value is None else fill_value,
                           "setdiff1d")
 
@@ -181,6 +183,7 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, *,
       size: a static result length (needed under jit), padded with ``fill_value``.
       fill_value: the padding (default: the smallest value of the result).
     """
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     a, b = promote_dtypes("setxor1d", ar1, ar2)
     a, b = ravel(a), ravel(b)
     size = _check_size("setxor1d", size)
@@ -188,8 +191,8 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, *,
         _concrete("setxor1d", a)
         _concrete("setxor1d", b)
     if assume_unique:
-        ua, na = a, convert(aval_of(a).shape[0], dtypes.int32)
-        ub, nb = b, convert(aval_of(b).shape[0], dtypes.int32)
+        ua, na = a, convert(aval_of(a).shape[0], it)
+        ub, nb = b, convert(aval_of(b).shape[0], it)
     else:
         (ua, na), (ub, nb) = _unique_padded(a), _unique_padded(b)
     s, valid, _ = _valid_sorted(ua, na, ub, nb)
@@ -206,7 +209,7 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, *,
     if size is None:
         size = int(np.count_nonzero(_concrete("setxor1d", keep)))
     vals = _compress_axis(keep, s, 0, size, 0, "setxor1d")
-    return _fill(vals, sum_(convert(keep, dtypes.int32)), fill_value)
+    return _fill(vals, sum_(convert(keep, it)), fill_value)
 
 
 def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False,
@@ -222,6 +225,7 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False,
       size: a static result length (needed under jit), padded with ``fill_value``.
       fill_value: the padding (default: the smallest value of the result).
     """
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     a, b = promote_dtypes("intersect1d", ar1, ar2)
     a, b = ravel(a), ravel(b)
     size = _check_size("intersect1d", size)
@@ -230,8 +234,8 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False,
         _concrete("intersect1d", b)
     la, lb = aval_of(a).shape[0], aval_of(b).shape[0]
     if assume_unique:
-        ua, na, ia = a, convert(la, dtypes.int32), lax.iota(dtypes.int32, la)
-        ub, nb, ib = b, convert(lb, dtypes.int32), lax.iota(dtypes.int32, lb)
+        ua, na, ia = a, convert(la, it), lax.iota(it, la)
+        ub, nb, ib = b, convert(lb, it), lax.iota(it, lb)
     else:
         ua, na, ia = _unique_first(a)
         ub, nb, ib = _unique_first(b)
@@ -239,37 +243,35 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False,
     m = aval_of(s).shape[0]
     if m == 0:
         vals = full((size or 0,), 0 if fill_value is None else fill_value, aval_of(s).dtype)
-        empty = full((size or 0,), 0, dtypes.int32)
+        empty = full((size or 0,), 0, it)
         return (vals, empty + la, empty + lb) if return_indices else vals
     hit = logical_and(lax.eq(lax.slice_in_dim(s, 1, m), lax.slice_in_dim(s, 0, m - 1)),
                       lax.slice_in_dim(valid, 1, m))
     keep = concatenate([hit, full((1,), False, dtypes.bool_)])
     if size is None:
         size = int(np.count_nonzero(_concrete("intersect1d", keep)))
-    count = sum_(convert(keep, dtypes.int32))
+    count = sum_(convert(keep, it))
     vals = _fill(_compress_axis(keep, s, 0, size, 0, "intersect1d"), count, fill_value)
     if not return_indices:
         return vals
     # a match is the pair (k, k + 1) of the sorted buffer: ua's entry first (stable sort)
     p1 = _compress_axis(keep, pos, 0, size, 0, "intersect1d")
     p2 = _compress_axis(keep, concatenate([lax.slice_in_dim(pos, 1, m),
-                                           full((1,), 0, dtypes.int32)]), 0, size, 0,
+                                           full((1,), 0, it)]), 0, size, 0,
                         "intersect1d")
     p2 = lax.sub(p2, lax.full_like(p2, la))
-    valid_out = lax.lt(lax.iota(dtypes.int32, size), lax.full_like(lax.iota(dtypes.int32, size),
-                                                                   0) + count)
-    i1 = where(valid_out, take(ia, p1, mode="clip"), la) if la else full((size,), la,
-                                                                          dtypes.int32)
-    i2 = where(valid_out, take(ib, p2, mode="clip"), lb) if lb else full((size,), lb,
-                                                                          dtypes.int32)
+    valid_out = lax.lt(lax.iota(it, size), lax.full_like(lax.iota(it, size), 0) + count)
+    i1 = where(valid_out, take(ia, p1, mode="clip"), la) if la else full((size,), la, it)
+    i2 = where(valid_out, take(ib, p2, mode="clip"), lb) if lb else full((size,), lb, it)
     return vals, i1, i2
 
 
 def _unique_first(x: Any) -> tuple[Any, Any, Any]:
     """As :func:`_unique_padded`, with the index of each unique value's first occurrence."""
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     n = aval_of(x).shape[0]
     if n == 0:
-        return x, convert(0, dtypes.int32), lax.iota(dtypes.int32, 0)
+        return x, convert(0, it), lax.iota(it, 0)
     perm = argsort(x)
     s = take(x, perm)
     diff = lax.ne(lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1))
@@ -277,7 +279,7 @@ def _unique_first(x: Any) -> tuple[Any, Any, Any]:
         hi, lo = lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1)
         diff = logical_and(diff, logical_not(logical_and(lax.ne(hi, hi), lax.ne(lo, lo))))
     first = concatenate([full((1,), True, dtypes.bool_), diff])
-    count = sum_(convert(first, dtypes.int32))
+    count = sum_(convert(first, it))
     return (_compress_axis(first, s, 0, n, s[n - 1], "unique"), count,
             _compress_axis(first, perm, 0, n, 0, "unique"))
 

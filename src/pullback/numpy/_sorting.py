@@ -38,7 +38,8 @@ def sort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: No
 
 def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: None = None, *,
             stable: bool = True, descending: bool = False) -> Any:
-    """Indices (int32) that sort ``a`` along ``axis``; stable, NaN last."""
+    """Indices (the default int: int64 with x64, as JAX) that sort ``a`` along ``axis``;
+    stable, NaN last."""
     (a,) = promote_args("argsort", a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -46,7 +47,7 @@ def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order:
     if av.ndim == 0:
         raise ValueError("argsort: argument 'a' must be at least 1-D")
     ax = canonicalize_axis(axis, av.ndim, "argsort")
-    return lax.argsort(a, ax, descending=descending, index_dtype=dtypes.int32)
+    return lax.argsort(a, ax, descending=descending, index_dtype=dtypes.DEFAULT_INT)
 
 
 def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Any:
@@ -58,7 +59,7 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Any:
     if any(aval_of(k).shape != shape for k in ks):
         raise ValueError("lexsort: all keys must have the same shape")
     ax = canonicalize_axis(axis, len(shape), "lexsort")
-    iota = lax.broadcasted_iota(dtypes.int32, shape, ax)
+    iota = lax.broadcasted_iota(dtypes.DEFAULT_INT, shape, ax)
     return lax.sort(tuple(reversed(ks)) + (iota,), dimension=ax, is_stable=True,
                     num_keys=len(ks))[-1]
 
@@ -108,7 +109,7 @@ def _concrete(name: str, x: Any) -> np.ndarray:
 
 
 def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
-    """Indices of the non-zero elements, one int32 array per dimension.
+    """Indices of the non-zero elements, one array of the default int per dimension.
 
     Args:
       a: the input.
@@ -119,6 +120,7 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     Returns:
       A tuple of index arrays.
     """
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     (a,) = promote_args("nonzero", a)
     av = aval_of(a)
     if av.ndim == 0:
@@ -128,14 +130,14 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     if size is None:
         size = int(np.count_nonzero(_concrete("nonzero", mask)))
     n = av.size
-    pos = lax.sub(cumsum(convert(mask, dtypes.int32)), lax.full_like(lax.iota(dtypes.int32, n), 1))
+    pos = lax.sub(cumsum(convert(mask, it)), lax.full_like(lax.iota(it, n), 1))
     # scatter each non-zero's flat index to its rank; ranks >= size (and zeros) are dropped
     dropped = lax.full_like(pos, size)
     target = lax.select_n(mask, dropped, pos) if n else pos
     fill = 0 if fill_value is None else fill_value
     fills = np.broadcast_to(np.asarray(fill), (av.ndim,))
-    flat = _scatter_1d(lax.full_like(lax.iota(dtypes.int32, size), -1), target,
-                       lax.iota(dtypes.int32, n))
+    flat = _scatter_1d(lax.full_like(lax.iota(it, size), -1), target,
+                       lax.iota(it, n))
     out = []
     rem = flat
     strides = [math.prod(av.shape[i + 1:]) for i in range(av.ndim)]
@@ -189,6 +191,7 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     Returns:
       The unique values, or a tuple with the requested extras.
     """
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     (ar,) = promote_args("unique", ar)
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis, size,
@@ -203,12 +206,12 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
             both_nan = logical_and(isnan(lax.slice_in_dim(s, 1, n)),
                                    isnan(lax.slice_in_dim(s, 0, n - 1)))
             diff = logical_and(diff, logical_not(both_nan))
-        first = concatenate([lax.full_like(lax.iota(dtypes.int32, 1), 1, dtypes.bool_), diff])
+        first = concatenate([lax.full_like(lax.iota(it, 1), 1, dtypes.bool_), diff])
     else:
-        first = lax.full_like(lax.iota(dtypes.int32, 0), 0, dtypes.bool_)
+        first = lax.full_like(lax.iota(it, 0), 0, dtypes.bool_)
     if size is None:
         size = int(np.count_nonzero(_concrete("unique", first)))
-    rank = lax.sub(cumsum(convert(first, dtypes.int32)), lax.full_like(lax.iota(dtypes.int32, n), 1))
+    rank = lax.sub(cumsum(convert(first, it)), lax.full_like(lax.iota(it, n), 1))
     target = lax.select_n(first, lax.full_like(rank, size), rank) if n else rank
     if fill_value is None:
         fill = min_(x) if n else convert(0, aval_of(x).dtype)
@@ -218,14 +221,14 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     values = _scatter_1d(base, target, s)
     outs = [values]
     if return_index:
-        outs.append(_scatter_1d(lax.full_like(lax.iota(dtypes.int32, size), 0), target, perm))
+        outs.append(_scatter_1d(lax.full_like(lax.iota(it, size), 0), target, perm))
     if return_inverse:
-        inv = _scatter_1d(lax.full_like(lax.iota(dtypes.int32, n), 0), perm, rank)
+        inv = _scatter_1d(lax.full_like(lax.iota(it, n), 0), perm, rank)
         outs.append(reshape(inv, aval_of(ar).shape) if aval_of(ar).ndim > 1 else inv)
     if return_counts:
-        ones = lax.full_like(lax.iota(dtypes.int32, n), 1)
+        ones = lax.full_like(lax.iota(it, n), 1)
         dn = lax.ScatterDimensionNumbers((), (0,), (0,))
-        cnt = lax.scatter_add(lax.full_like(lax.iota(dtypes.int32, size), 0),
+        cnt = lax.scatter_add(lax.full_like(lax.iota(it, size), 0),
                               reshape(rank, (n, 1)), ones, dn,
                               mode=lax.GatherScatterMode.FILL_OR_DROP)
         outs.append(cnt)
@@ -234,6 +237,7 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
 
 def _unique_axis(ar: Any, return_index: bool, return_inverse: bool, return_counts: bool,
                  axis: int, size: int | None, fill_value: Any) -> Any:
+    it = dtypes.DEFAULT_INT  # indices: int64 with x64, as JAX
     # unique rows of `ar` moved to (n, rest): lexicographic sort of the rows, then
     # first-of-run marks, exactly as the flat case
     av = aval_of(ar)
@@ -244,19 +248,19 @@ def _unique_axis(ar: Any, return_index: bool, return_inverse: bool, return_count
     flat = reshape(rows, (n, math.prod(rest)))
     cols = [lax.slice_in_dim(flat, j, j + 1, axis=1) for j in range(math.prod(rest))]
     keys = [reshape(c, (n,)) for c in cols]
-    perm = lexsort(list(reversed(keys))) if keys else lax.iota(dtypes.int32, n)
+    perm = lexsort(list(reversed(keys))) if keys else lax.iota(it, n)
     s = take(flat, perm, axis=0)
     if n:
         diff = any_(not_equal(lax.slice_in_dim(s, 1, n), lax.slice_in_dim(s, 0, n - 1)), axis=1)
-        first = concatenate([lax.full_like(lax.iota(dtypes.int32, 1), 1, dtypes.bool_), diff])
+        first = concatenate([lax.full_like(lax.iota(it, 1), 1, dtypes.bool_), diff])
     else:
-        first = lax.full_like(lax.iota(dtypes.int32, 0), 0, dtypes.bool_)
+        first = lax.full_like(lax.iota(it, 0), 0, dtypes.bool_)
     if size is None:
         size = int(np.count_nonzero(_concrete("unique", first)))
-    rank = lax.sub(cumsum(convert(first, dtypes.int32)), lax.full_like(lax.iota(dtypes.int32, n), 1))
+    rank = lax.sub(cumsum(convert(first, it)), lax.full_like(lax.iota(it, n), 1))
     target = lax.select_n(first, lax.full_like(rank, size), rank) if n else rank
     fill = 0 if fill_value is None else fill_value
-    base = lax.full_like(lax.iota(dtypes.int32, size * math.prod(rest)), fill, aval_of(s).dtype)
+    base = lax.full_like(lax.iota(it, size * math.prod(rest)), fill, aval_of(s).dtype)
     base = reshape(base, (size, math.prod(rest)))
     dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                      scatter_dims_to_operand_dims=(0,))
@@ -265,14 +269,14 @@ def _unique_axis(ar: Any, return_index: bool, return_inverse: bool, return_count
     vals = moveaxis(reshape(vals, (size,) + rest), 0, ax)
     outs = [vals]
     if return_index:
-        outs.append(_scatter_1d(lax.full_like(lax.iota(dtypes.int32, size), 0), target, perm))
+        outs.append(_scatter_1d(lax.full_like(lax.iota(it, size), 0), target, perm))
     if return_inverse:
-        outs.append(_scatter_1d(lax.full_like(lax.iota(dtypes.int32, n), 0), perm, rank))
+        outs.append(_scatter_1d(lax.full_like(lax.iota(it, n), 0), perm, rank))
     if return_counts:
         dn1 = lax.ScatterDimensionNumbers((), (0,), (0,))
-        outs.append(lax.scatter_add(lax.full_like(lax.iota(dtypes.int32, size), 0),
+        outs.append(lax.scatter_add(lax.full_like(lax.iota(it, size), 0),
                                     reshape(rank, (n, 1)),
-                                    lax.full_like(lax.iota(dtypes.int32, n), 1), dn1,
+                                    lax.full_like(lax.iota(it, n), 1), dn1,
                                     mode=lax.GatherScatterMode.FILL_OR_DROP))
     return outs[0] if len(outs) == 1 else tuple(outs)
 

@@ -154,7 +154,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
       mode: the gumbel sampler's mode ("low" by default, or "high").
 
     Returns:
-      int32 category indices of ``shape``.
+      category indices of ``shape``: the default int with replacement (int64 with x64),
+      int32 without (JAX's dtypes).
     """
     keys, _ = check_key("categorical", key)
     logits = as_value(logits)
@@ -173,7 +174,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
         g = gumbel_from_keys(keys, full, dtype, mode)
         dims = tuple(range(len(prefix), len(full)))
         return lax.argmax(lax.add(g, lax.broadcast_in_dim(logits, full, dims)),
-                          len(prefix) + axis, dtypes.int32)
+                          len(prefix) + axis, dtypes.DEFAULT_INT)
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "

@@ -53,7 +53,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
       independent: if True, each 1-D slice along ``axis`` is permuted independently.
 
     Returns:
-      The permuted array (int32 for an int ``x``).
+      The permuted array (the default int for an int ``x``).
     """
     keys, _ = check_key("permutation", key)
     if isinstance(x, (list, tuple)):
@@ -65,7 +65,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = _concrete_int("permutation", x)
         _axis("permutation", axis, 1)
-        return _shuffle(keys, lax.iota(dtypes.int32, n), 0)
+        return _shuffle(keys, lax.iota(dtypes.DEFAULT_INT, n), 0)
     x = as_value(x)
     axis = _axis("permutation", axis, x.ndim)
     if independent or x.ndim == 1:

@@ -38,6 +38,7 @@ SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bf
 # Defaults for weakly typed Python values (and dtype=float/int/complex): 32 or 64 bits, set by
 # config.jax_enable_x64 (_follow_x64).
 DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX = int32, float32, complex64
+DEFAULT_UINT = uint32  # (JAX's dtypes.uint: what sums of narrower unsigned integers take)
 _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8",
@@ -107,10 +108,10 @@ def requested(dtype: Any, where: str | None = None) -> np.dtype:
 
 
 def _follow_x64(name: str, value: Any) -> None:
-    global DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX
+    global DEFAULT_INT, DEFAULT_UINT, DEFAULT_FLOAT, DEFAULT_COMPLEX
     if name == "jax_enable_x64":
-        DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX = \
-            (int64, float64, complex128) if value else (int32, float32, complex64)
+        DEFAULT_INT, DEFAULT_UINT, DEFAULT_FLOAT, DEFAULT_COMPLEX = \
+            (int64, uint64, float64, complex128) if value else (int32, uint32, float32, complex64)
         _join.cache_clear()
 
 

@@ -390,7 +390,10 @@ def g_reduce(g: Gen) -> bool:
         fn = g.choice([k for k, v in cands.items() if fits(x.dtype, v)])
         dt = "float32" if fn == "mean" and x.dtype == "int32" else x.dtype  # (JAX: width kept)
         b = cands[fn]
-    return g.emit("reduce", f"jnp.{fn}({x.name}, axis={axis}, keepdims={keep})", [x],
+    # (x64: sums and products of int32 take int64, JAX's default int; the programs' integers
+    # stay int32)
+    to32 = ".astype(jnp.int32)" if x.dtype == "int32" and fn in ("sum", "prod") else ""
+    return g.emit("reduce", f"jnp.{fn}({x.name}, axis={axis}, keepdims={keep}){to32}", [x],
                   g.new(shape, dt, b))
 
 
@@ -403,9 +406,10 @@ def g_arg(g: Gen) -> bool:
         return False
     fn = g.choice(["argmax", "argmin"])
     if g.flag():
-        return g.emit("arg", f"jnp.{fn}({x.name})", [x], g.new((), "int32", x.size))
+        return g.emit("arg", f"jnp.{fn}({x.name}).astype(jnp.int32)", [x],
+                      g.new((), "int32", x.size))
     i = g.int_(0, x.ndim - 1)
-    return g.emit("arg", f"jnp.{fn}({x.name}, axis={i})", [x],
+    return g.emit("arg", f"jnp.{fn}({x.name}, axis={i}).astype(jnp.int32)", [x],
                   g.new(x.shape[:i] + x.shape[i + 1:], "int32", x.shape[i]))
 
 
@@ -432,7 +436,7 @@ def g_sort(g: Gen) -> bool:
         return g.emit("sort", f"jnp.sort({x.name}, axis={i})", [x],
                       g.new(x.shape, x.dtype, x.bound))
     if form == "argsort":
-        return g.emit("sort", f"jnp.argsort({x.name}, axis={i})", [x],
+        return g.emit("sort", f"jnp.argsort({x.name}, axis={i}).astype(jnp.int32)", [x],
                       g.new(x.shape, "int32", x.shape[i]))
     k = g.int_(0, x.shape[-1])
     shape = x.shape[:-1] + (k,)
@@ -1411,8 +1415,10 @@ def g_qr_multiply(g: Gen) -> bool:
     out = g.new(v.shape + (1,) if mode == "left" else v.shape[:-1] + (1, n), v.dtype,
                 math.sqrt(n))
     t, a = f"{out.name}_t", f"{out.name}_a"
+    # (+ 1/(4n) everywhere: a zero below the diagonal, as t = 0 gives, is where LAPACK's
+    # Householder QR flips a sign of Q, so Q would jump under the finite differences)
     defs = (f"{t} = jnp.tanh({v.name})\n"
-            f"{a} = ({t}[..., :, None] * {t}[..., None, :] / {n} + "
+            f"{a} = ({t}[..., :, None] * {t}[..., None, :] / {n} + {0.25 / n} + "
             f"jnp.diag(jnp.arange(1, {n + 1}, dtype={t}.dtype) * 3)) / {3 * n}")
     c = f"{t}[..., :, None]" if mode == "left" else f"{t}[..., None, :]"
     code = f"jax.scipy.linalg.qr_multiply({a}, {c}, mode={mode!r})[0]"
@@ -1439,15 +1445,18 @@ def g_scipy_geometry(g: Gen) -> bool:
     form = g.choice(["map_coordinates", "grid", "vq"])
     pts = "[[0.25, 0.5], [0.0, 0.0], [0.9, 0.1]]"
     if form == "grid":   # linear interpolation on a [0, 1] x [0, 1] grid: linear in the value
+        # (grids in the value's dtype: float64 grids would make a float32 value's result
+        # float64, as in JAX)
         code = (f"jax.scipy.interpolate.RegularGridInterpolator((jnp.linspace(0, 1, "
-                f"{v.shape[0]}), jnp.linspace(0, 1, {v.shape[1]})), {v.name}, "
+                f"{v.shape[0]}, dtype={v.name}.dtype), jnp.linspace(0, 1, {v.shape[1]}, "
+                f"dtype={v.name}.dtype)), {v.name}, "
                 f"bounds_error=False, fill_value=0.0)(jnp.array({pts}, {v.name}.dtype))")
         if min(v.shape) < 2:
             return False
         return g.emit("scipy_geometry", code, [v], g.new((3,), v.dtype, v.bound))
-    if form == "vq":     # nearest code (rows of the value): int32 codes
+    if form == "vq":     # nearest code (rows of the value): the default int, made int32
         code = (f"jax.scipy.cluster.vq.vq({v.name}, jnp.concatenate([{v.name}[:1] * 0.5, "
-                f"-{v.name}[:1]]))[0]")
+                f"-{v.name}[:1]]))[0].astype(jnp.int32)")
         return g.emit("scipy_geometry", code, [v], g.new((v.shape[0],), "int32", 0))
     order, mode = g.int_(0, 1), g.choice(["constant", "nearest", "wrap", "mirror", "reflect"])
     rows = [round(-1.3 + 0.7 * i, 2) for i in range(5)]

@@ -328,8 +328,15 @@ static void SUF(untangle_inplace)(char *y, int64_t es, int64_t h, const R *wr_, 
   const R a = z0[0], b = z0[1];
   z0[0] = (a + b) * scale; z0[1] = 0;
   zh[0] = (a - b) * scale; zh[1] = 0;
+  const int64_t m = h / 2 + 1; /* pairs k = 1 .. h / 2 */
+  if (es == 2 * (int64_t)sizeof(R)) {
+    PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+    for (int c = 0; c < nt; ++c)
+      SUF(untangle_pairs)((R *)y, h, wr_, wi_, half, 1 + (m - 1) * c / nt, 1 + (m - 1) * (c + 1) / nt);
+    return;
+  }
   PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t k = 1; k <= h / 2; ++k) {
+  for (int64_t k = 1; k < m; ++k) {
     R *u = (R *)(y + k * es), *v = (R *)(y + (h - k) * es);
     const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
     const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
@@ -347,6 +354,12 @@ static void SUF(untangle_inplace)(char *y, int64_t es, int64_t h, const R *wr_, 
  * ignored) into z[k] = E + i O, k < h, interleaved */
 static void SUF(tangle_one)(const char *x, int64_t es, int64_t h, const R *wr_, const R *wi_,
                             R *restrict z, int nt) {
+  if (es == 2 * (int64_t)sizeof(R)) {
+    PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+    for (int c = 0; c < nt; ++c)
+      SUF(tangle_range)((const R *)x, h, wr_, wi_, z, h * c / nt, h * (c + 1) / nt);
+    return;
+  }
   PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
   for (int64_t k = 0; k < h; ++k) {
     const R *p = (const R *)(x + k * es), *q = (const R *)(x + (h - k) * es);

@@ -244,6 +244,16 @@ def test_six_step_lengths_and_layouts(n):
     r = x.real.copy()
     assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= 1e-15 * lg
     assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n + 1])), np.fft.irfft(x[:n + 1])) <= 1e-15 * lg
+    # the long real lines' own path (the six-step reading and writing the user's arrays, the
+    # untangling in place): scaled, float32, and a strided input (the split-plane path)
+    assert _rms_rel(np.asarray(jnp.fft.rfft(r, norm="ortho")),
+                    np.fft.rfft(r, norm="ortho")) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.rfft(r.astype(np.float32))), np.fft.rfft(r)) <= 2e-7 * lg
+    assert _rms_rel(np.asarray(jnp.fft.rfft(x.real[::2])), np.fft.rfft(x.real[::2])) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n + 1], norm="forward")),
+                    np.fft.irfft(x[:n + 1], norm="forward")) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n + 1].astype(np.complex64))),
+                    np.fft.irfft(x[:n + 1])) <= 2e-7 * lg
 
 
 @pytest.mark.parametrize("dt", COMPLEX)
@@ -320,6 +330,21 @@ def test_grad_of_spectral_energy_is_parseval():
     x = np.random.default_rng(3).standard_normal(64)
     g = pb.grad(lambda x: jnp.sum(jnp.abs(jnp.fft.fft(x)) ** 2))(x)
     np.testing.assert_allclose(np.asarray(g), 2 * 64 * x, rtol=1e-10)
+
+
+@pytest.mark.parametrize("n", [64, 2 ** 17])
+def test_grad_of_half_spectrum_energy(n):
+    """sum(|rfft(x)|^2) = (n sum(x^2) + X_0^2 + X_h^2) / 2 (Parseval over the Hermitian half),
+    so its gradient is n x + X_0 + (-1)^t X_h; 2^17 runs the six-step's real path both ways
+    (rfft, and irfft in the transpose)."""
+    x = np.random.default_rng(4).standard_normal(n)
+    alt = (-1.0) ** np.arange(n)
+    want = n * x + x.sum() + alt * (alt @ x)
+    g = pb.grad(lambda x: jnp.sum(jnp.abs(jnp.fft.rfft(x)) ** 2))
+    with enable_x64():
+        np.testing.assert_allclose(np.asarray(g(x)), want, rtol=1e-9, atol=1e-9 * n)
+    got = np.asarray(pb.jit(g)(x.astype(np.float32)))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("ft", ["FFT", "IFFT", "RFFT", "IRFFT"])

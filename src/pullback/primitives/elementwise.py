@@ -370,8 +370,12 @@ def _abs_jvp(prim: Primitive) -> Callable:
         if type(t) is Zero:
             return out, Zero.from_primal(out)
         if dtypes.is_complex(get_aval(x).dtype):
-            scale = _div(conj_p.bind(x), _replace_zero(complex_p.bind(out, _c(out, 0))))
-            return out, real_p.bind(_mul(t, scale))
+            # re(dz conj(z)) / |z| as re(dz) re(z) / |z| + im(dz) im(z) / |z|: real divisions
+            # (no complex division, which does not vectorize with C99's special cases), and no
+            # product dz conj(z) that could overflow before the division
+            r = _replace_zero(out)
+            return out, _add(_mul(real_p.bind(t), _div(real_p.bind(x), r)),
+                             _mul(imag_p.bind(t), _div(imag_p.bind(x), r)))
         return out, _mul(t, _pick(ge_p.bind(x, _c(x, 0)), x, 1, -1))
     return rule
 

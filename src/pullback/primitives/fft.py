@@ -103,14 +103,14 @@ def _fft_reference(x: np.ndarray, *, fft_type: FftType, fft_lengths: tuple[int, 
 
 # ---- rules ----
 
-def _mask(ct, n: int, value: float, ndim: int, shape: tuple[int, ...]):
-    """``ct``'s dtype array over ``shape``: 1 at frequency 0 (and n/2 for even n) of the last
-    axis, ``value`` at the frequencies standing for a Hermitian pair."""
+def _mask(ct, n: int, value: float, ndim: int, shape: tuple[int, ...], scale: float = 1.0):
+    """``ct``'s dtype array over ``shape``: ``scale`` at frequency 0 (and n/2 for even n) of the
+    last axis, ``value * scale`` at the frequencies standing for a Hermitian pair."""
     h = n // 2 + 1
-    m = np.full(h, value, get_aval(ct).dtype)
-    m[0] = 1
+    m = np.full(h, value * scale, get_aval(ct).dtype)
+    m[0] = scale
     if n % 2 == 0:
-        m[-1] = 1
+        m[-1] = scale
     return _mv.broadcast_in_dim_p.bind(Array(m), shape=shape, broadcast_dimensions=(ndim - 1,))
 
 
@@ -118,16 +118,16 @@ def _fft_transpose(ct, x, *, fft_type: FftType, fft_lengths: tuple[int, ...]):
     fft_type = FftType(fft_type)
     N = math.prod(fft_lengths)
     if fft_type == FftType.RFFT:
+        # N folded into the half-spectrum's mask: IRFFT's output is the largest array here, so
+        # scaling it afterwards would cost a pass of its own over twice as many values
         aval = get_aval(ct)
         y = _ew.mul_p.bind(_ew.conj_p.bind(ct), _mask(ct, fft_lengths[-1], 0.5, aval.ndim,
-                                                      aval.shape))
-        out = fft_p.bind(y, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)
-        return [_ew.mul_p.bind(out, _ew._c(out, N))]
+                                                      aval.shape, N))
+        return [fft_p.bind(y, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)]
     if fft_type == FftType.IRFFT:
         y = fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
         aval = get_aval(y)
-        y = _ew.mul_p.bind(y, _mask(y, fft_lengths[-1], 2.0, aval.ndim, aval.shape))
-        y = _ew.mul_p.bind(y, _ew._c(y, 1.0 / N))
+        y = _ew.mul_p.bind(y, _mask(y, fft_lengths[-1], 2.0, aval.ndim, aval.shape, 1.0 / N))
         return [_ew.conj_p.bind(y)]
     return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
 

@@ -284,8 +284,10 @@ static inline pb_bf16 pb_nextafter_bf16(pb_bf16 a, pb_bf16 b) {
  * values. ---- */
 static inline float pb_cabs_c64(pb_c64 z) {
   const double re = crealf(z), im = cimagf(z);
-  const double r = sqrt(re * re + im * im);
-  return isfinite(r) ? (float)r : cabsf(z);
+  const float r = (float)sqrt(re * re + im * im);
+  /* branch-free (it vectorizes): only an infinite part needs C99's value, inf even beside a
+   * NaN, where the sum gives NaN; a NaN part alone gives NaN either way */
+  return (fabs(re) == INFINITY) | (fabs(im) == INFINITY) ? INFINITY : r;
 }
 static inline pb_c64 pb_cdiv_c64(pb_c64 a, pb_c64 b) {
   const double ar = crealf(a), ai = cimagf(a), br = crealf(b), bi = cimagf(b);

@@ -314,6 +314,63 @@ static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
   return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
 }
 
+/* ---- long even real lines on the six-step: its column pass reads the samples' pairs as
+ * complex elements straight from the input, its row pass writes straight into the output, so
+ * the line never passes through split planes (two passes over the array fewer) ---- */
+
+/* R2C's untangling in place over the output y (element stride es): z[k] (k < h) there becomes
+ * X[k] (k <= h) times scale; X[k] and X[h - k] both need z[k] and z[h - k], so each pair is
+ * read and written together (z[0] gives X[0] and X[h]). */
+static void SUF(untangle_inplace)(char *y, int64_t es, int64_t h, const R *wr_, const R *wi_,
+                                  R scale, int nt) {
+  const R half = (R)0.5 * scale;
+  R *z0 = (R *)y, *zh = (R *)(y + h * es);
+  const R a = z0[0], b = z0[1];
+  z0[0] = (a + b) * scale; z0[1] = 0;
+  zh[0] = (a - b) * scale; zh[1] = 0;
+  const int64_t m = h / 2 + 1; /* pairs k = 1 .. h / 2 */
+  if (es == 2 * (int64_t)sizeof(R)) {
+    PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+    for (int c = 0; c < nt; ++c)
+      SUF(untangle_pairs)((R *)y, h, wr_, wi_, half, 1 + (m - 1) * c / nt, 1 + (m - 1) * (c + 1) / nt);
+    return;
+  }
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t k = 1; k < m; ++k) {
+    R *u = (R *)(y + k * es), *v = (R *)(y + (h - k) * es);
+    const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
+    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    /* X = (E + w O) / 2 with E = p + q, O = (p - q) / i, q = conj(z[h - k]); X[h - k] swaps
+     * p and q: E conjugated, O negated and conjugated */
+    const R wr = wr_[k], wi = wi_[k], vr = wr_[h - k], vi = wi_[h - k];
+    const R xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
+    const R yr = (er + vr * di - vi * dr) * half, yi = (vr * dr + vi * di - ei) * half;
+    u[0] = xr; u[1] = xi;
+    v[0] = yr; v[1] = yi;
+  }
+}
+
+/* C2R's tangling from the input X (element stride es; the imaginary parts of X[0] and X[h]
+ * ignored) into z[k] = E + i O, k < h, interleaved */
+static void SUF(tangle_one)(const char *x, int64_t es, int64_t h, const R *wr_, const R *wi_,
+                            R *restrict z, int nt) {
+  if (es == 2 * (int64_t)sizeof(R)) {
+    PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+    for (int c = 0; c < nt; ++c)
+      SUF(tangle_range)((const R *)x, h, wr_, wi_, z, h * c / nt, h * (c + 1) / nt);
+    return;
+  }
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int64_t k = 0; k < h; ++k) {
+    const R *p = (const R *)(x + k * es), *q = (const R *)(x + (h - k) * es);
+    const R wr = wr_[k], wi = -wi_[k]; /* conj(w^k) */
+    const R pr = p[0], pi = k ? p[1] : 0, qr = q[0], qi = k ? -q[1] : 0;
+    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    const R or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (p - q) conj(w^k) */
+    z[2 * k] = er - oi; z[2 * k + 1] = ei + or_;
+  }
+}
+
 /* ---- one group of V lines: gather into split lanes, transform, scatter (PB_CLONES: the
  * one-lane loops of long real lines vectorise) ---- */
 
@@ -349,6 +406,16 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
   }
   const SUF(rplan) *P = plan;
   const int64_t n = P->n, h = n / 2;
+  if (n % 2 == 0 && V == 1 && C->p1 && kind == FFT_R2C && ies == (int64_t)sizeof(R)) {
+    SUF(six_run)(C, inb[0], 2 * ies, NULL, NULL, outb[0], oes, 1, buf, nt);
+    SUF(untangle_inplace)(outb[0], oes, h, P->wr, P->wi, scale, nt);
+    return;
+  }
+  if (n % 2 == 0 && V == 1 && C->p1 && kind == FFT_C2R && oes == (int64_t)sizeof(R)) {
+    SUF(tangle_one)(inb[0], ies, h, P->wr, P->wi, buf, nt);
+    SUF(six_run)(C, (const char *)buf, 2 * oes, NULL, NULL, outb[0], 2 * oes, scale, work, nt);
+    return;
+  }
   if (kind == FFT_R2C) {
     if (n % 2) {
       for (int64_t t = 0; t < n; ++t)

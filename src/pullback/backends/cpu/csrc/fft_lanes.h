@@ -135,3 +135,74 @@ static PB_CLONES void SUF(tangle8)(const R *restrict br, const R *restrict bi, i
     VST(xi + k * L, ei + or_);
   }
 }
+
+/* A long even real line's untangling (R2C) and tangling (C2R) on contiguous interleaved
+ * arrays, k in [k0, k1): 8 consecutive k at a time against their 8 mirrored partners h - k
+ * (loaded as a block and reversed in registers); formulas and edge cases as fft_impl.h's
+ * untangle_inplace and tangle_one, which split the range over threads. */
+#define FFT_REV(a) FFT_SHUF((a), (a), 7, 6, 5, 4, 3, 2, 1, 0)
+#define FFT_RE(lo, hi) FFT_SHUF((lo), (hi), 0, 2, 4, 6, 8, 10, 12, 14)
+#define FFT_IM(lo, hi) FFT_SHUF((lo), (hi), 1, 3, 5, 7, 9, 11, 13, 15)
+static PB_CLONES void SUF(untangle_pairs)(R *y, int64_t h, const R *wr_, const R *wi_, R half,
+                                          int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1;) {
+    R *u = y + 2 * k;
+    if (k + 8 <= k1 && k + 7 < h - k - 7) {
+      R *v = y + 2 * (h - k - 7);
+      const SUF(vec) ul = VLD(u), uh = VLD(u + 8), vl = VLD(v), vh = VLD(v + 8);
+      const SUF(vec) pr = FFT_RE(ul, uh), pi = FFT_IM(ul, uh);
+      const SUF(vec) qr = FFT_REV(FFT_RE(vl, vh)), qi = -FFT_REV(FFT_IM(vl, vh));
+      const SUF(vec) er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+      const SUF(vec) wr = VLD(wr_ + k), wi = VLD(wi_ + k);
+      const SUF(vec) mr = FFT_REV(VLD(wr_ + h - k - 7)), mi = FFT_REV(VLD(wi_ + h - k - 7));
+      const SUF(vec) xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
+      const SUF(vec) yr = FFT_REV((er + mr * di - mi * dr) * half);
+      const SUF(vec) yi = FFT_REV((mr * dr + mi * di - ei) * half);
+      VST(u, FFT_SHUF(xr, xi, 0, 8, 1, 9, 2, 10, 3, 11));
+      VST(u + 8, FFT_SHUF(xr, xi, 4, 12, 5, 13, 6, 14, 7, 15));
+      VST(v, FFT_SHUF(yr, yi, 0, 8, 1, 9, 2, 10, 3, 11));
+      VST(v + 8, FFT_SHUF(yr, yi, 4, 12, 5, 13, 6, 14, 7, 15));
+      k += 8;
+      continue;
+    }
+    R *v = y + 2 * (h - k);
+    const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
+    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    const R wr = wr_[k], wi = wi_[k], mr = wr_[h - k], mi = wi_[h - k];
+    const R xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
+    const R yr = (er + mr * di - mi * dr) * half, yi = (mr * dr + mi * di - ei) * half;
+    u[0] = xr; u[1] = xi;
+    v[0] = yr; v[1] = yi;
+    ++k;
+  }
+}
+static PB_CLONES void SUF(tangle_range)(const R *x, int64_t h, const R *wr_, const R *wi_,
+                                        R *restrict z, int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1;) {
+    const R *p = x + 2 * k;
+    if (k > 0 && k + 8 <= k1 && k + 7 < h) {
+      const R *q = x + 2 * (h - k - 7);
+      const SUF(vec) ul = VLD(p), uh = VLD(p + 8), vl = VLD(q), vh = VLD(q + 8);
+      const SUF(vec) pr = FFT_RE(ul, uh), pi = FFT_IM(ul, uh);
+      const SUF(vec) qr = FFT_REV(FFT_RE(vl, vh)), qi = -FFT_REV(FFT_IM(vl, vh));
+      const SUF(vec) wr = VLD(wr_ + k), wi = -VLD(wi_ + k);
+      const SUF(vec) er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+      const SUF(vec) or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+      const SUF(vec) zr = er - oi, zi = ei + or_;
+      VST(z + 2 * k, FFT_SHUF(zr, zi, 0, 8, 1, 9, 2, 10, 3, 11));
+      VST(z + 2 * k + 8, FFT_SHUF(zr, zi, 4, 12, 5, 13, 6, 14, 7, 15));
+      k += 8;
+      continue;
+    }
+    const R *q = x + 2 * (h - k);
+    const R wr = wr_[k], wi = -wi_[k];
+    const R pr = p[0], pi = k ? p[1] : 0, qr = q[0], qi = k ? -q[1] : 0;
+    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+    const R or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+    z[2 * k] = er - oi; z[2 * k + 1] = ei + or_;
+    ++k;
+  }
+}
+#undef FFT_REV
+#undef FFT_RE
+#undef FFT_IM

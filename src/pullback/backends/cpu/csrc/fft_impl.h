@@ -336,18 +336,9 @@ static void SUF(untangle_inplace)(char *y, int64_t es, int64_t h, const R *wr_, 
     return;
   }
   PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
-  for (int64_t k = 1; k < m; ++k) {
-    R *u = (R *)(y + k * es), *v = (R *)(y + (h - k) * es);
-    const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
-    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
-    /* X = (E + w O) / 2 with E = p + q, O = (p - q) / i, q = conj(z[h - k]); X[h - k] swaps
-     * p and q: E conjugated, O negated and conjugated */
-    const R wr = wr_[k], wi = wi_[k], vr = wr_[h - k], vi = wi_[h - k];
-    const R xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
-    const R yr = (er + vr * di - vi * dr) * half, yi = (vr * dr + vi * di - ei) * half;
-    u[0] = xr; u[1] = xi;
-    v[0] = yr; v[1] = yi;
-  }
+  for (int64_t k = 1; k < m; ++k)
+    SUF(untangle_one)((R *)(y + k * es), (R *)(y + (h - k) * es), wr_[k], wi_[k], wr_[h - k],
+                      wi_[h - k], half);
 }
 
 /* C2R's tangling from the input X (element stride es; the imaginary parts of X[0] and X[h]

@@ -143,6 +143,17 @@ static PB_CLONES void SUF(tangle8)(const R *restrict br, const R *restrict bi, i
 #define FFT_REV(a) FFT_SHUF((a), (a), 7, 6, 5, 4, 3, 2, 1, 0)
 #define FFT_RE(lo, hi) FFT_SHUF((lo), (hi), 0, 2, 4, 6, 8, 10, 12, 14)
 #define FFT_IM(lo, hi) FFT_SHUF((lo), (hi), 1, 3, 5, 7, 9, 11, 13, 15)
+/* One pair: X = (E + w O) / 2 with E = p + q, O = (p - q) / i, p = z[k], q = conj(z[h - k]);
+ * X[h - k] swaps p and q: E conjugated, O negated and conjugated (w = twiddle k, m = h - k). */
+static inline void SUF(untangle_one)(R *u, R *v, R wr, R wi, R mr, R mi, R half) {
+  const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
+  const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
+  const R xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
+  const R yr = (er + mr * di - mi * dr) * half, yi = (mr * dr + mi * di - ei) * half;
+  u[0] = xr; u[1] = xi;
+  v[0] = yr; v[1] = yi;
+}
+
 static PB_CLONES void SUF(untangle_pairs)(R *y, int64_t h, const R *wr_, const R *wi_, R half,
                                           int64_t k0, int64_t k1) {
   for (int64_t k = k0; k < k1;) {
@@ -165,14 +176,7 @@ static PB_CLONES void SUF(untangle_pairs)(R *y, int64_t h, const R *wr_, const R
       k += 8;
       continue;
     }
-    R *v = y + 2 * (h - k);
-    const R pr = u[0], pi = u[1], qr = v[0], qi = -v[1];
-    const R er = pr + qr, ei = pi + qi, dr = pr - qr, di = pi - qi;
-    const R wr = wr_[k], wi = wi_[k], mr = wr_[h - k], mi = wi_[h - k];
-    const R xr = (er + wr * di + wi * dr) * half, xi = (ei - wr * dr + wi * di) * half;
-    const R yr = (er + mr * di - mi * dr) * half, yi = (mr * dr + mi * di - ei) * half;
-    u[0] = xr; u[1] = xi;
-    v[0] = yr; v[1] = yi;
+    SUF(untangle_one)(u, y + 2 * (h - k), wr_[k], wi_[k], wr_[h - k], wi_[h - k], half);
     ++k;
   }
 }

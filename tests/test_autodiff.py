@@ -194,6 +194,45 @@ def test_custom_rules_compose_in_every_order(order):
     np.testing.assert_allclose(fns[order](), want, rtol=1e-10)
 
 
+def _closing_over(k):
+    """A custom_vjp closing over ``k``, whose rule is deliberately 100x (to see it used)."""
+    @pb.custom_vjp
+    def f(y):
+        return jnp.sin(y) * k
+
+    f.defvjp(lambda y: (f(y), y), lambda y, g: (g * 100.0,))
+    return f
+
+
+def test_custom_vjp_closing_over_an_enclosing_transformations_value_keeps_its_rule():
+    # k is a value of the enclosing jit (or vmap), a constant to the differentiation: the
+    # rule applies, as JAX's; it used to be inlined (the rule silently dropped) under jit
+    x, c = f64(3), np.float64(0.5)
+
+    def loss(x, c):
+        return jnp.sum(_closing_over(c * 2.0)(x))
+
+    def scanned(x, c):
+        f = _closing_over(c * 2.0)
+        return lax.scan(lambda a, y: (a + jnp.sum(f(y)), None), 0.0, jnp.stack([x, x]))[0]
+    np.testing.assert_allclose(np.asarray(pb.jit(pb.grad(loss))(x, c)), np.full(3, 100.0))
+    np.testing.assert_allclose(np.asarray(pb.jit(pb.grad(scanned))(x, c)), np.full(3, 200.0))
+    np.testing.assert_allclose(np.asarray(pb.vmap(pb.grad(loss))(np.stack([x, x]),
+                                                                 np.array([c, c]))),
+                               np.full((2, 3), 100.0))
+    # the rule's derivative (of g * 100) is zero
+    np.testing.assert_allclose(
+        np.asarray(pb.jit(pb.grad(lambda x: jnp.sum(pb.grad(loss)(x, c))))(x)), np.zeros(3))
+    # forward mode differentiates the function itself, also on the closed-over operand
+    _, t = pb.jit(lambda x: pb.jvp(lambda x: loss(x, c), (x,), (jnp.ones_like(x),)))(x)
+    np.testing.assert_allclose(float(t), np.sum(np.cos(np.asarray(x)) * 2 * c), rtol=1e-12)
+    # a value being differentiated itself: the function is differentiated (pullback's rule)
+    got = pb.jit(pb.grad(lambda x: jnp.sum(_closing_over(jnp.sum(x))(x))))(x)
+    xv = np.asarray(x)
+    want = np.cos(xv) * xv.sum() + np.sum(np.sin(xv))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
 def test_forward_mode_through_custom_vjp_differentiates_the_primal():
     x, y, tx, ty = f64(3), f64(3), f64(3), f64(3)
     _, t_out = pb.jvp(scaled, (x, y), (tx, ty))

@@ -19,6 +19,7 @@ from ..primitives.rules import Zero, instantiate, not_applicable, tangent_aval
 from ..tracer import core, pytree
 from ..tracer.avals import ShapedArray
 from ..tracer.core import Primitive
+from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, trace_to_jaxpr
 from .array_ops import as_operands
 from .jvp import jvp_flat
@@ -211,20 +212,45 @@ custom_vjp_call_p.transpose = not_applicable("a call primitive; its jvp rule emi
                                              "which is transposed")
 
 
-def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat):
+def _level(x: Any) -> int:
+    return x._trace.main.level if isinstance(x, core.Tracer) else -1
+
+
+def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat,
+                    num_consts, closure_traces):
+    def interpreted(*xs):
+        return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)
+    if any(type(t) is not Zero for t in tangents[:num_consts]) or \
+            not all(m.alive for m in closure_traces):
+        # a value the function closes over is differentiated too, or the rules close over
+        # values of a transformation that has returned: differentiate the function itself
+        outs, tans, _ = jvp_flat(interpreted, primals, tangents,
+                                 name="custom_vjp closing over traced values")
+        return outs, tans
+    consts = list(primals[:num_consts])
+    primals, tangents = primals[num_consts:], tangents[num_consts:]
     outs_res = fwd_flat(*primals)
     n = len(call_jaxpr.out_avals)
     outs, res = outs_res[:n], outs_res[n:]
     tans = [instantiate(t) for t in tangents]
     out_avals = tuple(tangent_aval(core.get_aval(o)) for o in outs)
-    tan_out = custom_lin_p.bind(*primals, *res, *tans, num_primals=len(primals),
-                                num_res=len(res), bwd_flat=bwd_flat, fun_flat=fun_flat,
-                                out_avals=out_avals)
+    # (forward mode runs the closure-free program, on the closed-over values as operands)
+    tan_out = custom_lin_p.bind(*consts, *primals, *res, *tans,
+                                num_primals=num_consts + len(primals), num_res=len(res),
+                                bwd_flat=bwd_flat, fun_flat=interpreted if num_consts else fun_flat,
+                                out_avals=out_avals, num_consts=num_consts)
     return outs, tan_out
 
 
-def _custom_vjp_batch(vals, dims, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat):
+def _custom_vjp_batch(vals, dims, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat, num_consts,
+                      closure_traces):
     n = len(call_jaxpr.out_avals)
+    if any(d is not None for d in dims[:num_consts]):
+        # a batched value the function closes over: vmap the function (no rule to batch with it)
+        f = vmap(lambda *xs: eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs),
+                 in_axes=tuple(dims), out_axes=0)
+        return list(f(*vals)), [0] * n
+    vals, dims = vals[num_consts:], dims[num_consts:]
     bvals = _batched_vals(vals, dims)
     bfun = vmap(lambda *xs: fun_flat(*xs))
     bfwd = vmap(lambda *xs: fwd_flat(*xs))
@@ -242,24 +268,41 @@ def _bind_custom_vjp(fun_flat: Callable, fwd_flat: Callable, bwd_flat: Callable,
                      args: list) -> list:
     avals = [core.get_aval(a) for a in args]
     closed, _ = trace_to_jaxpr(lambda *xs: list(fun_flat(*xs)), avals, debug_name="custom_vjp")
-    if any(isinstance(c, core.Tracer) for c in closed.consts):
-        return list(fun_flat(*args))
-    return custom_vjp_call_p.bind(*args, call_jaxpr=closed, fwd_flat=fwd_flat,
-                                  bwd_flat=bwd_flat, fun_flat=fun_flat)
+    consts = [c for c in closed.consts if isinstance(c, core.Tracer)]
+    if consts:
+        # Traced values the function closes over. Values of transformations below the
+        # arguments' (an enclosing jit's, under jit(grad)) are constants to the rule: they
+        # become leading operands. Values as high as the arguments' (a value being
+        # differentiated) make the function itself the derivative, as pullback's jvp of a
+        # custom_vjp does.
+        top = max(_level(a) for a in args)
+        if any(_level(c) >= top for c in consts):
+            return list(fun_flat(*args))
+        j = closed.jaxpr
+        cv = [v for v, c in zip(j.constvars, closed.consts) if isinstance(c, core.Tracer)]
+        rest = [(v, c) for v, c in zip(j.constvars, closed.consts)
+                if not isinstance(c, core.Tracer)]
+        closed = ClosedJaxpr(Jaxpr([v for v, _ in rest], cv + j.invars, j.eqns, j.outvars),
+                             [c for _, c in rest])
+    return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=closed, fwd_flat=fwd_flat,
+                                  bwd_flat=bwd_flat, fun_flat=fun_flat, num_consts=len(consts),
+                                  closure_traces=tuple({c._trace.main for c in consts}))
 
 
 # custom_lin: linear in the trailing tangent operands
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _custom_lin_aval(*avals, num_primals, num_res, bwd_flat, fun_flat, out_avals):
+def _custom_lin_aval(*avals, num_primals, num_res, bwd_flat, fun_flat, out_avals, num_consts):
     return list(out_avals)
 
 
-def _custom_lin_forward(*args, num_primals, num_res, bwd_flat, fun_flat, out_avals):
-    # forward mode: differentiate the primal function itself
+def _custom_lin_forward(*args, num_primals, num_res, bwd_flat, fun_flat, out_avals,
+                        num_consts):
+    # forward mode: differentiate the primal function itself (its first num_consts operands
+    # are values it closes over: no tangent)
     primals = list(args[:num_primals])
-    tans = list(args[num_primals + num_res:])
+    tans = [Zero.from_primal(c) for c in primals[:num_consts]] + list(args[num_primals + num_res:])
     _, tan_out, _ = jvp_flat(lambda *xs: list(fun_flat(*xs)), primals, tans)
     return [instantiate(t) for t in tan_out]
 
@@ -267,14 +310,16 @@ def _custom_lin_forward(*args, num_primals, num_res, bwd_flat, fun_flat, out_ava
 _custom_lin_forward.interpreted = True
 
 
-def _custom_lin_transpose(cts, *args, num_primals, num_res, bwd_flat, fun_flat, out_avals):
+def _custom_lin_transpose(cts, *args, num_primals, num_res, bwd_flat, fun_flat, out_avals,
+                          num_consts):
     res = list(args[num_primals:num_primals + num_res])
     cts = [instantiate(c) for c in cts]
     in_cts = bwd_flat(res, cts)
     return [None] * (num_primals + num_res) + list(in_cts)
 
 
-def _custom_lin_batch(vals, dims, *, num_primals, num_res, bwd_flat, fun_flat, out_avals):
+def _custom_lin_batch(vals, dims, *, num_primals, num_res, bwd_flat, fun_flat, out_avals,
+                      num_consts):
     bvals = _batched_vals(vals, dims)
     bfun = vmap(lambda *xs: fun_flat(*xs))
     bbwd = vmap(lambda res, cts: bwd_flat(list(res), list(cts)), in_axes=(0, 0))
@@ -282,7 +327,8 @@ def _custom_lin_batch(vals, dims, *, num_primals, num_res, bwd_flat, fun_flat, o
     b_out = tuple(ShapedArray((size,) + a.shape, a.dtype, a.weak_type) for a in out_avals)
     outs = custom_lin_p.bind(*bvals, num_primals=num_primals, num_res=num_res,
                              bwd_flat=lambda res, cts: list(bbwd(tuple(res), tuple(cts))),
-                             fun_flat=lambda *xs: list(bfun(*xs)), out_avals=b_out)
+                             fun_flat=lambda *xs: list(bfun(*xs)), out_avals=b_out,
+                             num_consts=num_consts)
     return outs, [0] * len(out_avals)
 
 

@@ -7,6 +7,11 @@ the primal and the rules together, staging records the call.
 custom_vjp under jvp emits ``custom_lin``: a primitive linear in the tangents whose transpose is
 the user's ``bwd`` (so reverse mode uses the custom rule) and whose direct evaluation
 differentiates the primal in forward mode (so forward mode works where JAX raises).
+
+Traced values a custom_vjp's function closes over: those of transformations below its
+arguments' (an enclosing jit's or vmap's) are constants to the rule and become leading operands
+of the call; a closure over a value as high as the arguments' (one being differentiated) makes
+the function its own derivative (it is inlined).
 """
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def _params(num_consts, num_aux, matvec, vecmat, solve, transpose_solve) -> dict
 
 def _jvp(primals, tangents, **params):
     nc, n_aux = params["num_consts"], params["num_aux"]
-    consts, b = list(primals[:nc]), primals[nc:]
+    consts = list(primals[:nc])
     outs = linear_solve_p.bind(*primals, **params)
     nx = len(outs) - n_aux
     x = outs[:nx]

@@ -475,6 +475,14 @@ FAST_CASES = [
      ("NHWC", "HWIO", "NCHW"), 1),
     ((1, 32, 33, 31), (48, 32, 3, 3), (1, 1), ((1, 1), (2, 0)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NHWC"), 1),
+    # channel-major input and output moved by 16 x 16 transposes: channels (20, 24) and rows
+    # (19, 21 pixels) not multiples of 16, through Winograd and the strided tap GEMM
+    ((8, 20, 19, 21), (24, 20, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((8, 20, 19, 21), (24, 20, 3, 3), (2, 2), ((1, 1), (0, 2)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((8, 33, 14, 13), (1, 3, 33, 40), (1, 1), ((0, 0), (2, 1)), (1, 1), (1, 1),
+     ("NCHW", "HWIO", "NCHW"), 1),
     # 3-D: the 2-D paths over depth slices (strided and dilated in depth, Winograd, depthwise)
     ((4, 16, 5, 17, 16), (32, 16, 3, 3, 3), (2, 1, 1), ((1, 1), (1, 1), (0, 1)), (1, 1, 1),
      (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 1),

@@ -110,33 +110,86 @@ static int pixbuf_phases(pixbuf *b, const view2 *v, int64_t p0, int64_t p1, int6
   return 0;
 }
 
-/* fills image n's buffer (ch floats per pixel) from x: channel c of batch row `bn` */
-static void pixbuf_fill(const pixbuf *b, float *dst, const char *x, int64_t xs_c, int64_t xs_h,
-                        int64_t xs_w, int64_t in_h, int64_t in_w) {
-  for (int64_t r = 0; r < b->regions; ++r) {
-    float *reg = dst + r * b->region_px * b->ch;
-    for (int64_t u = 0; u < b->rows; ++u) {
-      float *row = reg + u * b->width * b->ch;
-      const int64_t h = b->rsrc[r * b->rows + u];
-      if (h < 0 || h >= in_h) {
-        memset(row, 0, (size_t)(b->width * b->ch) * 4);
-        continue;
-      }
-      const char *xr = x + h * xs_h;
-      for (int64_t v = 0; v < b->width; ++v) {
-        const int64_t w = b->csrc[r * b->width + v];
-        float *px = row + v * b->ch;
-        if (w < 0 || w >= in_w) {
-          memset(px, 0, (size_t)b->ch * 4);
-        } else if (xs_c == 4) {
-          memcpy(px, xr + w * xs_w, (size_t)b->ch * 4);
-        } else {
-          const char *xp = xr + w * xs_w;
-          for (int64_t c = 0; c < b->ch; ++c) px[c] = *(const float *)(xp + c * xs_c);
-        }
+/* ---- channel-major <-> pixel-major moves ---- */
+
+#if PB_HAVE_AVX512
+#include "avx512_regs.h"
+/* dst[c * ds + r] (+)= src[r * ss + c] for r < rows, c < cols (strides in floats), through
+ * 16 x 16 register transposes: each side is read and written 16 contiguous floats at a time */
+static PB_AVX512 void tr_f32_avx512(const float *src, int64_t ss, float *dst, int64_t ds,
+                                    int64_t rows, int64_t cols, bool add) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+    const __mmask16 rm = pb_lanes16(rn);
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t cn = cols - c0 < 16 ? cols - c0 : 16;
+      const __mmask16 cm = pb_lanes16(cn);
+      __m512 t[16];
+      for (int64_t i = 0; i < 16; ++i)
+        t[i] = i < rn ? _mm512_maskz_loadu_ps(cm, src + (r0 + i) * ss + c0) : _mm512_setzero_ps();
+      pb_transpose16(t);
+      for (int64_t k = 0; k < cn; ++k) {
+        float *d = dst + (c0 + k) * ds + r0;
+        _mm512_mask_storeu_ps(d, rm, add ? _mm512_add_ps(_mm512_maskz_loadu_ps(rm, d), t[k]) : t[k]);
       }
     }
-    memset(reg + b->rows * b->width * b->ch, 0, (size_t)(b->tail * b->ch) * 4);
+  }
+}
+#endif
+
+/* the same, any CPU: AVX-512 when usable, else 8 x 8 blocks of scalars */
+static void tr_f32(const float *src, int64_t ss, float *dst, int64_t ds, int64_t rows,
+                   int64_t cols, bool add) {
+#if PB_HAVE_AVX512
+  if (fast_usable()) {
+    tr_f32_avx512(src, ss, dst, ds, rows, cols, add);
+    return;
+  }
+#endif
+  for (int64_t r0 = 0; r0 < rows; r0 += 8)
+    for (int64_t c0 = 0; c0 < cols; c0 += 8)
+      for (int64_t c = c0; c < c0 + 8 && c < cols; ++c)
+        for (int64_t r = r0; r < r0 + 8 && r < rows; ++r)
+          dst[c * ds + r] = add ? dst[c * ds + r] + src[r * ss + c] : src[r * ss + c];
+}
+
+/* fills image n's buffer (ch floats per pixel) from x (channel c at x + c xs_c). The columns of
+ * a region that read the input are one run (its column table is arithmetic): zeros around it,
+ * and the run moved as contiguous copies (pixel-major input, or one channel) or 16 x 16
+ * transposes (channel-major input with contiguous rows: NCHW) */
+static void pixbuf_fill(const pixbuf *b, float *dst, const char *x, int64_t xs_c, int64_t xs_h,
+                        int64_t xs_w, int64_t in_h, int64_t in_w) {
+  const int64_t ch = b->ch, width = b->width;
+  for (int64_t r = 0; r < b->regions; ++r) {
+    float *reg = dst + r * b->region_px * ch;
+    const int64_t *cs = b->csrc + r * width;
+    int64_t v0 = 0, v1;
+    while (v0 < width && (cs[v0] < 0 || cs[v0] >= in_w)) ++v0;
+    for (v1 = v0; v1 < width && cs[v1] >= 0 && cs[v1] < in_w;) ++v1;
+    const int64_t n = v1 - v0, sw = n > 1 ? (cs[v0 + 1] - cs[v0]) * xs_w : xs_w;
+    for (int64_t u = 0; u < b->rows; ++u) {
+      float *row = reg + u * width * ch;
+      const int64_t h = b->rsrc[r * b->rows + u];
+      if (h < 0 || h >= in_h || n == 0) {
+        memset(row, 0, (size_t)(width * ch) * 4);
+        continue;
+      }
+      memset(row, 0, (size_t)(v0 * ch) * 4);
+      memset(row + v1 * ch, 0, (size_t)((width - v1) * ch) * 4);
+      const char *xr = x + h * xs_h + cs[v0] * xs_w;
+      float *px = row + v0 * ch;
+      if ((ch == 1 || xs_c == 4) && sw == ch * 4) {
+        memcpy(px, xr, (size_t)(n * ch) * 4);
+      } else if (xs_c == 4) {
+        for (int64_t i = 0; i < n; ++i) memcpy(px + i * ch, xr + i * sw, (size_t)ch * 4);
+      } else if (sw == 4 && xs_c % 4 == 0) {
+        tr_f32((const float *)xr, xs_c / 4, px, ch, ch, n, false);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t c = 0; c < ch; ++c) px[i * ch + c] = *(const float *)(xr + i * sw + c * xs_c);
+      }
+    }
+    memset(reg + b->rows * width * ch, 0, (size_t)(b->tail * ch) * 4);
   }
 }
 
@@ -206,6 +259,10 @@ static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int
     if (g->ys_o == 4 && p->ows == 1 && v->ys[1] == O * 4) {
       if (wide) put_f32(g, yr + p->ow0 * v->ys[1], 4, wr, p->cols * O);
       else if (!g->accumulate) memset(yr + p->ow0 * v->ys[1], 0, (size_t)(p->cols * O) * 4);
+      continue;
+    }
+    if (wide && p->ows == 1 && v->ys[1] == 4 && g->ys_o % 4 == 0) { /* channel-major rows */
+      tr_f32(wr, O, (float *)(yr + p->ow0 * 4), g->ys_o / 4, p->cols, O, g->accumulate);
       continue;
     }
     for (int64_t o = 0; o < O; ++o) {
@@ -511,6 +568,26 @@ static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *i
       j->failed = 1;
   }
   char *yb = g->y + n * g->ys_n;
+  if (v->ys[1] == 4 && g->ys_o != 4 && g->ys_o % 4 == 0) {
+    /* channel-major output: each tile row's run of tiles into two pixel-major output rows,
+     * then moved by transposes */
+    float *st = out + 4 * O;
+    for (int64_t k = 0; k < nt;) {
+      const int64_t ti = (t0 + k) / j->tw, tj0 = (t0 + k) % j->tw;
+      const int64_t run = j->tw - tj0 < nt - k ? j->tw - tj0 : nt - k;
+      for (int64_t e = 0; e < run; ++e) {
+        wino_out(M + (k + e) * O, ms, O, out);
+        for (int q = 0; q < 4; ++q)
+          memcpy(st + ((q >> 1) * 2 * j->tw + 2 * e + (q & 1)) * O, out + q * O, (size_t)O * 4);
+      }
+      const int64_t ow0 = 2 * tj0, npx = (2 * (tj0 + run) < v->out[1] ? 2 * (tj0 + run) : v->out[1]) - ow0;
+      for (int64_t d = 0; d < 2 && 2 * ti + d < v->out[0]; ++d)
+        tr_f32(st + d * 2 * j->tw * O, O, (float *)(yb + (2 * ti + d) * v->ys[0] + ow0 * 4),
+               g->ys_o / 4, npx, O, g->accumulate);
+      k += run;
+    }
+    return;
+  }
   for (int64_t k = 0; k < nt; ++k) {
     const int64_t t = t0 + k, ti = t / j->tw, tj = t % j->tw;
     wino_out(M + k * O, ms, O, out);
@@ -572,7 +649,7 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
   const bool per_image = N >= 2 * nt;
   const size_t img_floats = (size_t)(b->image_px * C);
   j.bufs = ctx->scratch(ctx, (size_t)(per_image ? nt : N) * img_floats * 4 + 64);
-  j.scr_len = 16 * (WINO_TILES * (C + O) + 32) + 4 * O + 16;
+  j.scr_len = 16 * (WINO_TILES * (C + O) + 32) + 4 * O + 4 * j.tw * O + 16;
   j.scr = ctx->scratch(ctx, (size_t)nt * (size_t)j.scr_len * 4);
   if (!j.bufs || !j.scr) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
   /* an image's pixels are finished when its blocks are: only when one thread does them all */

@@ -195,6 +195,10 @@ static PB_CLONES void dw_axpy(float *restrict acc, const float *restrict src, fl
   for (int64_t i = 0; i < n; ++i) acc[i] = __builtin_fmaf(w, src[i], acc[i]);
 }
 
+static PB_CLONES void dw_scale(float *restrict acc, const float *restrict src, float w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = w * src[i];
+}
+
 typedef struct {
   const conv_geom *g;
   const view2 *v;
@@ -220,11 +224,14 @@ static void dw_task(djob *j, int64_t t, int tid) {
       wv[k] = *(const float *)(g->w + o * g->ws_o + j->taps[k].kh * v->ws[0] +
                                j->taps[k].kw * v->ws[1]);
     char *yo = g->y + n * g->ys_n + o * g->ys_o;
+    /* a contiguous output row is the accumulator itself (it stays in L1 over the taps) */
+    const bool direct = !g->accumulate && v->ys[1] == 4;
     for (int64_t oh = 0; oh < v->out[0]; ++oh) {
-      memset(row, 0, (size_t)ow * 4);
-      for (int64_t k = 0; k < K; ++k) dw_axpy(row, plane + j->taps[k].off + oh * width, wv[k], ow);
       char *yr = yo + oh * v->ys[0];
-      put_f32(g, yr, v->ys[1], row, ow);
+      float *acc = direct ? (float *)yr : row;
+      dw_scale(acc, plane + j->taps[0].off + oh * width, wv[0], ow);
+      for (int64_t k = 1; k < K; ++k) dw_axpy(acc, plane + j->taps[k].off + oh * width, wv[k], ow);
+      if (!direct) put_f32(g, yr, v->ys[1], row, ow);
     }
   }
 }

@@ -233,6 +233,38 @@ def test_custom_vjp_closing_over_an_enclosing_transformations_value_keeps_its_ru
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
+def _jvp_closing_over(k):
+    """A custom_jvp closing over ``k``, whose rule is deliberately 100x (to see it used)."""
+    @pb.custom_jvp
+    def f(y):
+        return jnp.sin(y) * k
+
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 100.0))
+    return f
+
+
+def test_custom_jvp_closing_over_an_enclosing_transformations_value_keeps_its_rule():
+    x, c = f64(3), np.float64(0.5)
+
+    def loss(x, c):
+        return jnp.sum(_jvp_closing_over(c * 2.0)(x))
+    np.testing.assert_allclose(np.asarray(pb.jit(pb.grad(loss))(x, c)), np.full(3, 100.0))
+    np.testing.assert_allclose(np.asarray(pb.vmap(pb.grad(loss))(np.stack([x, x]),
+                                                                 np.array([c, c]))),
+                               np.full((2, 3), 100.0))
+    _, t = pb.jit(lambda x, c: pb.jvp(lambda x: loss(x, c), (x,), (jnp.ones_like(x),)))(x, c)
+    np.testing.assert_allclose(float(t), 300.0)
+    # vmap inside the differentiation, over the closed-over value: the function is vmapped
+    got = pb.jit(lambda x, cs: pb.vmap(lambda c: loss(x, c))(cs))(x, np.array([c, 2 * c]))
+    want = [np.sum(np.sin(np.asarray(x))) * 2 * v for v in (c, 2 * c)]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    # a value being differentiated itself: the function is differentiated
+    got = pb.jit(pb.grad(lambda x: jnp.sum(_jvp_closing_over(jnp.sum(x))(x))))(x)
+    xv = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(got), np.cos(xv) * xv.sum() + np.sum(np.sin(xv)),
+                               rtol=1e-12)
+
+
 def test_forward_mode_through_custom_vjp_differentiates_the_primal():
     x, y, tx, ty = f64(3), f64(3), f64(3), f64(3)
     _, t_out = pb.jvp(scaled, (x, y), (tx, ty))

@@ -8,7 +8,7 @@ custom_vjp under jvp emits ``custom_lin``: a primitive linear in the tangents wh
 the user's ``bwd`` (so reverse mode uses the custom rule) and whose direct evaluation
 differentiates the primal in forward mode (so forward mode works where JAX raises).
 
-Traced values a custom_vjp's function closes over: those of transformations below its
+Traced values a custom_jvp's or custom_vjp's function closes over: those of transformations below its
 arguments' (an enclosing jit's or vmap's) are constants to the rule and become leading operands
 of the call; a closure over a value as high as the arguments' (one being differentiated) makes
 the function its own derivative (it is inlined).
@@ -27,7 +27,7 @@ from ..tracer.core import Primitive
 from ..tracer.ir import ClosedJaxpr, Jaxpr
 from ..tracer.staging import eval_jaxpr, trace_to_jaxpr
 from .array_ops import as_operands
-from .jvp import jvp_flat
+from .jvp import jvp_flat as _jvp_of
 from .vmap import moveaxis_to, vmap
 
 
@@ -70,14 +70,43 @@ custom_jvp_call_p.transpose = not_applicable("a call primitive; its jvp rule emi
                                              "transposed")
 
 
-def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp_flat, fun_flat, **params):
-    tans = [instantiate(t) for t in tangents]
-    outs = jvp_flat(primals, tans)
+def _closure_differentiated(tangents, num_consts, closure_traces) -> bool:
+    # a value the function closes over is differentiated too, or the rules close over values
+    # of a transformation that has returned: the function itself is differentiated
+    return any(type(t) is not Zero for t in tangents[:num_consts]) or \
+        not all(m.alive for m in closure_traces)
+
+
+def _differentiate_call(call_jaxpr, primals, tangents):
+    def interpreted(*xs):
+        return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)
+    outs, tans, _ = _jvp_of(interpreted, primals, tangents,
+                            name="custom rule closing over traced values")
+    return outs, tans
+
+
+def _vmap_call(call_jaxpr, vals, dims):
+    # a batched value the function closes over: vmap the function (no rule to batch with it)
+    f = vmap(lambda *xs: eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs),
+             in_axes=tuple(dims), out_axes=0)
+    return list(f(*vals)), [0] * len(call_jaxpr.out_avals)
+
+
+def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp_flat, fun_flat, num_consts,
+                    closure_traces):
+    if _closure_differentiated(tangents, num_consts, closure_traces):
+        return _differentiate_call(call_jaxpr, primals, tangents)
+    tans = [instantiate(t) for t in tangents[num_consts:]]
+    outs = jvp_flat(primals[num_consts:], tans)
     n = len(call_jaxpr.out_avals)
     return outs[:n], outs[n:]
 
 
-def _custom_jvp_batch(vals, dims, *, call_jaxpr, jvp_flat, fun_flat, **params):
+def _custom_jvp_batch(vals, dims, *, call_jaxpr, jvp_flat, fun_flat, num_consts,
+                      closure_traces):
+    if any(d is not None for d in dims[:num_consts]):
+        return _vmap_call(call_jaxpr, vals, dims)
+    vals, dims = vals[num_consts:], dims[num_consts:]
     # every operand is mapped at axis 0 once _batched_vals has moved (or broadcast) it there
     n = len(call_jaxpr.out_avals)
     bfun = vmap(lambda *xs: fun_flat(*xs), in_axes=0, out_axes=0)
@@ -98,13 +127,39 @@ custom_jvp_call_p.jvp = _custom_jvp_jvp
 custom_jvp_call_p.batch = _custom_jvp_batch
 
 
+def _level(x: Any) -> int:
+    return x._trace.main.level if isinstance(x, core.Tracer) else -1
+
+
+def _hoist_closure(closed: ClosedJaxpr, args: list) -> tuple[ClosedJaxpr | None, list]:
+    """The traced values a custom rule's function closes over as leading operands of its
+    program: (program, those values), or (None, []) when the function is to be inlined.
+
+    Values of transformations below the arguments' (an enclosing jit's, under jit(grad)) are
+    constants to the rule. Values as high as the arguments' (a value being differentiated)
+    make the function itself the derivative: it is inlined."""
+    consts = [c for c in closed.consts if isinstance(c, core.Tracer)]
+    if not consts:
+        return closed, []
+    top = max(_level(a) for a in args)
+    if any(_level(c) >= top for c in consts):
+        return None, []
+    j = closed.jaxpr
+    cv = [v for v, c in zip(j.constvars, closed.consts) if isinstance(c, core.Tracer)]
+    rest = [(v, c) for v, c in zip(j.constvars, closed.consts) if not isinstance(c, core.Tracer)]
+    return ClosedJaxpr(Jaxpr([v for v, _ in rest], cv + j.invars, j.eqns, j.outvars),
+                       [c for _, c in rest]), consts
+
+
 def _bind_custom_jvp(fun_flat: Callable, jvp_flat: Callable, args: list) -> list:
     avals = [core.get_aval(a) for a in args]
     closed, _ = trace_to_jaxpr(lambda *xs: list(fun_flat(*xs)), avals, debug_name="custom_jvp")
-    if any(isinstance(c, core.Tracer) for c in closed.consts):
-        # a closure over a traced value: inline (its derivative then comes from the primal)
+    closed, consts = _hoist_closure(closed, args)
+    if closed is None:
         return list(fun_flat(*args))
-    return custom_jvp_call_p.bind(*args, call_jaxpr=closed, jvp_flat=jvp_flat, fun_flat=fun_flat)
+    return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=closed, jvp_flat=jvp_flat,
+                                  fun_flat=fun_flat, num_consts=len(consts),
+                                  closure_traces=tuple({c._trace.main for c in consts}))
 
 
 def _type_str(a: Any) -> str:
@@ -217,21 +272,12 @@ custom_vjp_call_p.transpose = not_applicable("a call primitive; its jvp rule emi
                                              "which is transposed")
 
 
-def _level(x: Any) -> int:
-    return x._trace.main.level if isinstance(x, core.Tracer) else -1
-
-
 def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat,
                     num_consts, closure_traces):
     def interpreted(*xs):
         return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)
-    if any(type(t) is not Zero for t in tangents[:num_consts]) or \
-            not all(m.alive for m in closure_traces):
-        # a value the function closes over is differentiated too, or the rules close over
-        # values of a transformation that has returned: differentiate the function itself
-        outs, tans, _ = jvp_flat(interpreted, primals, tangents,
-                                 name="custom_vjp closing over traced values")
-        return outs, tans
+    if _closure_differentiated(tangents, num_consts, closure_traces):
+        return _differentiate_call(call_jaxpr, primals, tangents)
     consts = list(primals[:num_consts])
     primals, tangents = primals[num_consts:], tangents[num_consts:]
     outs_res = fwd_flat(*primals)
@@ -251,10 +297,7 @@ def _custom_vjp_batch(vals, dims, *, call_jaxpr, fwd_flat, bwd_flat, fun_flat, n
                       closure_traces):
     n = len(call_jaxpr.out_avals)
     if any(d is not None for d in dims[:num_consts]):
-        # a batched value the function closes over: vmap the function (no rule to batch with it)
-        f = vmap(lambda *xs: eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs),
-                 in_axes=tuple(dims), out_axes=0)
-        return list(f(*vals)), [0] * n
+        return _vmap_call(call_jaxpr, vals, dims)
     vals, dims = vals[num_consts:], dims[num_consts:]
     bvals = _batched_vals(vals, dims)
     bfun = vmap(lambda *xs: fun_flat(*xs))
@@ -273,22 +316,9 @@ def _bind_custom_vjp(fun_flat: Callable, fwd_flat: Callable, bwd_flat: Callable,
                      args: list) -> list:
     avals = [core.get_aval(a) for a in args]
     closed, _ = trace_to_jaxpr(lambda *xs: list(fun_flat(*xs)), avals, debug_name="custom_vjp")
-    consts = [c for c in closed.consts if isinstance(c, core.Tracer)]
-    if consts:
-        # Traced values the function closes over. Values of transformations below the
-        # arguments' (an enclosing jit's, under jit(grad)) are constants to the rule: they
-        # become leading operands. Values as high as the arguments' (a value being
-        # differentiated) make the function itself the derivative, as pullback's jvp of a
-        # custom_vjp does.
-        top = max(_level(a) for a in args)
-        if any(_level(c) >= top for c in consts):
-            return list(fun_flat(*args))
-        j = closed.jaxpr
-        cv = [v for v, c in zip(j.constvars, closed.consts) if isinstance(c, core.Tracer)]
-        rest = [(v, c) for v, c in zip(j.constvars, closed.consts)
-                if not isinstance(c, core.Tracer)]
-        closed = ClosedJaxpr(Jaxpr([v for v, _ in rest], cv + j.invars, j.eqns, j.outvars),
-                             [c for _, c in rest])
+    closed, consts = _hoist_closure(closed, args)
+    if closed is None:
+        return list(fun_flat(*args))
     return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=closed, fwd_flat=fwd_flat,
                                   bwd_flat=bwd_flat, fun_flat=fun_flat, num_consts=len(consts),
                                   closure_traces=tuple({c._trace.main for c in consts}))
@@ -308,7 +338,7 @@ def _custom_lin_forward(*args, num_primals, num_res, bwd_flat, fun_flat, out_ava
     # are values it closes over: no tangent)
     primals = list(args[:num_primals])
     tans = [Zero.from_primal(c) for c in primals[:num_consts]] + list(args[num_primals + num_res:])
-    _, tan_out, _ = jvp_flat(lambda *xs: list(fun_flat(*xs)), primals, tans)
+    _, tan_out, _ = _jvp_of(lambda *xs: list(fun_flat(*xs)), primals, tans)
     return [instantiate(t) for t in tan_out]
 
 

@@ -499,6 +499,9 @@ FAST_CASES = [
      ("NHWC", "HWIO", "NHWC"), 1),
     ((16, 2, 20, 21), (32, 2, 3, 3), (1, 1), ((1, 1), (0, 1)), (1, 1), (1, 1),
      ("NCHW", "OIHW", "NCHW"), 1),
+    # three channels, 40 outputs (a partial second vector), 5x3 taps (45 products per pixel)
+    ((8, 3, 30, 26), (40, 3, 5, 3), (1, 1), ((2, 2), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NHWC"), 1),
     # the weight gradient's register-blocked pass (taps x input channels <= 12): three
     # channels, strided; one channel, dilated, output channels not a multiple of 16
     ((32, 40, 40, 3), (2, 2, 3, 24), (2, 2), ((1, 0), (0, 1)), (1, 1), (1, 1),

@@ -278,6 +278,57 @@ static void fast_store(const fjob *j, const fpart *p, int64_t n, int64_t m0, int
   }
 }
 
+/* kernels with few taps x input channels (a first layer's 1-3 channels: K = 3 or 9 per row of
+ * taps) make GEMMs too thin to run well; at most this many products per output pixel run as
+ * one register-blocked pass (fwd_small) instead */
+#define FWD_SMALL 64
+#define FWD_PX 12
+
+#if PB_HAVE_AVX512
+/* wide[m] (O) = sum over kh < KH, r < R of a[kh][m C + r] * kw[(kh R + r) O] for m < M:
+ * FWD_PX pixels at a time, 32 output columns a pass, the sums in registers */
+static PB_AVX512 void fwd_small(int64_t M, int64_t KH, const float *const *a, int64_t C,
+                                int64_t R, const float *kw, int64_t O, float *wide) {
+  for (int64_t m0 = 0; m0 < M; m0 += FWD_PX) {
+    const int nq = M - m0 < FWD_PX ? (int)(M - m0) : FWD_PX;
+    for (int64_t o0 = 0; o0 < O; o0 += 32) {
+      const __mmask16 k0m = pb_lanes16(O - o0), k1m = pb_lanes16(O - o0 - 16);
+      __m512 acc[FWD_PX][2];
+      for (int q = 0; q < FWD_PX; ++q) acc[q][0] = acc[q][1] = _mm512_setzero_ps();
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const float *ak = a[kh] + m0 * C;
+        for (int64_t r = 0; r < R; ++r) {
+          const float *kr = kw + (kh * R + r) * O + o0;
+          const __m512 k0 = _mm512_maskz_loadu_ps(k0m, kr), k1 = _mm512_maskz_loadu_ps(k1m, kr + 16);
+#pragma GCC unroll 12
+          for (int q = 0; q < FWD_PX; ++q)
+            if (q < nq) {
+              const __m512 x = _mm512_set1_ps(ak[q * C + r]);
+              acc[q][0] = _mm512_fmadd_ps(x, k0, acc[q][0]);
+              acc[q][1] = _mm512_fmadd_ps(x, k1, acc[q][1]);
+            }
+        }
+      }
+      for (int q = 0; q < nq; ++q) {
+        float *o = wide + (m0 + q) * O + o0;
+        _mm512_mask_storeu_ps(o, k0m, acc[q][0]);
+        _mm512_mask_storeu_ps(o + 16, k1m, acc[q][1]);
+      }
+    }
+  }
+}
+#endif
+
+/* stores a block's rows and reports them to a fused epilogue */
+static void fast_finish(const fjob *j, const fpart *p, int64_t n, int64_t m0, int64_t nrows,
+                        const float *wide, int tid) {
+  const view2 *v = j->v;
+  fast_store(j, p, n, m0, nrows, wide);
+  if (j->follow)
+    pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
+                        (n * v->out[0] + m0 + nrows) * v->out[1], tid);
+}
+
 /* task t of the call (image t / tasks_per_image); img: that image's buffer */
 static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
   const conv_geom *g = j->g;
@@ -290,10 +341,7 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
   const int64_t nrows = p->rows - m0 < j->block_rows ? p->rows - m0 : j->block_rows;
   if (nrows <= 0) return;
   if (!p->ntaps) {
-    fast_store(j, p, n, m0, nrows, NULL);
-    if (j->follow)
-      pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
-                          (n * v->out[0] + m0 + nrows) * v->out[1], tid);
+    fast_finish(j, p, n, m0, nrows, NULL, tid);
     return;
   }
   const int64_t C = g->C, O = g->O, G = g->G, Cg = g->Ci, Og = O / G, width = j->b.width;
@@ -304,6 +352,16 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
   const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
   if (j->kcat) {
     const int64_t kwn = v->k[1];
+#if PB_HAVE_AVX512
+    if (p->ntaps * C <= FWD_SMALL) {
+      const float *rows[FWD_SMALL];
+      for (int64_t k = 0; k < p->ntaps; k += kwn)
+        rows[k / kwn] = img + (p->taps[k].off + m0 * width) * C;
+      fwd_small(M, p->ntaps / kwn, rows, C, kwn * C, j->wpack, O, wide);
+      fast_finish(j, p, n, m0, nrows, wide, tid);
+      return;
+    }
+#endif
     const npy_intp ps[3] = {0, (npy_intp)(O * 4), 4};
     for (int64_t k = 0; k < p->ntaps; k += kwn) {
       const ftap *tp = &p->taps[k];
@@ -312,10 +370,7 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
                    NULL))
         j->failed = 1;
     }
-    fast_store(j, p, n, m0, nrows, wide);
-    if (j->follow)
-      pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
-                          (n * v->out[0] + m0 + nrows) * v->out[1], tid);
+    fast_finish(j, p, n, m0, nrows, wide, tid);
     return;
   }
   for (int64_t k = 0; k < p->ntaps; ++k) {
@@ -327,10 +382,7 @@ static void fast_task(fjob *j, int64_t t, int tid, const float *img) {
                    (char *)(wide + gi * Og), cs, k > 0, NULL))
         j->failed = 1;
   }
-  fast_store(j, p, n, m0, nrows, wide);
-  if (j->follow)
-    pb_kernel_rows_done(j->follow, (n * v->out[0] + m0) * v->out[1],
-                        (n * v->out[0] + m0 + nrows) * v->out[1], tid);
+  fast_finish(j, p, n, m0, nrows, wide, tid);
 }
 
 static int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -18,6 +18,7 @@ enum { LOOP_EWISE, LOOP_CAST, LOOP_COPY, LOOP_SELECT, LOOP_REDUCE, LOOP_PAIR };
 #define RG_SLOT_BYTES (RG_TILE * 16)
 #define PB_NT_MIN_BYTES ((npy_intp)4 << 20) /* outputs this large are streamed (region_loop) */
 #define RG_MAXSTEPIN 7
+#define RG_PERIOD_MAX 256   /* longest row a periodic operand may have (rg_params) */
 
 #define PB_MAXLOOP 4        /* nested scans (compiler/control.py's MAX_LEVELS) */
 
@@ -49,6 +50,13 @@ typedef struct {
   int ntloop;                 /* some are a loop's slices: the loop fences once at its end */
   rg_step *steps;
   char *scratch;              /* per-thread scratch, set at run time */
+  /* periodic operands (bit i: operand i): rows of `period` elements broadcast over every
+   * other dimension (a bias along the channels). The last two dimensions then run as one,
+   * these operands read from a copy repeated in scratch slots per_slot[i], per_slot[i] + 1 */
+  unsigned per;
+  npy_intp period;
+  int per_slot[RG_MAXOPND];
+  npy_intp per_item[RG_MAXOPND];
 } rg_params;
 
 /* A region's reduction accumulator: operand `ext` (nelems contiguous elements) starts as the

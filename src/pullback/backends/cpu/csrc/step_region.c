@@ -14,6 +14,39 @@
 #include <xmmintrin.h>
 #endif
 
+/* A short last dimension (channels) with operands broadcast along every other one (a bias):
+ * pb_iterate's rows would be that short, each op one kernel call per row. When every other
+ * operand runs on across the last two dimensions, they are walked as one, and the broadcast
+ * operands read a copy of their row repeated (measured: relu(h + b) on (64, 28, 28, 32)
+ * float32 took 2.1x jax.jit's time with rows of 32). */
+static void plan_periodic(thunk_t *t, bool reduces) {
+  const int nd = t->ndim;
+  t->rg.per = 0;
+  if (nd < 2 || reduces) return;
+  const npy_intp inner = t->shape[nd - 1];
+  if (inner < 2 || inner > RG_PERIOD_MAX || t->shape[nd - 2] < 2) return;
+  unsigned written = 0, per = 0;
+  for (int k = 0; k < t->rg.nsteps; ++k) {
+    const int o = t->rg.steps[k].opnd[t->rg.steps[k].nin];
+    if (o >= 0) written |= 1u << o;
+  }
+  for (int i = 0; i < t->nref; ++i) {
+    const npy_intp *st = t->strides + i * nd;
+    if (st[nd - 2] == inner * st[nd - 1]) continue;
+    bool bcast = !(written >> i & 1) && st[nd - 1] != 0;
+    for (int d = 0; d < nd - 1 && bcast; ++d) bcast = st[d] == 0;
+    if (!bcast) return;
+    per |= 1u << i;
+  }
+  for (int i = 0; i < t->nref; ++i)
+    if (per >> i & 1) {
+      t->rg.per_slot[i] = t->rg.nslots;
+      t->rg.nslots += 2; /* (RG_TILE + period) elements of up to 16 bytes */
+    }
+  t->rg.per = per;
+  t->rg.period = inner;
+}
+
 int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
   /* compiler/steps.py's Region: inits are reduction accumulators (the region's chunks then cut
    * only dimensions along which every accumulator moves: each chunk owns its accumulator
@@ -55,6 +88,7 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
       return -1;
     }
     if (pb_check_extent(p, &t->refs[i], t->ndim, t->shape, st, (npy_intp)item) < 0) return -1;
+    t->rg.per_item[i] = (npy_intp)item;
   }
   t->rg.nsteps = (int)PyTuple_GET_SIZE(steps);
   t->rg.steps = PyMem_Calloc((size_t)(t->rg.nsteps ? t->rg.nsteps : 1), sizeof(rg_step));
@@ -145,6 +179,7 @@ int pb_parse_region(Program *p, thunk_t *t, PyObject *spec) {
     }
   }
   if (t->rg.ntslot >= 0) t->rg.nslots++;
+  plan_periodic(t, inits != NULL);
   npy_intp need = (npy_intp)p->max_threads * t->rg.nslots * RG_SLOT_BYTES;
   if (need > p->scratch_bytes) p->scratch_bytes = need;
   t->ninit = inits ? (int)PyTuple_GET_SIZE(inits) : 0;
@@ -193,7 +228,7 @@ static void region_loop(char **p, const npy_intp *s, npy_intp n, const void *par
       for (int i = 0; i <= st->nin; ++i) {
         const int id = st->opnd[i];
         if (id >= 0) {
-          ptrs[i] = p[id] + t0 * s[id];
+          ptrs[i] = p[id] + (r->per >> id & 1 ? t0 % r->period : t0) * s[id];
           str[i] = s[id];
         } else {
           ptrs[i] = scr + (size_t)(-id - 1) * RG_SLOT_BYTES;
@@ -221,6 +256,36 @@ typedef struct {
   npy_intp chunks;
 } region_job;
 
+/* The region over [lo, hi) of dimension dim < ndim - 1 (all of it when dim < 0), the last two
+ * dimensions walked as one (plan_periodic) */
+static void region_periodic(const thunk_t *t, const rg_params *rg, char *const *base0, int dim,
+                            npy_intp lo, npy_intp hi) {
+  const int nd = t->ndim;
+  npy_intp shape[PB_MAXDIMS], strides[RG_MAXOPND * PB_MAXDIMS];
+  char *base[RG_MAXOPND];
+  for (int d = 0; d < nd - 1; ++d) shape[d] = d == dim ? hi - lo : t->shape[d];
+  shape[nd - 2] *= t->rg.period;
+  if (shape[nd - 2] == 0) return;
+  for (int i = 0; i < t->nref; ++i) {
+    const npy_intp *st = t->strides + i * nd;
+    npy_intp *s2 = strides + i * (nd - 1);
+    for (int d = 0; d < nd - 2; ++d) s2[d] = st[d];
+    s2[nd - 2] = st[nd - 1];
+    base[i] = base0[i] + (dim >= 0 ? lo * st[dim] : 0);
+    if (!(t->rg.per >> i & 1)) continue;
+    /* the row, repeated to cover any tile from any phase */
+    const npy_intp item = t->rg.per_item[i], n = RG_TILE + t->rg.period;
+    char *rep = rg->scratch + (size_t)t->rg.per_slot[i] * RG_SLOT_BYTES;
+    for (npy_intp e = 0; e < t->rg.period; ++e)
+      memcpy(rep + e * item, base0[i] + e * st[nd - 1], (size_t)item);
+    for (npy_intp e = t->rg.period; e < n; e += t->rg.period)
+      memcpy(rep + e * item, rep, (size_t)((n - e < t->rg.period ? n - e : t->rg.period) * item));
+    base[i] = rep;
+    s2[nd - 2] = item;
+  }
+  pb_iterate(nd - 1, shape, t->nref, base, strides, region_loop, rg, 1);
+}
+
 /* The region over [lo, hi) of dimension dim of its space (the whole space when dim < 0). */
 void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int dim,
                      npy_intp lo, npy_intp hi, int tid) {
@@ -228,6 +293,13 @@ void pb_region_slice(const thunk_t *t, char *const *base0, char *scratch, int di
   rg.scratch = scratch + (size_t)tid * (size_t)t->rg.nslots * RG_SLOT_BYTES;
   if (dim < 0) { /* the whole space (0-d included) */
     pb_iterate(t->ndim, t->shape, t->nref, base0, t->strides, region_loop, &rg, 1);
+#if defined(__x86_64__) || defined(__i386__)
+    if (t->rg.ntslot >= 0 && !t->rg.ntloop) _mm_sfence();
+#endif
+    return;
+  }
+  if (t->rg.per && dim < t->ndim - 1) {
+    region_periodic(t, &rg, base0, dim, lo, hi);
 #if defined(__x86_64__) || defined(__i386__)
     if (t->rg.ntslot >= 0 && !t->rg.ntloop) _mm_sfence();
 #endif

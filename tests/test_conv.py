@@ -483,6 +483,11 @@ FAST_CASES = [
      ("NCHW", "OIHW", "NCHW"), 1),
     ((8, 33, 14, 13), (1, 3, 33, 40), (1, 1), ((0, 0), (2, 1)), (1, 1), (1, 1),
      ("NCHW", "HWIO", "NCHW"), 1),
+    # Winograd on small images: several images' tiles share a block (a partial last group)
+    ((17, 32, 6, 7), (48, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1),
+     ("NCHW", "OIHW", "NCHW"), 1),
+    ((17, 7, 6, 32), (3, 3, 32, 48), (1, 1), ((1, 1), (0, 2)), (1, 1), (1, 1),
+     ("NHWC", "HWIO", "NHWC"), 1),
     # 3-D: the 2-D paths over depth slices (strided and dilated in depth, Winograd, depthwise)
     ((4, 16, 5, 17, 16), (32, 16, 3, 3, 3), (2, 1, 1), ((1, 1), (1, 1), (0, 1)), (1, 1, 1),
      (1, 1, 1), ("NCDHW", "OIDHW", "NCDHW"), 1),

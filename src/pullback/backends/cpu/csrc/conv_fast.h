@@ -596,11 +596,14 @@ typedef struct {
   int failed;
 } wjob2;
 
-static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *img) {
+/* block blk of the tiles of images n0 .. n0 + ng - 1 taken in order (image n0 + i's buffer at
+ * img + i * img_floats): small images share a block, so the products have enough rows */
+static void wino_block(wjob2 *j, int64_t n0, int64_t ng, int64_t blk, int tid, const float *img,
+                       size_t img_floats) {
   const conv_geom *g = j->g;
   const view2 *v = j->v;
-  const int64_t C = g->C, O = g->O, width = j->b.width;
-  const int64_t t0 = blk * WINO_TILES, nt = j->T - t0 < WINO_TILES ? j->T - t0 : WINO_TILES;
+  const int64_t C = g->C, O = g->O, width = j->b.width, T = j->T;
+  const int64_t t0 = blk * WINO_TILES, nt = ng * T - t0 < WINO_TILES ? ng * T - t0 : WINO_TILES;
   /* the 16 planes of V and M a little more than a power of two apart: 16 streams a power of two
    * apart would share cache sets */
   const int64_t vs = WINO_TILES * C + 16, ms = WINO_TILES * O + 16;
@@ -608,8 +611,9 @@ static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *i
   float *M = V + 16 * vs;
   float *out = M + 16 * ms;
   for (int64_t k = 0; k < nt; ++k) {
-    const int64_t t = t0 + k, ti = t / j->tw, tj = t % j->tw;
-    wino_in(img + ((2 * ti) * width + 2 * tj) * C, width * C, C, V + k * C, vs);
+    const int64_t t = (t0 + k) % T, ti = t / j->tw, tj = t % j->tw;
+    wino_in(img + (size_t)((t0 + k) / T) * img_floats + ((2 * ti) * width + 2 * tj) * C,
+            width * C, C, V + k * C, vs);
   }
   const npy_intp as[3] = {0, (npy_intp)(C * 4), 4}, bs[3] = {0, (npy_intp)(O * 4), 4};
   const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
@@ -619,13 +623,13 @@ static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *i
                  (char *)(M + xi * ms), cs, 0, &opts))
       j->failed = 1;
   }
-  char *yb = g->y + n * g->ys_n;
   if (v->ys[1] == 4 && g->ys_o != 4 && g->ys_o % 4 == 0) {
     /* channel-major output: each tile row's run of tiles into two pixel-major output rows,
      * then moved by transposes */
     float *st = out + 4 * O;
     for (int64_t k = 0; k < nt;) {
-      const int64_t ti = (t0 + k) / j->tw, tj0 = (t0 + k) % j->tw;
+      char *yb = g->y + (n0 + (t0 + k) / T) * g->ys_n;
+      const int64_t ti = (t0 + k) % T / j->tw, tj0 = (t0 + k) % j->tw;
       const int64_t run = j->tw - tj0 < nt - k ? j->tw - tj0 : nt - k;
       for (int64_t e = 0; e < run; ++e) {
         wino_out(M + (k + e) * O, ms, O, out);
@@ -641,7 +645,8 @@ static void wino_block(wjob2 *j, int64_t n, int64_t blk, int tid, const float *i
     return;
   }
   for (int64_t k = 0; k < nt; ++k) {
-    const int64_t t = t0 + k, ti = t / j->tw, tj = t % j->tw;
+    const int64_t t = (t0 + k) % T, ti = t / j->tw, tj = t % j->tw;
+    char *yb = g->y + (n0 + (t0 + k) / T) * g->ys_n;
     wino_out(M + k * O, ms, O, out);
     for (int q = 0; q < 4; ++q) {
       const int64_t oh = 2 * ti + (q >> 1), ow = 2 * tj + (q & 1);
@@ -699,8 +704,12 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
   const double work = (double)g->plane * (double)O * (double)C * 9.0 * (double)N;
   const int nt = pb_kernel_threads(ctx, (int64_t)(work / 1e5) + 1, 8);
   const bool per_image = N >= 2 * nt;
+  /* per thread, groups of images whose tiles fill a block (as many groups as threads twice) */
+  int64_t grp = WINO_TILES / j.T > 1 ? WINO_TILES / j.T : 1;
+  while (grp > 1 && (N + grp - 1) / grp < 2 * nt) --grp;
+  const int64_t ngroups = (N + grp - 1) / grp;
   const size_t img_floats = (size_t)(b->image_px * C);
-  j.bufs = ctx->scratch(ctx, (size_t)(per_image ? nt : N) * img_floats * 4 + 64);
+  j.bufs = ctx->scratch(ctx, (size_t)(per_image ? nt * grp : N) * img_floats * 4 + 64);
   j.scr_len = 16 * (WINO_TILES * (C + O) + 32) + 4 * O + 4 * j.tw * O + 16;
   j.scr = ctx->scratch(ctx, (size_t)nt * (size_t)j.scr_len * 4);
   if (!j.bufs || !j.scr) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"), -1;
@@ -714,12 +723,16 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
     const int tid = 0;
 #endif
     if (per_image) {
-      float *own = j.bufs + (size_t)tid * img_floats;
+      float *own = j.bufs + (size_t)tid * grp * img_floats;
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t n = 0; n < N; ++n) {
-        pixbuf_fill(b, own, g->x + n * g->xs_n, g->xs_c, v.xs[0], v.xs[1], v.in[0], v.in[1]);
-        for (int64_t blk = 0; blk < j.blocks; ++blk) wino_block(&j, n, blk, tid, own);
-        if (follow) pb_kernel_rows_done(follow, n * g->plane, (n + 1) * g->plane, tid);
+      for (int64_t gi = 0; gi < ngroups; ++gi) {
+        const int64_t n0 = gi * grp, ng = N - n0 < grp ? N - n0 : grp;
+        for (int64_t i = 0; i < ng; ++i)
+          pixbuf_fill(b, own + i * img_floats, g->x + (n0 + i) * g->xs_n, g->xs_c, v.xs[0],
+                      v.xs[1], v.in[0], v.in[1]);
+        for (int64_t blk = 0; blk * WINO_TILES < ng * j.T; ++blk)
+          wino_block(&j, n0, ng, blk, tid, own, img_floats);
+        if (follow) pb_kernel_rows_done(follow, n0 * g->plane, (n0 + ng) * g->plane, tid);
       }
     } else {
 #pragma omp for schedule(dynamic, 1)
@@ -728,7 +741,8 @@ static int conv_fast_winograd(conv_geom *g, pb_kernel_ctx *ctx) {
                     v.xs[1], v.in[0], v.in[1]);
 #pragma omp for schedule(dynamic, 1)
       for (int64_t t = 0; t < N * j.blocks; ++t)
-        wino_block(&j, t / j.blocks, t % j.blocks, tid, j.bufs + (size_t)(t / j.blocks) * img_floats);
+        wino_block(&j, t / j.blocks, 1, t % j.blocks, tid, j.bufs + (size_t)(t / j.blocks) * img_floats,
+                   img_floats);
     }
   }
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
@@ -779,7 +793,9 @@ static void wgw_chunk(wgw *j, int64_t ch, int tid) {
   const conv_geom *g = j->g;
   const view2 *v = j->v;
   const int64_t C = g->Nb, O = g->O, width = j->b.width, T = j->T;
-  /* tiles in blocks whose transforms stay in cache until their products read them */
+  /* tiles in blocks whose transforms stay in cache until their products read them; a block
+   * takes the tiles of consecutive images (small images: 49 tiles each at 14 x 14), so the
+   * products contract over up to WGW_TILES tiles */
   const int64_t vs = WGW_TILES * C + 16, zs = WGW_TILES * O + 16;
   float *img = j->scr + (size_t)tid * (size_t)j->scr_len;
   float *ybuf = img + j->b.image_px * C;           /* the cotangent, pixel-major, even-sized */
@@ -794,27 +810,35 @@ static void wgw_chunk(wgw *j, int64_t ch, int tid) {
   const npy_intp as[3] = {0, 4, (npy_intp)(C * 4)}; /* V[xi]^T: (Cin x tiles) */
   const npy_intp bs[3] = {0, (npy_intp)(O * 4), 4};
   const npy_intp cs[3] = {0, (npy_intp)(O * 4), 4};
+  int64_t nt = 0;       /* tiles in the block */
+  bool started = false; /* acc holds a product */
   for (int64_t c = c0; c < c1; ++c) {
     pixbuf_fill(&j->b, img, g->x + c * g->xs_c, g->xs_n, v->xs[0], v->xs[1], v->in[0], v->in[1]);
     /* the cotangent of image c: ybuf[(oh * ywidth + ow) * O + o], zero past the output */
     memset(ybuf, 0, (size_t)(2 * j->th * j->ywidth * O) * 4);
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t oh = 0; oh < v->k[0]; ++oh) {
-        const char *src = g->w + o * g->ws_o + c * g->ws_i + oh * v->ws[0];
-        float *dst = ybuf + oh * j->ywidth * O + o;
-        for (int64_t ow = 0; ow < v->k[1]; ++ow) dst[ow * O] = *(const float *)(src + ow * v->ws[1]);
+    for (int64_t oh = 0; oh < v->k[0]; ++oh) {
+      const char *src = g->w + c * g->ws_i + oh * v->ws[0];
+      float *dst = ybuf + oh * j->ywidth * O;
+      if (g->ws_o == 4) {
+        for (int64_t ow = 0; ow < v->k[1]; ++ow)
+          memcpy(dst + ow * O, src + ow * v->ws[1], (size_t)O * 4);
+      } else {
+        for (int64_t ow = 0; ow < v->k[1]; ++ow)
+          for (int64_t o = 0; o < O; ++o)
+            dst[ow * O + o] = *(const float *)(src + o * g->ws_o + ow * v->ws[1]);
       }
-    for (int64_t t0 = 0; t0 < T; t0 += WGW_TILES) {
-      const int64_t nt = T - t0 < WGW_TILES ? T - t0 : WGW_TILES;
-      for (int64_t k = 0; k < nt; ++k) {
-        const int64_t ti = (t0 + k) / j->tw, tj = (t0 + k) % j->tw;
-        wino_in(img + ((2 * ti) * width + 2 * tj) * C, width * C, C, V + k * C, vs);
-        wino_dy(ybuf + ((2 * ti) * j->ywidth + 2 * tj) * O, j->ywidth * O, O, Z + k * O, zs);
-      }
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t ti = t / j->tw, tj = t % j->tw;
+      wino_in(img + ((2 * ti) * width + 2 * tj) * C, width * C, C, V + nt * C, vs);
+      wino_dy(ybuf + ((2 * ti) * j->ywidth + 2 * tj) * O, j->ywidth * O, O, Z + nt * O, zs);
+      if (++nt < WGW_TILES && !(c == c1 - 1 && t == T - 1)) continue;
       for (int xi = 0; xi < 16; ++xi)
         if (pb_sgemm(C, O, nt, (const char *)(V + xi * vs), as, (const char *)(Z + xi * zs), bs,
-                     (char *)(acc + xi * C * O), cs, c > c0 || t0 > 0, NULL))
+                     (char *)(acc + xi * C * O), cs, started, NULL))
           j->failed = 1;
+      started = true;
+      nt = 0;
     }
   }
 }
@@ -859,16 +883,17 @@ static int conv_fast_winograd_wgrad(conv_geom *g, pb_kernel_ctx *ctx) {
     wgw_chunk(&j, ch, tid);
   }
   if (j.failed) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory in a product"), -1;
-  /* the chunks summed in order, then dg = G^T dU G per (c, o), stored at y[c, o, kh, kw] */
+  /* the chunks summed in order (into the first), then dg = G^T dU G per (c, o), stored at
+   * y[c, o, kh, kw] */
+  const size_t csz = (size_t)(16 * C * O);
+  for (int64_t ch = 1; ch < WGW_CHUNKS; ++ch) {
+    const float *src = j.accs + (size_t)ch * csz;
+    for (size_t i = 0; i < csz; ++i) j.accs[i] += src[i];
+  }
   for (int64_t c = 0; c < C; ++c)
     for (int64_t o = 0; o < O; ++o) {
       float du[4][4], t[3][4];
-      for (int xi = 0; xi < 16; ++xi) {
-        float s = 0.0f;
-        for (int64_t ch = 0; ch < WGW_CHUNKS; ++ch)
-          s += j.accs[(size_t)ch * (size_t)(16 * C * O) + (xi * C + c) * O + o];
-        du[xi / 4][xi % 4] = s;
-      }
+      for (int xi = 0; xi < 16; ++xi) du[xi / 4][xi % 4] = j.accs[(xi * C + c) * O + o];
       /* G^T rows: (1, 1/2, 1/2, 0), (0, 1/2, -1/2, 0), (0, 1/2, 1/2, 1) */
       for (int k = 0; k < 4; ++k) {
         t[0][k] = du[0][k] + 0.5f * (du[1][k] + du[2][k]);

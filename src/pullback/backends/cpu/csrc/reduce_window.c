@@ -642,18 +642,20 @@ static inline int64_t nhwc_row(const geom *g, int64_t r2, const int64_t *st, int
   return row_at(g, g->m - 2, r2, st, oh);
 }
 
-static PB_CLONES void nhwc_fwd_f32(const float *restrict a, const float *restrict b,
-                                   const float *restrict c, const float *restrict d,
-                                   float *restrict out, int64_t C, int op) {
-  if (op == OP_MAX)
-    for (int64_t i = 0; i < C; ++i) out[i] = mx_f(mx_f(mx_f(a[i], b[i]), c[i]), d[i]);
-  else if (op == OP_MIN)
-    for (int64_t i = 0; i < C; ++i) out[i] = mn_f(mn_f(mn_f(a[i], b[i]), c[i]), d[i]);
-  else if (op == OP_SUM)
-    for (int64_t i = 0; i < C; ++i) out[i] = ((a[i] + b[i]) + c[i]) + d[i];
-  else
-    for (int64_t i = 0; i < C; ++i) out[i] = ((a[i] * b[i]) * c[i]) * d[i];
-}
+/* one output row: window ow reads pixels 2 ow and 2 ow + 1 of operand rows a and b (C each) */
+#define NHWC_FWD(NAME, EXPR)                                                                      \
+  static PB_CLONES void NAME(const float *restrict a, const float *restrict b,                    \
+                             float *restrict out, int64_t OW, int64_t C) {                        \
+    for (int64_t ow = 0; ow < OW; ++ow, a += 2 * C, b += 2 * C, out += C)                         \
+      for (int64_t i = 0; i < C; ++i) {                                                           \
+        const float w = a[i], x = a[C + i], y = b[i], z = b[C + i];                               \
+        out[i] = EXPR;                                                                            \
+      }                                                                                           \
+  }
+NHWC_FWD(nhwc_max_f32, mx_f(mx_f(mx_f(w, x), y), z))
+NHWC_FWD(nhwc_min_f32, mn_f(mn_f(mn_f(w, x), y), z))
+NHWC_FWD(nhwc_sum_f32, ((w + x) + y) + z)
+NHWC_FWD(nhwc_mul_f32, ((w * x) * y) * z)
 
 static void pool2x2_nhwc_forward(const geom *g, const pb_operand *x, pb_operand *out, int op,
                                  const int64_t *xs, int threads) {
@@ -668,30 +670,31 @@ static void pool2x2_nhwc_forward(const geom *g, const pb_operand *x, pb_operand 
     for (int64_t r = r0; r < r1; ++r) {
       const float *a = (const float *)(xd + nhwc_row(g, r, xs, &oh));
       const float *b = (const float *)((const char *)a + xs[m - 2]);
-      float *o = od + r * OW * C;
-      for (int64_t ow = 0; ow < OW; ++ow)
-        nhwc_fwd_f32(a + 2 * ow * C, a + (2 * ow + 1) * C, b + 2 * ow * C, b + (2 * ow + 1) * C,
-                     o + ow * C, C, op);
+      (op == OP_MAX ? nhwc_max_f32 : op == OP_MIN ? nhwc_min_f32 : op == OP_SUM ? nhwc_sum_f32
+                                                                         : nhwc_mul_f32)(
+          a, b, od + r * OW * C, OW, C);
     }
   }
 }
 
-/* select-and-scatter, one window column at a time (float flags, as pool2x2's) */
+/* select-and-scatter over one output row (float flags, as pool2x2's): window ow's source
+ * value goes to the first best of pixels 2 ow, 2 ow + 1 of rows a and b, zeros elsewhere */
 #define NHWC_SCATTER(NAME, BETTER)                                                                \
   static PB_CLONES void NAME(const float *restrict a, const float *restrict b,                    \
-                             const float *restrict c, const float *restrict d,                    \
                              const float *restrict src, float *restrict oa, float *restrict ob,   \
-                             float *restrict oc, float *restrict od, int64_t C) {                 \
-    for (int64_t i = 0; i < C; ++i) {                                                             \
-      const float va = a[i], vb = b[i], vc = c[i], vd = d[i];                                     \
-      float k;                                                                                    \
-      FIRST_BEST4(BETTER, va, vb, vc, vd, k);                                                     \
-      const float v = src[i];                                                                     \
-      oa[i] = k == 0.0f ? v : 0.0f;                                                               \
-      ob[i] = k == 1.0f ? v : 0.0f;                                                               \
-      oc[i] = k == 2.0f ? v : 0.0f;                                                               \
-      od[i] = k == 3.0f ? v : 0.0f;                                                               \
-    }                                                                                             \
+                             int64_t OW, int64_t C) {                                             \
+    for (int64_t ow = 0; ow < OW; ++ow, a += 2 * C, b += 2 * C, src += C, oa += 2 * C,           \
+                 ob += 2 * C)                                                                     \
+      for (int64_t i = 0; i < C; ++i) {                                                           \
+        const float va = a[i], vb = a[C + i], vc = b[i], vd = b[C + i];                           \
+        float k;                                                                                  \
+        FIRST_BEST4(BETTER, va, vb, vc, vd, k);                                                   \
+        const float v = src[i];                                                                   \
+        oa[i] = k == 0.0f ? v : 0.0f;                                                             \
+        oa[C + i] = k == 1.0f ? v : 0.0f;                                                         \
+        ob[i] = k == 2.0f ? v : 0.0f;                                                             \
+        ob[C + i] = k == 3.0f ? v : 0.0f;                                                         \
+      }                                                                                           \
   }
 NHWC_SCATTER(nhwc_scatter_max_f32, GT)
 NHWC_SCATTER(nhwc_scatter_min_f32, LT)
@@ -722,11 +725,7 @@ static void pool2x2_nhwc_scatter(const geom *g, const pb_operand *src, const pb_
       const float *b = (const float *)((const char *)a + xs[h]);
       const float *s = (const float *)(sd + nhwc_row(g, r, ss, &oh) - oh * ss[h]);
       float *o0 = (float *)(o_d + nhwc_row(g, r, cs, &oh)), *o1 = o0 + W * C;
-      for (int64_t ow = 0; ow < OW; ++ow)
-        (is_max ? nhwc_scatter_max_f32 : nhwc_scatter_min_f32)(
-            a + 2 * ow * C, a + (2 * ow + 1) * C, b + 2 * ow * C, b + (2 * ow + 1) * C,
-            s + ow * C, o0 + 2 * ow * C, o0 + (2 * ow + 1) * C, o1 + 2 * ow * C,
-            o1 + (2 * ow + 1) * C, C);
+      (is_max ? nhwc_scatter_max_f32 : nhwc_scatter_min_f32)(a, b, s, o0, o1, OW, C);
       if (2 * OW < W) {
         memset(o0 + 2 * OW * C, 0, (size_t)((W - 2 * OW) * C) * sizeof(float));
         memset(o1 + 2 * OW * C, 0, (size_t)((W - 2 * OW) * C) * sizeof(float));

@@ -528,10 +528,10 @@ def test_optimize_optimizes_sub_jaxprs_keeping_their_signature():
             f:f32[2,3] = neg e
             g:f32[2,3] = neg f
             h:f32[2,3] = mul g 1.0:f32[]
-          in (h, d) } jvp_flat=jvp_flat fun_flat=fun_flat] a
+          in (h, d) } jvp_flat=jvp_flat fun_flat=fun_flat num_consts=0 closure_traces=()] a
   in (b,) }""", """
 { lambda ; a:f32[2,3]. let
-    b:f32[2,3] c:f32[2,3] = custom_jvp_call[call_jaxpr={ lambda ; d:f32[2,3]. let e:f32[2,3] = sin d in (e, d) } jvp_flat=jvp_flat fun_flat=fun_flat] a
+    b:f32[2,3] c:f32[2,3] = custom_jvp_call[call_jaxpr={ lambda ; d:f32[2,3]. let e:f32[2,3] = sin d in (e, d) } jvp_flat=jvp_flat fun_flat=fun_flat num_consts=0 closure_traces=()] a
   in (b,) }""")
     sub, old = out.eqns[0].params["call_jaxpr"], closed.eqns[0].params["call_jaxpr"]
     assert sub.jaxpr.invars == old.jaxpr.invars and sub.out_avals == old.out_avals

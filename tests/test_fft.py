@@ -256,6 +256,34 @@ def test_six_step_lengths_and_layouts(n):
                     np.fft.irfft(x[:n + 1])) <= 2e-7 * lg
 
 
+@pytest.mark.parametrize("n", [16411, 20011, 40009, 131 * 257])
+def test_bluestein_long_lengths_and_layouts(n):
+    """Bluestein whose padded length runs on the six-step (csrc/fft_impl.h's blue_one: the chirp
+    products read and write the user's arrays, passes split over threads): lengths whose padded
+    N differ, contiguous, strided and flipped inputs, a strided output, the inverse (scaled),
+    both precisions, a batch of lines (threads over lines, or inside one line), and the real
+    transforms of the same lengths."""
+    rng = np.random.default_rng(n)
+    x = _rand(rng, (2 * n,), np.complex128)
+    lg = np.log2(n)
+    for v in (x[:n], x[::2], x[:n][::-1]):
+        want = _exact_dft(v)
+        assert _rms_rel(np.asarray(jnp.fft.fft(v)), want) <= 1e-15 * lg
+        assert _rms_rel(np.asarray(jnp.fft.fft(v.astype(np.complex64))), want) <= 2e-7 * lg
+        assert _rms_rel(np.asarray(jnp.fft.ifft(v)), np.fft.ifft(v)) <= 1e-15 * lg
+        assert _rms_rel(np.asarray(jnp.fft.ifft(v.astype(np.complex64), norm="ortho")),
+                        np.fft.ifft(v, norm="ortho")) <= 2e-7 * lg
+    # fft2 of a (n, 2) array: the columns are transformed in place in the output (strided lines)
+    m = _rand(rng, (n, 2), np.complex128)
+    assert _rms_rel(np.asarray(jnp.fft.fft2(m)), np.fft.fft2(m)) <= 1e-15 * lg
+    for rows in (3, 5):
+        b = _rand(rng, (rows, n), np.complex64)
+        assert _rms_rel(np.asarray(jnp.fft.fft(b)), np.fft.fft(b.astype(np.complex128))) <= 2e-7 * lg
+    r = x.real[:n].copy()
+    assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n // 2 + 1], n)), np.fft.irfft(x[:n // 2 + 1], n)) <= 1e-15 * lg
+
+
 @pytest.mark.parametrize("dt", COMPLEX)
 def test_lane_layouts(dt):
     """Groups of 8 lines moved through registers (csrc/fft_lanes.h): contiguous lines (with

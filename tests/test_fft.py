@@ -284,6 +284,37 @@ def test_bluestein_long_lengths_and_layouts(n):
     assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n // 2 + 1], n)), np.fft.irfft(x[:n // 2 + 1], n)) <= 1e-15 * lg
 
 
+def test_kept_workspace_concurrent_calls():
+    """Workspaces of at least 4 MB (csrc/fft.c's fft_ws_take: Bluestein of 65537 in float64,
+    irfft2's complex copy of 1024 x 513) are kept between calls and taken by one call at a
+    time: calls from several threads at once (the kernel runs without the GIL) each get a
+    workspace of their own and compute the right values; sizes alternate, so a kept block is
+    too small for the next call half the time."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(5)
+    with enable_x64():
+        x = _rand(rng, (65537,), np.complex128)
+        y = _rand(rng, (1024, 513), np.complex64)
+        z = _rand(rng, (2, 65537), np.complex128)
+        want = [np.fft.fft(x), np.fft.irfft2(y.astype(np.complex128), s=(1024, 1024)),
+                np.fft.ifft(z)]
+
+        def work(i):
+            out = []
+            for j in range(3):
+                k = (i + j) % 3
+                got = (jnp.fft.fft(x) if k == 0 else
+                       jnp.fft.irfft2(y, s=(1024, 1024)) if k == 1 else jnp.fft.ifft(z))
+                out.append((k, np.asarray(got)))
+            return out
+
+        with ThreadPoolExecutor(4) as ex:
+            for res in ex.map(work, range(8)):
+                for k, got in res:
+                    tol = 2e-7 if k == 1 else 1e-15
+                    assert _rms_rel(got, want[k]) <= tol * 20, k
+
+
 @pytest.mark.parametrize("dt", COMPLEX)
 def test_lane_layouts(dt):
     """Groups of 8 lines moved through registers (csrc/fft_lanes.h): contiguous lines (with

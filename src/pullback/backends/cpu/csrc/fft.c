@@ -185,6 +185,45 @@ static void fft_plan_release(fft_handle h) {
   pthread_mutex_unlock(&fft_lock);
 }
 
+/* ---- a kept workspace for long transforms ----
+ * A workspace of tens of MB (Bluestein of 10^6 in float64: 4N doubles, 64 MB) is mapped fresh
+ * by every call and each page faults in and is zeroed: perf put about 15% of such a call in the
+ * page faults, and two threads faulting contend in the kernel. So one large block is kept
+ * between calls (taken by one call at a time; a concurrent call allocates its own). */
+
+#define FFT_WS_MIN ((size_t)4 << 20)    /* smaller workspaces come from ctx->scratch */
+#define FFT_WS_MAX ((size_t)512 << 20)  /* larger ones are not kept */
+
+static pthread_mutex_t fft_ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *fft_ws;
+static size_t fft_ws_size;
+
+/* bytes of workspace: the kept block if it is large enough, else a new one (*own 1: give it
+ * back with fft_ws_give) or, for small ones, the call's scratch (*own 0) */
+static void *fft_ws_take(pb_kernel_ctx *ctx, size_t bytes, int *own) {
+  *own = 0;
+  if (bytes < FFT_WS_MIN) return ctx->scratch(ctx, bytes);
+  pthread_mutex_lock(&fft_ws_lock);
+  void *p = NULL;
+  if (fft_ws && fft_ws_size >= bytes) { p = fft_ws; fft_ws = NULL; }
+  pthread_mutex_unlock(&fft_ws_lock);
+  if (!p) p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  *own = p != NULL;
+  return p;
+}
+
+/* keeps the larger of the block and the kept one, frees the other */
+static void fft_ws_give(void *p, size_t bytes) {
+  if (bytes > FFT_WS_MAX) { free(p); return; }
+  pthread_mutex_lock(&fft_ws_lock);
+  if (!fft_ws || fft_ws_size < bytes) {
+    void *old = fft_ws;
+    fft_ws = p; fft_ws_size = bytes; p = old;
+  }
+  pthread_mutex_unlock(&fft_ws_lock);
+  free(p);
+}
+
 /* ---- the transforms, per precision ---- */
 
 #define R float
@@ -282,7 +321,8 @@ static int fft_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
     const int64_t item = x->itemsize;
     int64_t s = item;
     for (int d = D - 1; d >= 0; --d) { tst[d] = s; s *= x->shape[d]; }
-    char *buf = ctx->scratch(ctx, (size_t)s);
+    int own;
+    char *buf = fft_ws_take(ctx, (size_t)s, &own);
     if (!buf) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
     tmp = *x; tmp.data = buf; tmp.strides = tst;
     for (int a = D - 2; a >= D - r; --a) {
@@ -291,9 +331,17 @@ static int fft_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
       fft_lines_of(&li, from->data, D, from->shape, from->strides, a);
       fft_lines_of(&lo, tmp.data, D, tmp.shape, tmp.strides, a);
       rc = fft_axis(prec, FFT_C2C, 1, m, &li, &lo, 1.0 / (double)m, ctx);
-      if (rc) return rc;
+      if (rc) break;
     }
     src = &tmp;
+    if (rc == 0) {
+      const int64_t n = P->n[r - 1];
+      fft_lines_of(&li, src->data, D, src->shape, src->strides, D - 1);
+      fft_lines_of(&lo, y->data, D, y->shape, y->strides, D - 1);
+      rc = fft_axis(prec, FFT_C2R, 1, n, &li, &lo, 1.0 / (double)n, ctx);
+    }
+    if (own) fft_ws_give(buf, (size_t)s);
+    return rc;
   }
   const int64_t n = P->n[r - 1];
   fft_lines_of(&li, src->data, D, src->shape, src->strides, D - 1);

@@ -605,7 +605,9 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   const int outer = groups >= 2 * threads ? threads : 1;
   const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
   const int64_t wsz = SUF(work)(kind, C, V, inner);
-  R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
+  const size_t wbytes = (size_t)wsz * sizeof(R) * (size_t)outer;
+  int own;
+  R *scratch = fft_ws_take(ctx, wbytes, &own);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
   const int64_t full = V > 1 ? groups * V : 0;
   PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
@@ -624,6 +626,7 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
     char *ib = fft_line(in, l), *ob = fft_line(out, l);
     SUF(group)(kind, hd.plan, 1, &ib, in->es, &ob, out->es, scale, scratch, 1);
   }
+  if (own) fft_ws_give(scratch, wbytes);
   fft_plan_release(hd);
   return 0;
 }

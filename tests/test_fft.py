@@ -284,6 +284,25 @@ def test_bluestein_long_lengths_and_layouts(n):
     assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n // 2 + 1], n)), np.fft.irfft(x[:n // 2 + 1], n)) <= 1e-15 * lg
 
 
+@pytest.mark.parametrize("dt", COMPLEX)
+def test_leftover_lines_spread_over_threads(dt):
+    """Lines left over from the groups of 8 (L mod 8) run as iterations of the threads' loop
+    (csrc/fft_impl.h's axis): enough groups for threads over lines, every transform kind, the
+    columns of a 2-D transform (adjacent lines, in place in the output)."""
+    rng = np.random.default_rng(9)
+    rt = np.float32 if dt == np.complex64 else np.float64
+    tol = 2e-7 if dt == np.complex64 else 1e-15
+    with enable_x64():
+        for rows in (37, 45):
+            x = _rand(rng, (rows, 1024), dt)
+            r = _rand(rng, (rows, 2048), rt)
+            assert _rms_rel(np.asarray(jnp.fft.fft(x)), np.fft.fft(x)) <= tol * 10
+            assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= tol * 11
+            assert _rms_rel(np.asarray(jnp.fft.irfft(x, 2046)), np.fft.irfft(x, 2046)) <= tol * 11
+            assert _rms_rel(np.asarray(jnp.fft.fft2(x.T)), np.fft.fft2(x.T)) <= tol * 16
+            assert _rms_rel(np.asarray(jnp.fft.rfft2(r.T)), np.fft.rfft2(r.T)) <= tol * 16
+
+
 def test_kept_workspace_concurrent_calls():
     """Workspaces of at least 4 MB (csrc/fft.c's fft_ws_take: Bluestein of 65537 in float64,
     irfft2's complex copy of 1024 x 513) are kept between calls and taken by one call at a

@@ -609,22 +609,25 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   int own;
   R *scratch = fft_ws_take(ctx, wbytes, &own);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
-  const int64_t full = V > 1 ? groups * V : 0;
+  /* the lines left over from the groups of lanes (L mod 8) go one by one, as iterations of
+   * the same loop (after the groups, so dynamic scheduling spreads them too) */
+  const int64_t full = V > 1 ? groups * V : L, items = groups + (L - full);
   PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
-  for (int64_t g = 0; g < groups; ++g) {
+  for (int64_t g = 0; g < items; ++g) {
     R *buf = scratch + wsz * (outer > 1 ? omp_get_thread_num() : 0);
     char *ib[FFT_LANES], *ob[FFT_LANES];
+    if (g >= groups) {
+      ib[0] = fft_line(in, full + g - groups);
+      ob[0] = fft_line(out, full + g - groups);
+      SUF(group)(kind, hd.plan, 1, ib, in->es, ob, out->es, scale, buf, 1);
+      continue;
+    }
     const int lanes = V > 1 ? FFT_LANES : 1;
     for (int v = 0; v < lanes; ++v) {
       ib[v] = fft_line(in, g * lanes + v);
       ob[v] = fft_line(out, g * lanes + v);
     }
     SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner);
-  }
-  /* the lines left over from the groups of lanes, one by one */
-  for (int64_t l = full; V > 1 && l < L; ++l) {
-    char *ib = fft_line(in, l), *ob = fft_line(out, l);
-    SUF(group)(kind, hd.plan, 1, &ib, in->es, &ob, out->es, scale, scratch, 1);
   }
   if (own) fft_ws_give(scratch, wbytes);
   fft_plan_release(hd);

@@ -285,6 +285,25 @@ def test_bluestein_long_lengths_and_layouts(n):
 
 
 @pytest.mark.parametrize("dt", COMPLEX)
+def test_radix16_lengths(dt):
+    """Powers of two 2^k with k = 1 mod 3 run a radix-16 stage (csrc/fft_passes.h's pass16; 1024
+    = 8 8 16): one line (the scalar stage loop) and 9 lines (8 lanes and a leftover), forward
+    and inverse, with other factors beside it, and the 2-D real transform whose columns use it."""
+    rng = np.random.default_rng(16)
+    tol = 2e-7 if dt == np.complex64 else 1e-15
+    with enable_x64():
+        for n in (16, 48, 128, 1024, 8192, 16 * 35):
+            for rows in (1, 9):
+                x = _rand(rng, (rows, n), dt)
+                lg = np.log2(n)
+                assert _rms_rel(np.asarray(jnp.fft.fft(x)), np.fft.fft(x)) <= tol * lg, n
+                assert _rms_rel(np.asarray(jnp.fft.ifft(x)), np.fft.ifft(x)) <= tol * lg, n
+        r = _rand(rng, (1024, 64), np.float32 if dt == np.complex64 else np.float64)
+        assert _rms_rel(np.asarray(jnp.fft.rfft2(r)), np.fft.rfft2(r)) <= tol * 16
+        assert _rms_rel(np.asarray(jnp.fft.irfft2(jnp.fft.rfft2(r), s=r.shape)), r) <= tol * 16
+
+
+@pytest.mark.parametrize("dt", COMPLEX)
 def test_leftover_lines_spread_over_threads(dt):
     """Lines left over from the groups of 8 (L mod 8) run as iterations of the threads' loop
     (csrc/fft_impl.h's axis): enough groups for threads over lines, every transform kind, the

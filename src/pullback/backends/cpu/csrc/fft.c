@@ -54,7 +54,8 @@ static int fft_factor(int64_t n, int *f) {
 }
 
 /* A plan's radices: fft_factor's 4s and 2 (2^k) regrouped into 8s (fewer passes over the data),
- * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 4 4 (k = 1 mod 3, k > 1; 4 4 beats 8 2). */
+ * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 16 (k = 1 mod 3, k > 1: one pass where 4 4 or
+ * 8 2 took two). */
 static void fft_radix8(int *f, int *nf) {
   int k = 0, j = 0;
   for (int i = 0; i < *nf; ++i) k += f[i] == 4 ? 2 : f[i] == 2 ? 1 : 0;
@@ -62,7 +63,7 @@ static void fft_radix8(int *f, int *nf) {
   int e = k / 3, r = k % 3;
   if (r == 1 && e > 0) { e--; r = 4; }
   for (int i = 0; i < e; ++i) g[ng++] = 8;
-  if (r == 4) { g[ng++] = 4; g[ng++] = 4; }
+  if (r == 4) g[ng++] = 16;
   else if (r == 2) g[ng++] = 4;
   else if (r == 1) g[ng++] = 2;
   for (int i = 0; i < *nf; ++i)

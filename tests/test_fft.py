@@ -256,6 +256,103 @@ def test_six_step_lengths_and_layouts(n):
                     np.fft.irfft(x[:n + 1])) <= 2e-7 * lg
 
 
+@pytest.mark.parametrize("n", [16411, 20011, 40009, 131 * 257])
+def test_bluestein_long_lengths_and_layouts(n):
+    """Bluestein whose padded length runs on the six-step (csrc/fft_impl.h's blue_one: the chirp
+    products read and write the user's arrays, passes split over threads): lengths whose padded
+    N differ, contiguous, strided and flipped inputs, a strided output, the inverse (scaled),
+    both precisions, a batch of lines (threads over lines, or inside one line), and the real
+    transforms of the same lengths."""
+    rng = np.random.default_rng(n)
+    x = _rand(rng, (2 * n,), np.complex128)
+    lg = np.log2(n)
+    for v in (x[:n], x[::2], x[:n][::-1]):
+        want = _exact_dft(v)
+        assert _rms_rel(np.asarray(jnp.fft.fft(v)), want) <= 1e-15 * lg
+        assert _rms_rel(np.asarray(jnp.fft.fft(v.astype(np.complex64))), want) <= 2e-7 * lg
+        assert _rms_rel(np.asarray(jnp.fft.ifft(v)), np.fft.ifft(v)) <= 1e-15 * lg
+        assert _rms_rel(np.asarray(jnp.fft.ifft(v.astype(np.complex64), norm="ortho")),
+                        np.fft.ifft(v, norm="ortho")) <= 2e-7 * lg
+    # fft2 of a (n, 2) array: the columns are transformed in place in the output (strided lines)
+    m = _rand(rng, (n, 2), np.complex128)
+    assert _rms_rel(np.asarray(jnp.fft.fft2(m)), np.fft.fft2(m)) <= 1e-15 * lg
+    for rows in (3, 5):
+        b = _rand(rng, (rows, n), np.complex64)
+        assert _rms_rel(np.asarray(jnp.fft.fft(b)), np.fft.fft(b.astype(np.complex128))) <= 2e-7 * lg
+    r = x.real[:n].copy()
+    assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= 1e-15 * lg
+    assert _rms_rel(np.asarray(jnp.fft.irfft(x[:n // 2 + 1], n)), np.fft.irfft(x[:n // 2 + 1], n)) <= 1e-15 * lg
+
+
+@pytest.mark.parametrize("dt", COMPLEX)
+def test_radix16_lengths(dt):
+    """Powers of two 2^k with k = 1 mod 3 run a radix-16 stage (csrc/fft_passes.h's pass16; 1024
+    = 8 8 16): one line (the scalar stage loop) and 9 lines (8 lanes and a leftover), forward
+    and inverse, with other factors beside it, and the 2-D real transform whose columns use it."""
+    rng = np.random.default_rng(16)
+    tol = 2e-7 if dt == np.complex64 else 1e-15
+    with enable_x64():
+        for n in (16, 48, 128, 1024, 8192, 16 * 35):
+            for rows in (1, 9):
+                x = _rand(rng, (rows, n), dt)
+                lg = np.log2(n)
+                assert _rms_rel(np.asarray(jnp.fft.fft(x)), np.fft.fft(x)) <= tol * lg, n
+                assert _rms_rel(np.asarray(jnp.fft.ifft(x)), np.fft.ifft(x)) <= tol * lg, n
+        r = _rand(rng, (1024, 64), np.float32 if dt == np.complex64 else np.float64)
+        assert _rms_rel(np.asarray(jnp.fft.rfft2(r)), np.fft.rfft2(r)) <= tol * 16
+        assert _rms_rel(np.asarray(jnp.fft.irfft2(jnp.fft.rfft2(r), s=r.shape)), r) <= tol * 16
+
+
+@pytest.mark.parametrize("dt", COMPLEX)
+def test_leftover_lines_spread_over_threads(dt):
+    """Lines left over from the groups of 8 (L mod 8) run as iterations of the threads' loop
+    (csrc/fft_impl.h's axis): enough groups for threads over lines, every transform kind, the
+    columns of a 2-D transform (adjacent lines, in place in the output)."""
+    rng = np.random.default_rng(9)
+    rt = np.float32 if dt == np.complex64 else np.float64
+    tol = 2e-7 if dt == np.complex64 else 1e-15
+    with enable_x64():
+        for rows in (37, 45):
+            x = _rand(rng, (rows, 1024), dt)
+            r = _rand(rng, (rows, 2048), rt)
+            assert _rms_rel(np.asarray(jnp.fft.fft(x)), np.fft.fft(x)) <= tol * 10
+            assert _rms_rel(np.asarray(jnp.fft.rfft(r)), np.fft.rfft(r)) <= tol * 11
+            assert _rms_rel(np.asarray(jnp.fft.irfft(x, 2046)), np.fft.irfft(x, 2046)) <= tol * 11
+            assert _rms_rel(np.asarray(jnp.fft.fft2(x.T)), np.fft.fft2(x.T)) <= tol * 16
+            assert _rms_rel(np.asarray(jnp.fft.rfft2(r.T)), np.fft.rfft2(r.T)) <= tol * 16
+
+
+def test_kept_workspace_concurrent_calls():
+    """Workspaces of at least 4 MB (csrc/fft.c's fft_ws_take: Bluestein of 65537 in float64,
+    irfft2's complex copy of 1024 x 513) are kept between calls and taken by one call at a
+    time: calls from several threads at once (the kernel runs without the GIL) each get a
+    workspace of their own and compute the right values; sizes alternate, so a kept block is
+    too small for the next call half the time."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(5)
+    with enable_x64():
+        x = _rand(rng, (65537,), np.complex128)
+        y = _rand(rng, (1024, 513), np.complex64)
+        z = _rand(rng, (2, 65537), np.complex128)
+        want = [np.fft.fft(x), np.fft.irfft2(y.astype(np.complex128), s=(1024, 1024)),
+                np.fft.ifft(z)]
+
+        def work(i):
+            out = []
+            for j in range(3):
+                k = (i + j) % 3
+                got = (jnp.fft.fft(x) if k == 0 else
+                       jnp.fft.irfft2(y, s=(1024, 1024)) if k == 1 else jnp.fft.ifft(z))
+                out.append((k, np.asarray(got)))
+            return out
+
+        with ThreadPoolExecutor(4) as ex:
+            for res in ex.map(work, range(8)):
+                for k, got in res:
+                    tol = 2e-7 if k == 1 else 1e-15
+                    assert _rms_rel(got, want[k]) <= tol * 20, k
+
+
 @pytest.mark.parametrize("dt", COMPLEX)
 def test_lane_layouts(dt):
     """Groups of 8 lines moved through registers (csrc/fft_lanes.h): contiguous lines (with

@@ -54,7 +54,8 @@ static int fft_factor(int64_t n, int *f) {
 }
 
 /* A plan's radices: fft_factor's 4s and 2 (2^k) regrouped into 8s (fewer passes over the data),
- * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 4 4 (k = 1 mod 3, k > 1; 4 4 beats 8 2). */
+ * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 16 (k = 1 mod 3, k > 1: one pass where 4 4 or
+ * 8 2 took two). */
 static void fft_radix8(int *f, int *nf) {
   int k = 0, j = 0;
   for (int i = 0; i < *nf; ++i) k += f[i] == 4 ? 2 : f[i] == 2 ? 1 : 0;
@@ -62,7 +63,7 @@ static void fft_radix8(int *f, int *nf) {
   int e = k / 3, r = k % 3;
   if (r == 1 && e > 0) { e--; r = 4; }
   for (int i = 0; i < e; ++i) g[ng++] = 8;
-  if (r == 4) { g[ng++] = 4; g[ng++] = 4; }
+  if (r == 4) g[ng++] = 16;
   else if (r == 2) g[ng++] = 4;
   else if (r == 1) g[ng++] = 2;
   for (int i = 0; i < *nf; ++i)
@@ -185,6 +186,45 @@ static void fft_plan_release(fft_handle h) {
   pthread_mutex_unlock(&fft_lock);
 }
 
+/* ---- a kept workspace for long transforms ----
+ * A workspace of tens of MB (Bluestein of 10^6 in float64: 4N doubles, 64 MB) is mapped fresh
+ * by every call and each page faults in and is zeroed: perf put about 15% of such a call in the
+ * page faults, and two threads faulting contend in the kernel. So one large block is kept
+ * between calls (taken by one call at a time; a concurrent call allocates its own). */
+
+#define FFT_WS_MIN ((size_t)4 << 20)    /* smaller workspaces come from ctx->scratch */
+#define FFT_WS_MAX ((size_t)512 << 20)  /* larger ones are not kept */
+
+static pthread_mutex_t fft_ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *fft_ws;
+static size_t fft_ws_size;
+
+/* bytes of workspace: the kept block if it is large enough, else a new one (*own 1: give it
+ * back with fft_ws_give) or, for small ones, the call's scratch (*own 0) */
+static void *fft_ws_take(pb_kernel_ctx *ctx, size_t bytes, int *own) {
+  *own = 0;
+  if (bytes < FFT_WS_MIN) return ctx->scratch(ctx, bytes);
+  pthread_mutex_lock(&fft_ws_lock);
+  void *p = NULL;
+  if (fft_ws && fft_ws_size >= bytes) { p = fft_ws; fft_ws = NULL; }
+  pthread_mutex_unlock(&fft_ws_lock);
+  if (!p) p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  *own = p != NULL;
+  return p;
+}
+
+/* keeps the larger of the block and the kept one, frees the other */
+static void fft_ws_give(void *p, size_t bytes) {
+  if (bytes > FFT_WS_MAX) { free(p); return; }
+  pthread_mutex_lock(&fft_ws_lock);
+  if (!fft_ws || fft_ws_size < bytes) {
+    void *old = fft_ws;
+    fft_ws = p; fft_ws_size = bytes; p = old;
+  }
+  pthread_mutex_unlock(&fft_ws_lock);
+  free(p);
+}
+
 /* ---- the transforms, per precision ---- */
 
 #define R float
@@ -282,7 +322,8 @@ static int fft_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
     const int64_t item = x->itemsize;
     int64_t s = item;
     for (int d = D - 1; d >= 0; --d) { tst[d] = s; s *= x->shape[d]; }
-    char *buf = ctx->scratch(ctx, (size_t)s);
+    int own;
+    char *buf = fft_ws_take(ctx, (size_t)s, &own);
     if (!buf) return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory");
     tmp = *x; tmp.data = buf; tmp.strides = tst;
     for (int a = D - 2; a >= D - r; --a) {
@@ -291,9 +332,17 @@ static int fft_kernel(const pb_operand *ins, int nin, pb_operand *outs, int nout
       fft_lines_of(&li, from->data, D, from->shape, from->strides, a);
       fft_lines_of(&lo, tmp.data, D, tmp.shape, tmp.strides, a);
       rc = fft_axis(prec, FFT_C2C, 1, m, &li, &lo, 1.0 / (double)m, ctx);
-      if (rc) return rc;
+      if (rc) break;
     }
     src = &tmp;
+    if (rc == 0) {
+      const int64_t n = P->n[r - 1];
+      fft_lines_of(&li, src->data, D, src->shape, src->strides, D - 1);
+      fft_lines_of(&lo, y->data, D, y->shape, y->strides, D - 1);
+      rc = fft_axis(prec, FFT_C2R, 1, n, &li, &lo, 1.0 / (double)n, ctx);
+    }
+    if (own) fft_ws_give(buf, (size_t)s);
+    return rc;
   }
   const int64_t n = P->n[r - 1];
   fft_lines_of(&li, src->data, D, src->shape, src->strides, D - 1);

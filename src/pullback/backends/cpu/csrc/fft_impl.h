@@ -311,6 +311,8 @@ static SUF(rplan) *SUF(rplan_new)(int64_t n, int c2r) {
 /* Elements of workspace (R) one thread needs for V lanes of a transform whose complex plan is c */
 static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
   if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_run on the user's arrays */
+  if (kind == FFT_C2C && c->sub && c->sub->p1 && V == 1) /* blue_one: the padded line, six_run's */
+    return 2 * c->N + SUF(cwork)(c->sub, 1, nt);
   return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
 }
 
@@ -362,6 +364,74 @@ static void SUF(tangle_one)(const char *x, int64_t es, int64_t h, const R *wr_, 
   }
 }
 
+/* ---- one long line by Bluestein whose convolution length runs on the six-step: the chirp
+ * multiplies read the user's input and write its output directly, every pass over the padded
+ * length is split over the threads, and the two transforms run in place (no result copies) ---- */
+
+/* a[t] = x[t] c[t] for t < n, 0 up to N, over [lo, hi) */
+static PB_CLONES void SUF(blue_in)(const SUF(cplan) *P, const char *in, int64_t ies, R *restrict ar,
+                                   R *restrict ai, int64_t lo, int64_t hi) {
+  const int64_t n = P->n, e = hi < n ? hi : n;
+  const R *restrict cr = P->bcr, *restrict ci = P->bci;
+  if (ies == 2 * (int64_t)sizeof(R)) {
+    const R *restrict x = (const R *)in;
+    for (int64_t t = lo; t < e; ++t) {
+      const R a = x[2 * t], b = x[2 * t + 1];
+      ar[t] = a * cr[t] - b * ci[t]; ai[t] = a * ci[t] + b * cr[t];
+    }
+  } else {
+    for (int64_t t = lo; t < e; ++t) {
+      const R *x = (const R *)(in + t * ies);
+      ar[t] = x[0] * cr[t] - x[1] * ci[t]; ai[t] = x[0] * ci[t] + x[1] * cr[t];
+    }
+  }
+  for (int64_t t = lo > n ? lo : n; t < hi; ++t) { ar[t] = 0; ai[t] = 0; }
+}
+
+/* a = conj(a FFT(h) / N) over [lo, hi): the inverse transform as conj(FFT(conj(.))) */
+static PB_CLONES void SUF(blue_mul)(const SUF(cplan) *P, R *restrict ar, R *restrict ai,
+                                    int64_t lo, int64_t hi) {
+  const R *restrict fr = P->bfr, *restrict fi = P->bfi;
+  for (int64_t t = lo; t < hi; ++t) {
+    const R a = ar[t], b = ai[t];
+    ar[t] = a * fr[t] - b * fi[t]; ai[t] = -(a * fi[t] + b * fr[t]);
+  }
+}
+
+/* y[t] = conj(e[t]) c[t] scale over [lo, hi) (hi <= n) */
+static PB_CLONES void SUF(blue_out)(const SUF(cplan) *P, const R *restrict er, const R *restrict ei,
+                                    char *out, int64_t oes, R scale, int64_t lo, int64_t hi) {
+  const R *restrict cr = P->bcr, *restrict ci = P->bci;
+  if (oes == 2 * (int64_t)sizeof(R)) {
+    R *restrict y = (R *)out;
+    for (int64_t t = lo; t < hi; ++t) {
+      const R a = er[t] * scale, b = -ei[t] * scale;
+      y[2 * t] = a * cr[t] - b * ci[t]; y[2 * t + 1] = a * ci[t] + b * cr[t];
+    }
+  } else {
+    for (int64_t t = lo; t < hi; ++t) {
+      const R a = er[t] * scale, b = -ei[t] * scale;
+      R *y = (R *)(out + t * oes);
+      y[0] = a * cr[t] - b * ci[t]; y[1] = a * ci[t] + b * cr[t];
+    }
+  }
+}
+
+static void SUF(blue_one)(const SUF(cplan) *P, const char *in, int64_t ies, char *out, int64_t oes,
+                          R scale, R *w, int nt) {
+  const int64_t n = P->n, N = P->N;
+  R *ar = w, *ai = w + N, *rest = w + 2 * N;
+  if (nt < 1) nt = 1;
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int c = 0; c < nt; ++c) SUF(blue_in)(P, in, ies, ar, ai, N * c / nt, N * (c + 1) / nt);
+  SUF(six_run)(P->sub, NULL, 0, ar, ai, NULL, 0, 1, rest, nt);
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int c = 0; c < nt; ++c) SUF(blue_mul)(P, ar, ai, N * c / nt, N * (c + 1) / nt);
+  SUF(six_run)(P->sub, NULL, 0, ar, ai, NULL, 0, 1, rest, nt);
+  PB_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (nt > 1))
+  for (int c = 0; c < nt; ++c) SUF(blue_out)(P, ar, ai, out, oes, scale, n * c / nt, n * (c + 1) / nt);
+}
+
 /* ---- one group of V lines: gather into split lanes, transform, scatter (PB_CLONES: the
  * one-lane loops of long real lines vectorise) ---- */
 
@@ -373,6 +443,10 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
   R *work = buf + 4 * W * V, *zr, *zi;
   if (kind == FFT_C2C && C->p1 && V == 1) {
     SUF(six_run)(C, inb[0], ies, NULL, NULL, outb[0], oes, scale, buf, nt);
+    return;
+  }
+  if (kind == FFT_C2C && C->sub && C->sub->p1 && V == 1) {
+    SUF(blue_one)(C, inb[0], ies, outb[0], oes, scale, buf, nt);
     return;
   }
   if (kind == FFT_C2C && V == FFT_LANES) {
@@ -531,13 +605,23 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   const int outer = groups >= 2 * threads ? threads : 1;
   const int inner = outer == 1 && n >= 4 * FFT_GRAIN ? threads : 1;
   const int64_t wsz = SUF(work)(kind, C, V, inner);
-  R *scratch = ctx->scratch(ctx, (size_t)wsz * sizeof(R) * (size_t)outer);
+  const size_t wbytes = (size_t)wsz * sizeof(R) * (size_t)outer;
+  int own;
+  R *scratch = fft_ws_take(ctx, wbytes, &own);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
-  const int64_t full = V > 1 ? groups * V : 0;
+  /* the lines left over from the groups of lanes (L mod 8) go one by one, as iterations of
+   * the same loop (after the groups, so dynamic scheduling spreads them too) */
+  const int64_t full = V > 1 ? groups * V : L, items = groups + (L - full);
   PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
-  for (int64_t g = 0; g < groups; ++g) {
+  for (int64_t g = 0; g < items; ++g) {
     R *buf = scratch + wsz * (outer > 1 ? omp_get_thread_num() : 0);
     char *ib[FFT_LANES], *ob[FFT_LANES];
+    if (g >= groups) {
+      ib[0] = fft_line(in, full + g - groups);
+      ob[0] = fft_line(out, full + g - groups);
+      SUF(group)(kind, hd.plan, 1, ib, in->es, ob, out->es, scale, buf, 1);
+      continue;
+    }
     const int lanes = V > 1 ? FFT_LANES : 1;
     for (int v = 0; v < lanes; ++v) {
       ib[v] = fft_line(in, g * lanes + v);
@@ -545,11 +629,7 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
     }
     SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner);
   }
-  /* the lines left over from the groups of lanes, one by one */
-  for (int64_t l = full; V > 1 && l < L; ++l) {
-    char *ib = fft_line(in, l), *ob = fft_line(out, l);
-    SUF(group)(kind, hd.plan, 1, &ib, in->es, &ob, out->es, scale, scratch, 1);
-  }
+  if (own) fft_ws_give(scratch, wbytes);
   fft_plan_release(hd);
   return 0;
 }

@@ -8,6 +8,10 @@
  * consecutive R, deinterleaved). Anything else is gathered element by element. The functions
  * are PB_CLONES so the shuffles compile to AVX-512/AVX2 permutes. */
 
+/* adjacent lines: each element is on its own row (a stride of a row), which the hardware
+ * prefetcher follows late; irfft2 1024x1024 float32 took 6% less with the rows 8 elements
+ * ahead prefetched, rfft2 1-2% (one thread, interleaved in one process) */
+#define FFT_PF 8
 #define FFT_SHUF(a, b, ...) __builtin_shuffle((a), (b), (SUF(ivec)){__VA_ARGS__})
 
 /* unaligned vector access to R data (a macro: a function returning a vector would warn of the
@@ -46,6 +50,8 @@ static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *r
   if (lay == 2) {
     for (; t < m; ++t) {
       const char *p = inb[0] + t * es;
+      __builtin_prefetch(p + FFT_PF * es);
+      __builtin_prefetch(p + FFT_PF * es + 2 * sizeof(SUF(vec)) - 1);
       const SUF(vec) lo = VLD(p), hi = VLD(p + sizeof(SUF(vec)));
       VST(xr + t * L, FFT_SHUF(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14));
       VST(xi + t * L, FFT_SHUF(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));
@@ -76,6 +82,8 @@ static PB_CLONES void SUF(scatter8)(const R *restrict zr, const R *restrict zi, 
   if (lay == 2) {
     for (; t < m; ++t) {
       char *p = outb[0] + t * es;
+      __builtin_prefetch(p + FFT_PF * es, 1);
+      __builtin_prefetch(p + FFT_PF * es + 2 * sizeof(SUF(vec)) - 1, 1);
       const SUF(vec) r = VLD(zr + t * L) * scale, i = VLD(zi + t * L) * scale;
       VST(p, FFT_SHUF(r, i, 0, 8, 1, 9, 2, 10, 3, 11));
       VST(p + sizeof(SUF(vec)), FFT_SHUF(r, i, 4, 12, 5, 13, 6, 14, 7, 15));

@@ -104,6 +104,58 @@ static inline __attribute__((always_inline)) void PSUF(pass8)(
     }
 }
 
+/* Radix 16 as radix 4 twice: m = 4 a + b, j = c + 4 d, w16^(jm) = w4^(ac) w16^(bc) w4^(bd): a
+ * radix-4 DFT over a for each b, the internal twiddles w16^(bc) (cs, sn: w16^q), a radix-4 DFT
+ * over b for each c. One pass over the data where 4 4 took two (1024 = 16 8 8). */
+static inline __attribute__((always_inline)) void PSUF(pass16)(
+    int sign, const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido,
+    int64_t l1, const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
+    const R *restrict twr, const R *restrict twi, const R *restrict cs, const R *restrict sn) {
+  enum { P_ = 16 };
+  const R s = (R)sign;
+  for (int64_t k = k0; k < k1; ++k)
+    for (int64_t i = i0; i < i1; ++i) {
+      T ur[16], ui[16]; /* u_b[c] at [4 b + c] */
+      for (int b = 0; b < 4; ++b) {
+        const T a0r = xr[CCI(i, b, k)], a0i = xi[CCI(i, b, k)];
+        const T a1r = xr[CCI(i, b + 4, k)], a1i = xi[CCI(i, b + 4, k)];
+        const T a2r = xr[CCI(i, b + 8, k)], a2i = xi[CCI(i, b + 8, k)];
+        const T a3r = xr[CCI(i, b + 12, k)], a3i = xi[CCI(i, b + 12, k)];
+        const T t0r = a0r + a2r, t0i = a0i + a2i, t1r = a0r - a2r, t1i = a0i - a2i;
+        const T t2r = a1r + a3r, t2i = a1i + a3i, t3r = a1r - a3r, t3i = a1i - a3i;
+        const T vr = -s * t3i, vi = s * t3r; /* sign i (a1 - a3) */
+        ur[4 * b] = t0r + t2r; ui[4 * b] = t0i + t2i;
+        ur[4 * b + 1] = t1r + vr; ui[4 * b + 1] = t1i + vi;
+        ur[4 * b + 2] = t0r - t2r; ui[4 * b + 2] = t0i - t2i;
+        ur[4 * b + 3] = t1r - vr; ui[4 * b + 3] = t1i - vi;
+      }
+      for (int b = 1; b < 4; ++b)
+        for (int c = 1; c < 4; ++c) {
+          const R wr = cs[b * c], wi = sn[b * c];
+          const T zr = ur[4 * b + c], zi = ui[4 * b + c];
+          ur[4 * b + c] = zr * wr - zi * wi; ui[4 * b + c] = zr * wi + zi * wr;
+        }
+      T zr[16], zi[16];
+      for (int c = 0; c < 4; ++c) {
+        const T t0r = ur[c] + ur[8 + c], t0i = ui[c] + ui[8 + c];
+        const T t1r = ur[c] - ur[8 + c], t1i = ui[c] - ui[8 + c];
+        const T t2r = ur[4 + c] + ur[12 + c], t2i = ui[4 + c] + ui[12 + c];
+        const T t3r = ur[4 + c] - ur[12 + c], t3i = ui[4 + c] - ui[12 + c];
+        const T vr = -s * t3i, vi = s * t3r;
+        zr[c] = t0r + t2r; zi[c] = t0i + t2i;
+        zr[c + 4] = t1r + vr; zi[c + 4] = t1i + vi;
+        zr[c + 8] = t0r - t2r; zi[c + 8] = t0i - t2i;
+        zr[c + 12] = t1r - vr; zi[c + 12] = t1i - vi;
+      }
+      yr[CHI(i, k, 0)] = zr[0]; yi[CHI(i, k, 0)] = zi[0];
+      for (int j = 1; j < 16; ++j) {
+        if (!tw) { yr[CHI(i, k, j)] = zr[j]; yi[CHI(i, k, j)] = zi[j]; continue; }
+        const R wr = twr[(j - 1) * ido + i], wi = twi[(j - 1) * ido + i];
+        yr[CHI(i, k, j)] = zr[j] * wr - zi[j] * wi; yi[CHI(i, k, j)] = zr[j] * wi + zi[j] * wr;
+      }
+    }
+}
+
 /* Any odd radix p (3, 5, 7 with p a constant, unrolled; others generic): pairs m, p - m give
  * y_j = x_0 + sum_m (x_m + x_{p-m}) cos(2 pi jm/p) + i (x_m - x_{p-m}) sign sin(2 pi jm/p) and
  * y_{p-j} the same with the sine term negated (sn carries the sign). */
@@ -161,6 +213,7 @@ static inline __attribute__((always_inline)) void PSUF(stage_run)(
   switch (S->p) {
     case 2: PSUF(pass2)(tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
     case 8: PSUF(pass8)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
+    case 16: PSUF(pass16)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
     case 4: PSUF(pass4)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
     case 3: {
       /* radix 3's constants inline: cos = -1/2, sin = sign sqrt(3)/2 */

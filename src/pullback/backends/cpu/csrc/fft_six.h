@@ -165,5 +165,6 @@ static void SUF(six_run)(const SUF(cplan) *P, const char *in, int64_t ies, R *xr
   }
 }
 #undef FFT_SHUF
+#undef FFT_PF
 #undef VLD
 #undef VST

@@ -193,7 +193,7 @@ static void fft_plan_release(fft_handle h) {
  * between calls (taken by one call at a time; a concurrent call allocates its own). */
 
 #define FFT_WS_MIN ((size_t)4 << 20)    /* smaller workspaces come from ctx->scratch */
-#define FFT_WS_MAX ((size_t)512 << 20)  /* larger ones are not kept */
+#define FFT_WS_MAX ((size_t)128 << 20)  /* larger ones are not kept (freed after the call) */
 
 static pthread_mutex_t fft_ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *fft_ws;

@@ -100,19 +100,7 @@ static PB_AVX512 void acc_avx512(int64_t m, int64_t n, int64_t H, const float *a
  * of stores ld apart */
 static PB_AVX512 void cols_avx512(float *dst, int64_t ld, const float *src, int64_t rows,
                                   int64_t rs, int64_t H) {
-  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const int64_t nr = rows - r0 < 16 ? rows - r0 : 16;
-    const __mmask16 kr = pb_lanes16(nr);
-    for (int64_t h0 = 0; h0 < H; h0 += 16) {
-      const int64_t nh = H - h0 < 16 ? H - h0 : 16;
-      const __mmask16 kh = pb_lanes16(nh);
-      __m512 x[16];
-      for (int u = 0; u < 16; ++u)
-        x[u] = u < nr ? _mm512_maskz_loadu_ps(kh, src + (r0 + u) * rs + h0) : _mm512_setzero_ps();
-      pb_transpose16(x);
-      for (int u = 0; u < nh; ++u) _mm512_mask_storeu_ps(dst + (h0 + u) * ld + r0, kr, x[u]);
-    }
-  }
+  pb_transpose_f32(src, rs, dst, ld, rows, H, false);
 }
 #define HAVE_F32_AVX512 (pb_avx512_usable())
 #else

@@ -1,5 +1,5 @@
 /* Register-level AVX-512 helpers shared by the float32 tile kernels (gemm.c, attention.c):
- * lane masks and the 16 x 16 in-register transpose. Include after pb.h, under PB_HAVE_AVX512. */
+ * lane masks, the 16 x 16 in-register transpose and a strided block transpose on it. Include after pb.h, under PB_HAVE_AVX512. */
 #ifndef PB_AVX512_REGS_H
 #define PB_AVX512_REGS_H
 #include <immintrin.h>
@@ -31,6 +31,29 @@ static inline PB_AVX512 void pb_transpose16(__m512 r[16]) {
   for (int i = 0; i < 8; ++i) {
     r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
     r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+/* dst[c * ds + r] (+)= src[r * ss + c] for r < rows, c < cols (strides in floats), through
+ * 16 x 16 register transposes: each side read and written 16 contiguous floats at a time
+ * instead of single floats ds apart */
+static inline PB_AVX512 void pb_transpose_f32(const float *src, int64_t ss, float *dst, int64_t ds,
+                                              int64_t rows, int64_t cols, bool add) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+    const __mmask16 rm = pb_lanes16(rn);
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t cn = cols - c0 < 16 ? cols - c0 : 16;
+      const __mmask16 cm = pb_lanes16(cn);
+      __m512 t[16];
+      for (int64_t i = 0; i < 16; ++i)
+        t[i] = i < rn ? _mm512_maskz_loadu_ps(cm, src + (r0 + i) * ss + c0) : _mm512_setzero_ps();
+      pb_transpose16(t);
+      for (int64_t k = 0; k < cn; ++k) {
+        float *d = dst + (c0 + k) * ds + r0;
+        _mm512_mask_storeu_ps(d, rm, add ? _mm512_add_ps(_mm512_maskz_loadu_ps(rm, d), t[k]) : t[k]);
+      }
+    }
   }
 }
 #endif

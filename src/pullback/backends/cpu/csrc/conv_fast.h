@@ -114,35 +114,15 @@ static int pixbuf_phases(pixbuf *b, const view2 *v, int64_t p0, int64_t p1, int6
 
 #if PB_HAVE_AVX512
 #include "avx512_regs.h"
-/* dst[c * ds + r] (+)= src[r * ss + c] for r < rows, c < cols (strides in floats), through
- * 16 x 16 register transposes: each side is read and written 16 contiguous floats at a time */
-static PB_AVX512 void tr_f32_avx512(const float *src, int64_t ss, float *dst, int64_t ds,
-                                    int64_t rows, int64_t cols, bool add) {
-  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
-    const __mmask16 rm = pb_lanes16(rn);
-    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
-      const int64_t cn = cols - c0 < 16 ? cols - c0 : 16;
-      const __mmask16 cm = pb_lanes16(cn);
-      __m512 t[16];
-      for (int64_t i = 0; i < 16; ++i)
-        t[i] = i < rn ? _mm512_maskz_loadu_ps(cm, src + (r0 + i) * ss + c0) : _mm512_setzero_ps();
-      pb_transpose16(t);
-      for (int64_t k = 0; k < cn; ++k) {
-        float *d = dst + (c0 + k) * ds + r0;
-        _mm512_mask_storeu_ps(d, rm, add ? _mm512_add_ps(_mm512_maskz_loadu_ps(rm, d), t[k]) : t[k]);
-      }
-    }
-  }
-}
 #endif
 
-/* the same, any CPU: AVX-512 when usable, else 8 x 8 blocks of scalars */
+/* dst[c * ds + r] (+)= src[r * ss + c] for r < rows, c < cols (strides in floats): AVX-512
+ * register transposes when usable, else 8 x 8 blocks of scalars */
 static void tr_f32(const float *src, int64_t ss, float *dst, int64_t ds, int64_t rows,
                    int64_t cols, bool add) {
 #if PB_HAVE_AVX512
   if (fast_usable()) {
-    tr_f32_avx512(src, ss, dst, ds, rows, cols, add);
+    pb_transpose_f32(src, ss, dst, ds, rows, cols, add);
     return;
   }
 #endif

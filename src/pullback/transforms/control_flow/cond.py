@@ -31,8 +31,7 @@ def _abstract_eval(index, *avals, branches):
                         f"{index.str_short()}")
     for i, br in enumerate(branches):
         want = br.in_avals
-        if len(want) != len(avals) or any(a.shape != w.shape or a.dtype != w.dtype
-                                          for a, w in zip(avals, want)):
+        if not J.same_types(avals, want):
             raise TypeError(f"cond: branch {i} takes {[w.str_short() for w in want]}, got "
                             f"{[a.str_short() for a in avals]}")
     return list(branches[0].out_avals)

@@ -21,6 +21,13 @@ from ..partial_eval import PartialVal, PETrace, _tracers_to_jaxpr
 from ..transpose import backward_pass
 from ..vmap import BatchTrace, BatchTracer, _axis_env, moveaxis_to
 
+def same_types(got: Sequence[ShapedArray], want: Sequence[ShapedArray]) -> bool:
+    """Whether operands of avals ``got`` fit inputs ``want`` (count, shapes and dtypes): the
+    control-flow primitives' abstract-eval check of their operands against their bodies."""
+    return len(got) == len(want) and all(a.shape == w.shape and a.dtype == w.dtype
+                                         for a, w in zip(got, want))
+
+
 # ---- derived-program caches (one entry per body and rule arguments) ----
 
 _caches: "weakref.WeakKeyDictionary[ClosedJaxpr, dict]" = weakref.WeakKeyDictionary()

@@ -48,8 +48,7 @@ def widen(body: ClosedJaxpr, n_own: int, before: Sequence[ShapedArray],
 def _abstract_eval(*avals, num_consts, num_aux, matvec, vecmat, solve, transpose_solve):
     b = avals[num_consts:]
     want = matvec.out_avals
-    if len(b) != len(want) or any(a.shape != w.shape or a.dtype != w.dtype
-                                  for a, w in zip(b, want)):
+    if not J.same_types(b, want):
         raise TypeError(f"linear_solve: argument 'b' has types "
                         f"{[a.str_short() for a in b]}, but the operator maps to "
                         f"{[w.str_short() for w in want]}")

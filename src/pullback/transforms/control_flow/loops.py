@@ -36,8 +36,7 @@ def _abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, init = _split(avals, cond_nconsts, body_nconsts)
     for what, got, want in (("cond", cc + init, cond_jaxpr.in_avals),
                             ("body", bc + init, body_jaxpr.in_avals)):
-        if len(got) != len(want) or any(a.shape != w.shape or a.dtype != w.dtype
-                                        for a, w in zip(got, want)):
+        if not J.same_types(got, want):
             raise TypeError(f"while: the {what} program takes "
                             f"{[w.str_short() for w in want]}, got "
                             f"{[a.str_short() for a in got]}")

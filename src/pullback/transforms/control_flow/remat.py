@@ -39,8 +39,7 @@ _jvp_origin: "weakref.WeakKeyDictionary[ClosedJaxpr, tuple]" = weakref.WeakKeyDi
 
 def _abstract_eval(*avals, jaxpr, prevent_cse, differentiated, policy):
     want = jaxpr.in_avals
-    if len(avals) != len(want) or any(a.shape != w.shape or a.dtype != w.dtype
-                                      for a, w in zip(avals, want)):
+    if not J.same_types(avals, want):
         raise TypeError(f"checkpoint: the program takes {[w.str_short() for w in want]}, got "
                         f"{[a.str_short() for a in avals]}")
     return list(jaxpr.out_avals)

@@ -143,9 +143,10 @@ static void pixbuf_fill(const pixbuf *b, float *dst, const char *x, int64_t xs_c
   for (int64_t r = 0; r < b->regions; ++r) {
     float *reg = dst + r * b->region_px * ch;
     const int64_t *cs = b->csrc + r * width;
-    int64_t v0 = 0, v1;
+    int64_t v0 = 0;
     while (v0 < width && (cs[v0] < 0 || cs[v0] >= in_w)) ++v0;
-    for (v1 = v0; v1 < width && cs[v1] >= 0 && cs[v1] < in_w;) ++v1;
+    int64_t v1 = v0;
+    while (v1 < width && cs[v1] >= 0 && cs[v1] < in_w) ++v1;
     const int64_t n = v1 - v0, sw = n > 1 ? (cs[v0 + 1] - cs[v0]) * xs_w : xs_w;
     for (int64_t u = 0; u < b->rows; ++u) {
       float *row = reg + u * width * ch;
@@ -609,7 +610,7 @@ static void wino_block(wjob2 *j, int64_t n0, int64_t ng, int64_t blk, int tid, c
     float *st = out + 4 * O;
     for (int64_t k = 0; k < nt;) {
       char *yb = g->y + (n0 + (t0 + k) / T) * g->ys_n;
-      const int64_t ti = (t0 + k) % T / j->tw, tj0 = (t0 + k) % j->tw;
+      const int64_t t = (t0 + k) % T, ti = t / j->tw, tj0 = t % j->tw;
       const int64_t run = j->tw - tj0 < nt - k ? j->tw - tj0 : nt - k;
       for (int64_t e = 0; e < run; ++e) {
         wino_out(M + (k + e) * O, ms, O, out);

@@ -31,6 +31,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define FFT_GRAIN 16384    /* elements per thread worth splitting for */
 #define FFT_CACHE 64       /* plans kept */
 #define FFT_SIX 32768      /* direct lengths from which the six-step split is used */
+#define FFT_PF_MAX (256 << 10) /* bytes of a group of lanes (in and out) worth prefetching */
 #define FFT_SIXW 4         /* six-step groups of lanes moved together (4 x 8 columns) */
 
 /* ---- factoring and the Bluestein cost model ---- */
@@ -54,17 +55,19 @@ static int fft_factor(int64_t n, int *f) {
 }
 
 /* A plan's radices: fft_factor's 4s and 2 (2^k) regrouped into 8s (fewer passes over the data),
- * 2^k = 8^(k/3) times 4 (k = 2 mod 3) or times 16 (k = 1 mod 3, k > 1: one pass where 4 4 or
- * 8 2 took two). */
+ * 2^k = 8^(k/3) times 16 (k = 1 mod 3, k > 1: one pass where 4 4 or 8 2 took two), times
+ * 16 16 in place of 8 8 4 (k = 2 mod 3, k > 5: 256 in two passes, not three), else times 4
+ * or 2. */
 static void fft_radix8(int *f, int *nf) {
   int k = 0, j = 0;
   for (int i = 0; i < *nf; ++i) k += f[i] == 4 ? 2 : f[i] == 2 ? 1 : 0;
   int g[64], ng = 0;
-  int e = k / 3, r = k % 3;
-  if (r == 1 && e > 0) { e--; r = 4; }
+  int e = k / 3, r = k % 3, sixteens = 0;
+  if (r == 1 && e > 0) { e -= 1; r = 0; sixteens = 1; }      /* 8 2 -> 16 */
+  else if (r == 2 && e >= 2) { e -= 2; r = 0; sixteens = 2; } /* 8 8 4 -> 16 16 */
   for (int i = 0; i < e; ++i) g[ng++] = 8;
-  if (r == 4) g[ng++] = 16;
-  else if (r == 2) g[ng++] = 4;
+  for (int i = 0; i < sixteens; ++i) g[ng++] = 16;
+  if (r == 2) g[ng++] = 4;
   else if (r == 1) g[ng++] = 2;
   for (int i = 0; i < *nf; ++i)
     if (f[i] != 4 && f[i] != 2) g[ng++] = f[i];
@@ -106,6 +109,25 @@ static int64_t fft_choose(int64_t n, int *f, int *nf) {
 }
 
 enum { FFT_C2C, FFT_R2C, FFT_C2R };
+
+/* The lines of the group a thread transforms next, prefetched while it moves the current
+ * group's: 8 separate short lines are 8 streams too short for the hardware prefetcher to learn,
+ * and the next group's loads and stores then wait on memory (see docs/fft.md). */
+typedef struct {
+  const char *in[8], *out[8];
+  int64_t in_bytes, out_bytes; /* per line; 0: nothing to prefetch */
+} fft_next;
+
+/* Slice `it` of `nit` of the cache lines of 8 lines of `bytes` each */
+static inline void fft_prefetch(const char *const *line, int64_t bytes, int64_t it, int64_t nit,
+                                int write) {
+  const int64_t per = (bytes + 63) / 64, tot = 8 * per;
+  for (int64_t c = it * tot / nit, e = (it + 1) * tot / nit; c < e; ++c) {
+    const char *p = line[c / per] + (c % per) * 64;
+    if (write) __builtin_prefetch(p, 1);
+    else __builtin_prefetch(p, 0);
+  }
+}
 
 /* ---- lines of an axis ---- */
 

@@ -87,11 +87,21 @@ static SUF(cplan) *SUF(cplan_six)(int64_t n, int sign, const int *f, int nf) {
   return P;
 }
 
+/* Elements (of V lanes) per split plane holding n: the least W >= n whose planes start a quarter
+ * of a 4 KB page apart. A stage's butterflies run 8 or 16 streams in each of the two planes it
+ * reads and the two it writes, at strides of n / p elements, a multiple of 4 KB for many powers
+ * of two: planes at one offset put all those streams in the same sets of the 8-way L1 cache,
+ * which thrash (see docs/fft.md). */
+static int64_t SUF(pitch)(int64_t n, int V) {
+  const int64_t e = V * (int64_t)sizeof(R), q = 4096 / e, r = 1024 / e;
+  return n + ((r - n % q) % q + q) % q;
+}
+
 /* lane workspace of one group of a six-step plan; a thread holds FFT_SIXW of them */
 static int64_t SUF(six_lane1)(const SUF(cplan) *P) {
   const int64_t m = P->n1 > P->n2 ? P->n1 : P->n2;
   const int64_t a = SUF(cwork)(P->p1, FFT_LANES, 1), b = SUF(cwork)(P->p2, FFT_LANES, 1);
-  return 2 * m * FFT_LANES + (a > b ? a : b);
+  return 2 * SUF(pitch)(m, FFT_LANES) * FFT_LANES + (a > b ? a : b); /* see six_cols */
 }
 static int64_t SUF(six_lanes)(const SUF(cplan) *P) { return FFT_SIXW * SUF(six_lane1)(P); }
 
@@ -208,7 +218,8 @@ static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, co
  * (x or inside w). nt threads (the caller is not in a parallel region). */
 static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt) {
   if (P->p1) return 2 * P->n + (nt > 1 ? nt : 1) * SUF(six_lanes)(P);
-  return P->sub ? 2 * P->N * V + SUF(cwork)(P->sub, V, nt) : 2 * P->n * V;
+  return P->sub ? 2 * SUF(pitch)(P->N, V) * V + SUF(cwork)(P->sub, V, nt)
+                : 2 * SUF(pitch)(P->n, V) * V;
 }
 
 static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
@@ -219,8 +230,8 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
     return;
   }
   if (P->sub) {
-    const int64_t N = P->N;
-    R *ar = w, *ai = w + N * V, *rest = w + 2 * N * V, *cr, *ci;
+    const int64_t N = P->N, pn = SUF(pitch)(N, V);
+    R *ar = w, *ai = w + pn * V, *rest = w + 2 * pn * V, *cr, *ci;
     for (int64_t t = 0; t < n; ++t)
       for (int v = 0; v < V; ++v) {
         const R a = xr[t * V + v], b = xi[t * V + v], c = P->bcr[t], d = P->bci[t];
@@ -245,7 +256,7 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
     *outr = xr; *outi = xi;
     return;
   }
-  R *ar = xr, *ai = xi, *br = w, *bi = w + n * V;
+  R *ar = xr, *ai = xi, *br = w, *bi = w + SUF(pitch)(n, V) * V;
   if (nt <= 1) {
     for (int s = 0; s < P->nst; ++s) {
       if (V == 1) SUF(stage_v1)(P, &P->st[s], ar, ai, br, bi, 0, 1);
@@ -313,7 +324,7 @@ static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
   if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_run on the user's arrays */
   if (kind == FFT_C2C && c->sub && c->sub->p1 && V == 1) /* blue_one: the padded line, six_run's */
     return 2 * c->N + SUF(cwork)(c->sub, 1, nt);
-  return 4 * (c->n + 1) * V + SUF(cwork)(c, V, nt);
+  return 6 * SUF(pitch)(c->n + 1, V) * V + SUF(cwork)(c, V, nt); /* see group */
 }
 
 /* ---- long even real lines on the six-step: its column pass reads the samples' pairs as
@@ -436,11 +447,14 @@ static void SUF(blue_one)(const SUF(cplan) *P, const char *in, int64_t ies, char
  * one-lane loops of long real lines vectorise) ---- */
 
 static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const *inb, int64_t ies,
-                       char *const *outb, int64_t oes, R scale, R *buf, int nt) {
+                       char *const *outb, int64_t oes, R scale, R *buf, int nt,
+                       const fft_next *pf) {
   const SUF(cplan) *C = kind == FFT_C2C ? plan : ((const SUF(rplan) *)plan)->c;
-  const int64_t cn = C->n, W = cn + 1;
+  /* planes at 0, 1, 2, 3 quarters of a page (mod 4 KB): x, the stages' other buffer (work)
+   * and br, bi, which share work's offsets but are used only outside the stages */
+  const int64_t cn = C->n, W = SUF(pitch)(cn + 1, V);
   R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
-  R *work = buf + 4 * W * V, *zr, *zi;
+  R *work = buf + 6 * W * V, *zr, *zi;
   if (kind == FFT_C2C && C->p1 && V == 1) {
     SUF(six_run)(C, inb[0], ies, NULL, NULL, outb[0], oes, scale, buf, nt);
     return;
@@ -450,9 +464,9 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
     return;
   }
   if (kind == FFT_C2C && V == FFT_LANES) {
-    SUF(gather8)(inb, ies, cn, xr, xi);
+    SUF(gather8)(inb, ies, cn, xr, xi, pf);
     SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
-    SUF(scatter8)(zr, zi, cn, outb, oes, scale);
+    SUF(scatter8)(zr, zi, cn, outb, oes, scale, pf);
     return;
   }
   if (kind == FFT_C2C) {
@@ -495,10 +509,10 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
     }
     if (V == FFT_LANES && ies == (int64_t)sizeof(R)) {
       /* contiguous real lines: their sample pairs are complex elements */
-      SUF(gather8)(inb, 2 * ies, h, xr, xi);
+      SUF(gather8)(inb, 2 * ies, h, xr, xi, pf);
       SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
       SUF(untangle8)(zr, zi, h, P->wr, P->wi, br, bi, scale);
-      SUF(scatter8)(br, bi, h + 1, outb, oes, 1);
+      SUF(scatter8)(br, bi, h + 1, outb, oes, 1, pf);
       return;
     }
     for (int64_t t = 0; t < h; ++t)
@@ -537,11 +551,11 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
     return;
   }
   if (V == FFT_LANES) {
-    SUF(gather8)(inb, ies, h + 1, br, bi);
+    SUF(gather8)(inb, ies, h + 1, br, bi, pf);
     SUF(tangle8)(br, bi, h, P->wr, P->wi, xr, xi);
     SUF(cexec)(C, V, xr, xi, work, &zr, &zi, nt);
     if (oes == (int64_t)sizeof(R)) {
-      SUF(scatter8)(zr, zi, h, outb, 2 * oes, scale);
+      SUF(scatter8)(zr, zi, h, outb, 2 * oes, scale, pf);
       return;
     }
     for (int64_t t = 0; t < h; ++t)
@@ -609,25 +623,43 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
   int own;
   R *scratch = fft_ws_take(ctx, wbytes, &own);
   if (!scratch) { fft_plan_release(hd); return pb_kernel_fail(ctx, PB_KERNEL_ENOMEM, "out of memory"); }
-  /* the lines left over from the groups of lanes (L mod 8) go one by one, as iterations of
-   * the same loop (after the groups, so dynamic scheduling spreads them too) */
+  /* the lines left over from the groups of lanes (L mod 8) go one by one after the groups;
+   * each thread takes a contiguous run of items, so the group it does next is known and its
+   * lines are prefetched (only groups of lanes small enough to stay in cache: FFT_PF_MAX) */
   const int64_t full = V > 1 ? groups * V : L, items = groups + (L - full);
-  PB_PRAGMA(omp parallel for num_threads(outer) schedule(dynamic) if (outer > 1))
-  for (int64_t g = 0; g < items; ++g) {
-    R *buf = scratch + wsz * (outer > 1 ? omp_get_thread_num() : 0);
-    char *ib[FFT_LANES], *ob[FFT_LANES];
-    if (g >= groups) {
-      ib[0] = fft_line(in, full + g - groups);
-      ob[0] = fft_line(out, full + g - groups);
-      SUF(group)(kind, hd.plan, 1, ib, in->es, ob, out->es, scale, buf, 1);
-      continue;
+  const int lanes = V > 1 ? FFT_LANES : 1;
+  const int64_t in_bytes = (kind == FFT_C2R ? n / 2 + 1 : n) * in->es;
+  const int64_t out_bytes = (kind == FFT_R2C ? n / 2 + 1 : n) * out->es;
+  const int pref = lanes == FFT_LANES && in->es > 0 && out->es > 0 &&
+                   8 * (in_bytes + out_bytes) <= FFT_PF_MAX;
+  PB_PRAGMA(omp parallel num_threads(outer) if (outer > 1))
+  {
+    const int tid = outer > 1 ? omp_get_thread_num() : 0;
+    R *buf = scratch + wsz * tid;
+    const int64_t g0 = items * tid / outer, g1 = items * (tid + 1) / outer;
+    for (int64_t g = g0; g < g1; ++g) {
+      char *ib[FFT_LANES], *ob[FFT_LANES];
+      if (g >= groups) {
+        ib[0] = fft_line(in, full + g - groups);
+        ob[0] = fft_line(out, full + g - groups);
+        SUF(group)(kind, hd.plan, 1, ib, in->es, ob, out->es, scale, buf, 1, NULL);
+        continue;
+      }
+      for (int v = 0; v < lanes; ++v) {
+        ib[v] = fft_line(in, g * lanes + v);
+        ob[v] = fft_line(out, g * lanes + v);
+      }
+      fft_next nx, *pf = NULL;
+      if (pref && g + 1 < g1 && g + 1 < groups) {
+        for (int v = 0; v < lanes; ++v) {
+          nx.in[v] = fft_line(in, (g + 1) * lanes + v);
+          nx.out[v] = fft_line(out, (g + 1) * lanes + v);
+        }
+        nx.in_bytes = in_bytes; nx.out_bytes = out_bytes;
+        pf = &nx;
+      }
+      SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner, pf);
     }
-    const int lanes = V > 1 ? FFT_LANES : 1;
-    for (int v = 0; v < lanes; ++v) {
-      ib[v] = fft_line(in, g * lanes + v);
-      ob[v] = fft_line(out, g * lanes + v);
-    }
-    SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner);
   }
   if (own) fft_ws_give(scratch, wbytes);
   fft_plan_release(hd);

@@ -42,9 +42,10 @@ static inline int SUF(layout)(char *const *b, int64_t es) {
   return es == c ? 1 : 0;
 }
 
-/* m complex elements (stride es bytes) of 8 lines into split lanes xr, xi */
+/* m complex elements (stride es bytes) of 8 lines into split lanes xr, xi; pf (or NULL): the
+ * next group's input lines, prefetched over the loop */
 static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *restrict xr,
-                                   R *restrict xi) {
+                                   R *restrict xi, const fft_next *pf) {
   const int L = FFT_LANES, lay = SUF(layout)(inb, es);
   int64_t t = 0;
   if (lay == 2) {
@@ -59,6 +60,7 @@ static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *r
   } else if (lay == 1) {
     for (; t + 4 <= m; t += 4) {
       SUF(vec) a[8];
+      if (pf) fft_prefetch(pf->in, pf->in_bytes, t / 4, m / 4, 0);
       for (int v = 0; v < 8; ++v) a[v] = VLD(inb[v] + t * es);
       SUF(transpose8)(a);
       for (int j = 0; j < 4; ++j) {
@@ -74,9 +76,10 @@ static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *r
     }
 }
 
-/* the reverse: split lanes zr, zi times scale into m complex elements of 8 lines */
+/* the reverse: split lanes zr, zi times scale into m complex elements of 8 lines; pf (or
+ * NULL): the next group's output lines, prefetched for writing */
 static PB_CLONES void SUF(scatter8)(const R *restrict zr, const R *restrict zi, int64_t m,
-                                    char *const *outb, int64_t es, R scale) {
+                                    char *const *outb, int64_t es, R scale, const fft_next *pf) {
   const int L = FFT_LANES, lay = SUF(layout)(outb, es);
   int64_t t = 0;
   if (lay == 2) {
@@ -91,6 +94,7 @@ static PB_CLONES void SUF(scatter8)(const R *restrict zr, const R *restrict zi, 
   } else if (lay == 1) {
     for (; t + 4 <= m; t += 4) {
       SUF(vec) a[8];
+      if (pf) fft_prefetch(pf->out, pf->out_bytes, t / 4, m / 4, 1);
       for (int j = 0; j < 4; ++j) {
         a[2 * j] = VLD(zr + (t + j) * L) * scale;
         a[2 * j + 1] = VLD(zi + (t + j) * L) * scale;

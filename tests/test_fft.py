@@ -287,12 +287,14 @@ def test_bluestein_long_lengths_and_layouts(n):
 @pytest.mark.parametrize("dt", COMPLEX)
 def test_radix16_lengths(dt):
     """Powers of two 2^k with k = 1 mod 3 run a radix-16 stage (csrc/fft_passes.h's pass16; 1024
-    = 8 8 16): one line (the scalar stage loop) and 9 lines (8 lanes and a leftover), forward
-    and inverse, with other factors beside it, and the 2-D real transform whose columns use it."""
+    = 8 8 16), with k = 2 mod 3 two of them (256 = 16 16, 2048 = 8 16 16): one line (the scalar
+    stage loop) and 9 lines (8 lanes and a leftover; up to 4096 on the stages compiled for the
+    constant plane distance, 8192 on those for a run-time one), forward and inverse, with other
+    factors beside it, and the 2-D real transform whose columns use it."""
     rng = np.random.default_rng(16)
     tol = 2e-7 if dt == np.complex64 else 1e-15
     with enable_x64():
-        for n in (16, 48, 128, 1024, 8192, 16 * 35):
+        for n in (16, 48, 128, 256, 1024, 2048, 8192, 16 * 35):
             for rows in (1, 9):
                 x = _rand(rng, (rows, n), dt)
                 lg = np.log2(n)

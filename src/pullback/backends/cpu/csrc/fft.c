@@ -32,6 +32,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define FFT_CACHE 64       /* plans kept */
 #define FFT_SIX 32768      /* direct lengths from which the six-step split is used */
 #define FFT_PF_MAX (256 << 10) /* bytes of a group of lanes (in and out) worth prefetching */
+#define FFT_DMAX 4096       /* lane lines up to this long have their planes a constant apart */
 #define FFT_SIXW 4         /* six-step groups of lanes moved together (4 x 8 columns) */
 
 /* ---- factoring and the Bluestein cost model ---- */

@@ -87,21 +87,31 @@ static SUF(cplan) *SUF(cplan_six)(int64_t n, int sign, const int *f, int nf) {
   return P;
 }
 
-/* Elements (of V lanes) per split plane holding n: the least W >= n whose planes start a quarter
- * of a 4 KB page apart. A stage's butterflies run 8 or 16 streams in each of the two planes it
- * reads and the two it writes, at strides of n / p elements, a multiple of 4 KB for many powers
- * of two: planes at one offset put all those streams in the same sets of the 8-way L1 cache,
- * which thrash (see docs/fft.md). */
-static int64_t SUF(pitch)(int64_t n, int V) {
+/* The distance, in R, from a split plane holding n elements of V lanes to its partner (the
+ * imaginary plane after the real one; a stage's other buffer after its input).
+ *
+ * Planes start a quarter of a 4 KB page apart (mod 4 KB): a stage's butterflies run 8 or 16
+ * streams in each of the two planes it reads and the two it writes, at strides of n / p
+ * elements, a multiple of 4 KB for many powers of two, and planes at one offset put all those
+ * streams in the same sets of the 8-way L1 cache, which thrash.
+ *
+ * On lanes of lines up to FFT_DMAX long the distance is one constant, SUF(DPLANE) (most of it
+ * address space never touched): the stages compiled for it (stage_vd) address an element's
+ * real and imaginary parts from one pointer, where two planes at a distance known only at run
+ * time took a pointer each, more than the registers hold, and the butterflies reloaded them
+ * from the stack (see docs/fft.md). */
+enum { SUF(DPLANE) = FFT_DMAX * FFT_LANES + 1024 / (int)sizeof(R) };
+static int64_t SUF(plane)(int64_t n, int V) {
+  if (V == FFT_LANES && n <= FFT_DMAX) return SUF(DPLANE);
   const int64_t e = V * (int64_t)sizeof(R), q = 4096 / e, r = 1024 / e;
-  return n + ((r - n % q) % q + q) % q;
+  return (n + ((r - n % q) % q + q) % q) * V;
 }
 
 /* lane workspace of one group of a six-step plan; a thread holds FFT_SIXW of them */
 static int64_t SUF(six_lane1)(const SUF(cplan) *P) {
   const int64_t m = P->n1 > P->n2 ? P->n1 : P->n2;
   const int64_t a = SUF(cwork)(P->p1, FFT_LANES, 1), b = SUF(cwork)(P->p2, FFT_LANES, 1);
-  return 2 * SUF(pitch)(m, FFT_LANES) * FFT_LANES + (a > b ? a : b); /* see six_cols */
+  return 2 * SUF(plane)(m, FFT_LANES) + (a > b ? a : b); /* see six_cols */
 }
 static int64_t SUF(six_lanes)(const SUF(cplan) *P) { return FFT_SIXW * SUF(six_lane1)(P); }
 
@@ -216,6 +226,13 @@ static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, co
                                     const R *xi, R *yr, R *yi, int tid, int nt) {
   STAGE_BODY(SUF(stage_part_v), SUF(vec))
 }
+/* lanes whose imaginary planes sit SUF(DPLANE) after the real ones (see plane) */
+static PB_CLONES void SUF(stage_vd)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
+                                    R *yr, int tid, int nt) {
+  const R *xi = xr + SUF(DPLANE);
+  R *yi = yr + SUF(DPLANE);
+  STAGE_BODY(SUF(stage_part_v), SUF(vec))
+}
 #undef STAGE_BODY
 #pragma GCC pop_options
 
@@ -224,8 +241,7 @@ static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, co
  * (x or inside w). nt threads (the caller is not in a parallel region). */
 static int64_t SUF(cwork)(const SUF(cplan) *P, int V, int nt) {
   if (P->p1) return 2 * P->n + (nt > 1 ? nt : 1) * SUF(six_lanes)(P);
-  return P->sub ? 2 * SUF(pitch)(P->N, V) * V + SUF(cwork)(P->sub, V, nt)
-                : 2 * SUF(pitch)(P->n, V) * V;
+  return P->sub ? 2 * SUF(plane)(P->N, V) + SUF(cwork)(P->sub, V, nt) : 2 * SUF(plane)(P->n, V);
 }
 
 static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr, R **outi, int nt) {
@@ -236,8 +252,8 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
     return;
   }
   if (P->sub) {
-    const int64_t N = P->N, pn = SUF(pitch)(N, V);
-    R *ar = w, *ai = w + pn * V, *rest = w + 2 * pn * V, *cr, *ci;
+    const int64_t N = P->N, pn = SUF(plane)(N, V);
+    R *ar = w, *ai = w + pn, *rest = w + 2 * pn, *cr, *ci;
     for (int64_t t = 0; t < n; ++t)
       for (int v = 0; v < V; ++v) {
         const R a = xr[t * V + v], b = xi[t * V + v], c = P->bcr[t], d = P->bci[t];
@@ -262,10 +278,12 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
     *outr = xr; *outi = xi;
     return;
   }
-  R *ar = xr, *ai = xi, *br = w, *bi = w + SUF(pitch)(n, V) * V;
+  R *ar = xr, *ai = xi, *br = w, *bi = w + SUF(plane)(n, V);
+  const int vd = V == FFT_LANES && xi == xr + SUF(DPLANE) && bi == br + SUF(DPLANE);
   if (nt <= 1) {
     for (int s = 0; s < P->nst; ++s) {
       if (V == 1) SUF(stage_v1)(P, &P->st[s], ar, ai, br, bi, 0, 1);
+      else if (vd) SUF(stage_vd)(P, &P->st[s], ar, br, 0, 1);
       else SUF(stage_vl)(P, &P->st[s], ar, ai, br, bi, 0, 1);
       R *t = ar; ar = br; br = t; t = ai; ai = bi; bi = t;
     }
@@ -276,6 +294,7 @@ static void SUF(cexec)(const SUF(cplan) *P, int V, R *xr, R *xi, R *w, R **outr,
       const int tid = omp_get_thread_num();
       for (int s = 0; s < P->nst; ++s) {
         if (V == 1) SUF(stage_v1)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
+        else if (vd) SUF(stage_vd)(P, &P->st[s], pr, qr, tid, nt);
         else SUF(stage_vl)(P, &P->st[s], pr, pi, qr, qi, tid, nt);
         R *t = pr; pr = qr; qr = t; t = pi; pi = qi; qi = t;
         PB_PRAGMA(omp barrier)
@@ -330,7 +349,7 @@ static int64_t SUF(work)(int kind, const SUF(cplan) *c, int V, int nt) {
   if (kind == FFT_C2C && c->p1 && V == 1) return SUF(cwork)(c, V, nt); /* six_run on the user's arrays */
   if (kind == FFT_C2C && c->sub && c->sub->p1 && V == 1) /* blue_one: the padded line, six_run's */
     return 2 * c->N + SUF(cwork)(c->sub, 1, nt);
-  return 6 * SUF(pitch)(c->n + 1, V) * V + SUF(cwork)(c, V, nt); /* see group */
+  return 6 * SUF(plane)(c->n + 1, V) + SUF(cwork)(c, V, nt); /* see group */
 }
 
 /* ---- long even real lines on the six-step: its column pass reads the samples' pairs as
@@ -458,9 +477,9 @@ static PB_CLONES void SUF(group)(int kind, const void *plan, int V, char *const 
   const SUF(cplan) *C = kind == FFT_C2C ? plan : ((const SUF(rplan) *)plan)->c;
   /* planes at 0, 1, 2, 3 quarters of a page (mod 4 KB): x, the stages' other buffer (work)
    * and br, bi, which share work's offsets but are used only outside the stages */
-  const int64_t cn = C->n, W = SUF(pitch)(cn + 1, V);
-  R *xr = buf, *xi = buf + W * V, *br = buf + 2 * W * V, *bi = buf + 3 * W * V;
-  R *work = buf + 6 * W * V, *zr, *zi;
+  const int64_t cn = C->n, W = SUF(plane)(cn + 1, V);
+  R *xr = buf, *xi = buf + W, *br = buf + 2 * W, *bi = buf + 3 * W;
+  R *work = buf + 6 * W, *zr, *zi;
   if (kind == FFT_C2C && C->p1 && V == 1) {
     SUF(six_run)(C, inb[0], ies, NULL, NULL, outb[0], oes, scale, buf, nt);
     return;

@@ -8,6 +8,15 @@
 #define CCI(i, m, k) ((i) + ido * ((m) + (int64_t)P_ * (k)))
 #define CHI(i, k, j) ((i) + ido * ((k) + l1 * (j)))
 
+/* Output j of the butterfly at (i, k): z times twiddle j (none for j = 0 or without tw) */
+static inline __attribute__((always_inline)) void PSUF(put)(
+    const int tw, int j, int64_t i, int64_t k, int64_t ido, int64_t l1, T zr, T zi,
+    T *restrict yr, T *restrict yi, const R *restrict twr, const R *restrict twi) {
+  if (!tw || j == 0) { yr[CHI(i, k, j)] = zr; yi[CHI(i, k, j)] = zi; return; }
+  const R wr = twr[(j - 1) * ido + i], wi = twi[(j - 1) * ido + i];
+  yr[CHI(i, k, j)] = zr * wr - zi * wi; yi[CHI(i, k, j)] = zr * wi + zi * wr;
+}
+
 static inline __attribute__((always_inline)) void PSUF(pass2)(
     const int tw, int64_t k0, int64_t k1, int64_t i0, int64_t i1, int64_t ido, int64_t l1,
     const T *restrict xr, const T *restrict xi, T *restrict yr, T *restrict yi,
@@ -84,22 +93,17 @@ static inline __attribute__((always_inline)) void PSUF(pass8)(
         const T r3 = (-br[3] - s * bi[3]) * h, i3 = (s * br[3] - bi[3]) * h;
         br[3] = r3; bi[3] = i3;
       }
-      T zr[8], zi[8];
+      /* each half's four outputs j = half + 2 q stored as they are made (no array of all
+       * eight: the compiler kept one on the stack) */
       for (int half = 0; half < 2; ++half) {
         const T *cr = half ? br : ar, *ci = half ? bi : ai;
         const T t0r = cr[0] + cr[2], t0i = ci[0] + ci[2], t1r = cr[0] - cr[2], t1i = ci[0] - ci[2];
         const T t2r = cr[1] + cr[3], t2i = ci[1] + ci[3], t3r = cr[1] - cr[3], t3i = ci[1] - ci[3];
         const T ur = -s * t3i, ui = s * t3r; /* sign i (c1 - c3) */
-        zr[half] = t0r + t2r; zi[half] = t0i + t2i;
-        zr[half + 2] = t1r + ur; zi[half + 2] = t1i + ui;
-        zr[half + 4] = t0r - t2r; zi[half + 4] = t0i - t2i;
-        zr[half + 6] = t1r - ur; zi[half + 6] = t1i - ui;
-      }
-      yr[CHI(i, k, 0)] = zr[0]; yi[CHI(i, k, 0)] = zi[0];
-      for (int j = 1; j < 8; ++j) {
-        if (!tw) { yr[CHI(i, k, j)] = zr[j]; yi[CHI(i, k, j)] = zi[j]; continue; }
-        const R wr = twr[(j - 1) * ido + i], wi = twi[(j - 1) * ido + i];
-        yr[CHI(i, k, j)] = zr[j] * wr - zi[j] * wi; yi[CHI(i, k, j)] = zr[j] * wi + zi[j] * wr;
+        PSUF(put)(tw, half, i, k, ido, l1, t0r + t2r, t0i + t2i, yr, yi, twr, twi);
+        PSUF(put)(tw, half + 2, i, k, ido, l1, t1r + ur, t1i + ui, yr, yi, twr, twi);
+        PSUF(put)(tw, half + 4, i, k, ido, l1, t0r - t2r, t0i - t2i, yr, yi, twr, twi);
+        PSUF(put)(tw, half + 6, i, k, ido, l1, t1r - ur, t1i - ui, yr, yi, twr, twi);
       }
     }
 }
@@ -135,23 +139,16 @@ static inline __attribute__((always_inline)) void PSUF(pass16)(
           const T zr = ur[4 * b + c], zi = ui[4 * b + c];
           ur[4 * b + c] = zr * wr - zi * wi; ui[4 * b + c] = zr * wi + zi * wr;
         }
-      T zr[16], zi[16];
-      for (int c = 0; c < 4; ++c) {
+      for (int c = 0; c < 4; ++c) { /* outputs j = c + 4 d, stored as made (see pass8) */
         const T t0r = ur[c] + ur[8 + c], t0i = ui[c] + ui[8 + c];
         const T t1r = ur[c] - ur[8 + c], t1i = ui[c] - ui[8 + c];
         const T t2r = ur[4 + c] + ur[12 + c], t2i = ui[4 + c] + ui[12 + c];
         const T t3r = ur[4 + c] - ur[12 + c], t3i = ui[4 + c] - ui[12 + c];
         const T vr = -s * t3i, vi = s * t3r;
-        zr[c] = t0r + t2r; zi[c] = t0i + t2i;
-        zr[c + 4] = t1r + vr; zi[c + 4] = t1i + vi;
-        zr[c + 8] = t0r - t2r; zi[c + 8] = t0i - t2i;
-        zr[c + 12] = t1r - vr; zi[c + 12] = t1i - vi;
-      }
-      yr[CHI(i, k, 0)] = zr[0]; yi[CHI(i, k, 0)] = zi[0];
-      for (int j = 1; j < 16; ++j) {
-        if (!tw) { yr[CHI(i, k, j)] = zr[j]; yi[CHI(i, k, j)] = zi[j]; continue; }
-        const R wr = twr[(j - 1) * ido + i], wi = twi[(j - 1) * ido + i];
-        yr[CHI(i, k, j)] = zr[j] * wr - zi[j] * wi; yi[CHI(i, k, j)] = zr[j] * wi + zi[j] * wr;
+        PSUF(put)(tw, c, i, k, ido, l1, t0r + t2r, t0i + t2i, yr, yi, twr, twi);
+        PSUF(put)(tw, c + 4, i, k, ido, l1, t1r + vr, t1i + vi, yr, yi, twr, twi);
+        PSUF(put)(tw, c + 8, i, k, ido, l1, t0r - t2r, t0i - t2i, yr, yi, twr, twi);
+        PSUF(put)(tw, c + 12, i, k, ido, l1, t1r - vr, t1i - vi, yr, yi, twr, twi);
       }
     }
 }

@@ -15,16 +15,16 @@
 static PB_CLONES void SUF(six_cols)(const SUF(cplan) *P, int64_t g, int gw, const char *in,
                                     int64_t ies, const R *xr, const R *xi, R *tr, R *ti, R *ws) {
   const int64_t n1 = P->n1, n2 = P->n2, big = n1 > n2 ? n1 : n2, cs = 2 * (int64_t)sizeof(R);
-  const int64_t l1s = SUF(six_lane1)(P), pp = SUF(pitch)(big, FFT_LANES);
+  const int64_t l1s = SUF(six_lane1)(P), pp = SUF(plane)(big, FFT_LANES);
   const int L = FFT_LANES;
-  R *br = ws, *bi = br + n1 * L, *wk = br + 2 * pp * L, *zr, *zi;
+  R *br = ws, *bi = br + n1 * L, *wk = br + 2 * pp, *zr, *zi;
   const int64_t c0 = g * L;
   {
     if (c0 + L <= n2) {
       for (int64_t t = 0; t < n1; ++t)
         for (int q = 0; q < gw; ++q) {
           const int64_t e = n2 * t + c0 + q * L;
-          R *qr = ws + q * l1s + t * L, *qi = qr + pp * L;
+          R *qr = ws + q * l1s + t * L, *qi = qr + pp;
           if (!in) {
             VST(qr, VLD(xr + e)); VST(qi, VLD(xi + e));
           } else if (ies == cs) {
@@ -42,7 +42,7 @@ static PB_CLONES void SUF(six_cols)(const SUF(cplan) *P, int64_t g, int gw, cons
       R *outr[FFT_SIXW], *outi[FFT_SIXW];
       for (int q = 0; q < gw; ++q) {
         R *qr = ws + q * l1s;
-        SUF(cexec)(P->p1, L, qr, qr + pp * L, qr + 2 * pp * L, &outr[q], &outi[q], 1);
+        SUF(cexec)(P->p1, L, qr, qr + pp, qr + 2 * pp, &outr[q], &outi[q], 1);
       }
       for (int64_t k = 0; k < n1; ++k)
         for (int q = 0; q < gw; ++q) {
@@ -73,9 +73,9 @@ static PB_CLONES void SUF(six_rows)(const SUF(cplan) *P, int64_t g, int gw, cons
                                     const R *ti, R *xr, R *xi, char *out, int64_t oes, R scale,
                                     R *ws) {
   const int64_t n1 = P->n1, n2 = P->n2, big = n1 > n2 ? n1 : n2, cs = 2 * (int64_t)sizeof(R);
-  const int64_t l1s = SUF(six_lane1)(P), pp = SUF(pitch)(big, FFT_LANES);
+  const int64_t l1s = SUF(six_lane1)(P), pp = SUF(plane)(big, FFT_LANES);
   const int L = FFT_LANES;
-  R *br = ws, *bi = br + n2 * L, *wk = br + 2 * pp * L, *zr, *zi;
+  R *br = ws, *bi = br + n2 * L, *wk = br + 2 * pp, *zr, *zi;
   const int64_t r0 = g * L;
   {
     if (r0 + L <= n1) {
@@ -83,7 +83,7 @@ static PB_CLONES void SUF(six_rows)(const SUF(cplan) *P, int64_t g, int gw, cons
       for (int q = 0; q < gw; ++q) {
         const int64_t rq = r0 + q * L;
         const R *wr = P->t6lr + (g + q) * n2 * L, *wi = P->t6li + (g + q) * n2 * L;
-        R *qr = ws + q * l1s, *qi = qr + pp * L;
+        R *qr = ws + q * l1s, *qi = qr + pp;
         int64_t t = 0;
         for (; t + 8 <= n2; t += 8) {
           SUF(vec) a[8], b[8];
@@ -104,7 +104,7 @@ static PB_CLONES void SUF(six_rows)(const SUF(cplan) *P, int64_t g, int gw, cons
             const R a = tr[e], b = ti[e], c = wr[t * L + v], d = wi[t * L + v];
             qr[t * L + v] = a * c - b * d; qi[t * L + v] = a * d + b * c;
           }
-        SUF(cexec)(P->p2, L, qr, qi, qr + 2 * pp * L, &outr[q], &outi[q], 1);
+        SUF(cexec)(P->p2, L, qr, qi, qr + 2 * pp, &outr[q], &outi[q], 1);
       }
       for (int64_t k = 0; k < n2; ++k)
         for (int q = 0; q < gw; ++q) {

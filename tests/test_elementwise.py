@@ -960,3 +960,19 @@ def test_complex64_abs_and_div_special_values_match_complex128():
     # (with an infinite or NaN operand, C99's Annex G values differ from NumPy's: 0 / inf)
     both = np.isfinite(a) & np.isfinite(b)
     assert not np.isfinite(got_div[both & ~finite]).any()
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_mul_and_square_are_numpys_plain_products(dt):
+    """Complex a * b and square(a) use the plain formula, as NumPy and JAX do: where both parts
+    come out NaN they stay NaN ((inf + nan i)(1 + i)), where C99's `a * b` would recover an
+    infinity. Every pair of special and ordinary parts, contiguous and broadcast."""
+    parts = [0.0, -0.0, 1.0, -2.5, 1e30, np.inf, -np.inf, np.nan]
+    z = np.array([complex(r, i) for r in parts for i in parts], dt)
+    a, b = np.repeat(z, z.size), np.tile(z, z.size)
+    pa, pbb = pb.numpy.asarray(a), pb.numpy.asarray(b)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(pa * pbb), a * b)
+        np.testing.assert_array_equal(np.asarray(pb.numpy.square(pb.numpy.asarray(z))), z * z)
+        s = dt(complex(np.inf, np.nan))
+        np.testing.assert_array_equal(np.asarray(pb.numpy.asarray(z) * s), z * s)

@@ -652,10 +652,9 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
    * each thread takes a contiguous run of items, so the group it does next is known and its
    * lines are prefetched (only groups of lanes small enough to stay in cache: FFT_PF_MAX) */
   const int64_t full = V > 1 ? groups * V : L, items = groups + (L - full);
-  const int lanes = V > 1 ? FFT_LANES : 1;
   const int64_t in_bytes = (kind == FFT_C2R ? n / 2 + 1 : n) * in->es;
   const int64_t out_bytes = (kind == FFT_R2C ? n / 2 + 1 : n) * out->es;
-  const int pref = lanes == FFT_LANES && in->es > 0 && out->es > 0 &&
+  const int pref = V == FFT_LANES && in->es > 0 && out->es > 0 &&
                    8 * (in_bytes + out_bytes) <= FFT_PF_MAX;
   PB_PRAGMA(omp parallel num_threads(outer) if (outer > 1))
   {
@@ -670,20 +669,20 @@ static int SUF(axis)(int kind, int inverse, int64_t n, const fft_lines *in, cons
         SUF(group)(kind, hd.plan, 1, ib, in->es, ob, out->es, scale, buf, 1, NULL);
         continue;
       }
-      for (int v = 0; v < lanes; ++v) {
-        ib[v] = fft_line(in, g * lanes + v);
-        ob[v] = fft_line(out, g * lanes + v);
+      for (int v = 0; v < V; ++v) {
+        ib[v] = fft_line(in, g * V + v);
+        ob[v] = fft_line(out, g * V + v);
       }
       fft_next nx, *pf = NULL;
       if (pref && g + 1 < g1 && g + 1 < groups) {
-        for (int v = 0; v < lanes; ++v) {
-          nx.in[v] = fft_line(in, (g + 1) * lanes + v);
-          nx.out[v] = fft_line(out, (g + 1) * lanes + v);
+        for (int v = 0; v < V; ++v) {
+          nx.in[v] = fft_line(in, (g + 1) * V + v);
+          nx.out[v] = fft_line(out, (g + 1) * V + v);
         }
         nx.in_bytes = in_bytes; nx.out_bytes = out_bytes;
         pf = &nx;
       }
-      SUF(group)(kind, hd.plan, lanes, ib, in->es, ob, out->es, scale, buf, inner, pf);
+      SUF(group)(kind, hd.plan, V, ib, in->es, ob, out->es, scale, buf, inner, pf);
     }
   }
   if (own) fft_ws_give(scratch, wbytes);

@@ -119,14 +119,28 @@ typedef struct {
   int64_t in_bytes, out_bytes; /* per line; 0: nothing to prefetch */
 } fft_next;
 
-/* Slice `it` of `nit` of the cache lines of 8 lines of `bytes` each */
-static inline void fft_prefetch(const char *const *line, int64_t bytes, int64_t it, int64_t nit,
-                                int write) {
-  const int64_t per = (bytes + 63) / 64, tot = 8 * per;
-  for (int64_t c = it * tot / nit, e = (it + 1) * tot / nit; c < e; ++c) {
-    const char *p = line[c / per] + (c % per) * 64;
-    if (write) __builtin_prefetch(p, 1);
-    else __builtin_prefetch(p, 0);
+/* A walk over the cache lines of 8 lines of `bytes` each, in order, `step` of them per
+ * fft_prefetch: a call per iteration of a gather or scatter loop spreads them over it. They
+ * are fetched into L2 (locality 2), not L1, which a group's lanes fill (see docs/fft.md). */
+typedef struct {
+  const char *const *line;
+  int64_t bytes, o;
+  int v, step;
+} fft_pwalk;
+
+static inline fft_pwalk fft_pwalk_new(const char *const *line, int64_t bytes, int64_t calls) {
+  const int64_t tot = 8 * ((bytes + 63) / 64), c = calls > 0 ? calls : 1;
+  const fft_pwalk w = {line, bytes, 0, 0, (int)((tot + c - 1) / c)};
+  return w;
+}
+
+static inline void fft_prefetch(fft_pwalk *w, int write) {
+  for (int j = 0; j < w->step && w->v < 8; ++j) {
+    const char *p = w->line[w->v] + w->o;
+    if (write) __builtin_prefetch(p, 1, 2);
+    else __builtin_prefetch(p, 0, 2);
+    w->o += 64;
+    if (w->o >= w->bytes) { w->o = 0; ++w->v; }
   }
 }
 

@@ -20,17 +20,46 @@ typedef R SUF(uvec) __attribute__((vector_size(FFT_LANES * sizeof(R)), aligned(s
 #define VLD(p) (*(const SUF(uvec) *)(const void *)(p))
 #define VST(p, v) (*(SUF(uvec) *)(void *)(p) = (v))
 
-/* 8x8 transpose in place: three perfect shuffles of the rows (each rotates the 6-bit
- * row-column address by one bit; three swap row and column bits) */
-static inline __attribute__((always_inline)) void SUF(transpose8)(SUF(vec) *a) {
-  for (int round = 0; round < 3; ++round) {
-    SUF(vec) c[8];
-    for (int i = 0; i < 4; ++i) {
-      c[2 * i] = FFT_SHUF(a[i], a[i + 4], 0, 8, 1, 9, 2, 10, 3, 11);
-      c[2 * i + 1] = FFT_SHUF(a[i], a[i + 4], 4, 12, 5, 13, 6, 14, 7, 15);
-    }
-    for (int i = 0; i < 8; ++i) a[i] = c[i];
+/* Half a vector (4 R): an 8x8 transpose loads and stores its rows in halves */
+typedef R SUF(hvec) __attribute__((vector_size(FFT_LANES / 2 * sizeof(R)), aligned(sizeof(R)), may_alias));
+#define HLD(p) (*(const SUF(hvec) *)(const void *)(p))
+#define HST(p, v) (*(SUF(hvec) *)(void *)(p) = (v))
+
+/* The in-lane rounds of an 8x8 transpose: with the halves of rows i and i + 4 paired in a[i]
+ * (first halves, i < 4) and a[4 + i] (second halves), two rounds of shuffles within each half
+ * vector make a[j] column j, and the same rounds turn columns back into paired rows. Only the
+ * pairing crosses the middle of a vector, done by the loads or stores of halves: a transpose
+ * of whole rows took three rounds of two-source permutes (see docs/fft.md). */
+static inline __attribute__((always_inline)) void SUF(transpose8_in)(SUF(vec) *a) {
+  for (int h = 0; h < 8; h += 4) {
+    const SUF(vec) t0 = FFT_SHUF(a[h], a[h + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    const SUF(vec) t1 = FFT_SHUF(a[h], a[h + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    const SUF(vec) t2 = FFT_SHUF(a[h + 2], a[h + 3], 0, 8, 1, 9, 4, 12, 5, 13);
+    const SUF(vec) t3 = FFT_SHUF(a[h + 2], a[h + 3], 2, 10, 3, 11, 6, 14, 7, 15);
+    a[h] = FFT_SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    a[h + 1] = FFT_SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    a[h + 2] = FFT_SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+    a[h + 3] = FFT_SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
   }
+}
+
+/* a[j] = column j of the 8 rows of 8 R at row[0..7] */
+static inline __attribute__((always_inline)) void SUF(load_t8)(const R *const *row, SUF(vec) *a) {
+  for (int i = 0; i < 4; ++i)
+    for (int h = 0; h < 2; ++h)
+      a[4 * h + i] = __builtin_shufflevector(HLD(row[i] + 4 * h), HLD(row[i + 4] + 4 * h),
+                                             0, 1, 2, 3, 4, 5, 6, 7);
+  SUF(transpose8_in)(a);
+}
+
+/* the reverse: columns a[0..7] (overwritten) stored as the rows row[0..7] */
+static inline __attribute__((always_inline)) void SUF(store_t8)(SUF(vec) *a, R *const *row) {
+  SUF(transpose8_in)(a);
+  for (int i = 0; i < 4; ++i)
+    for (int h = 0; h < 2; ++h) {
+      HST(row[i] + 4 * h, __builtin_shufflevector(a[4 * h + i], a[4 * h + i], 0, 1, 2, 3));
+      HST(row[i + 4] + 4 * h, __builtin_shufflevector(a[4 * h + i], a[4 * h + i], 4, 5, 6, 7));
+    }
 }
 
 /* Line type: 0 generic, 1 contiguous lines (element stride one complex), 2 adjacent lines. */
@@ -58,11 +87,13 @@ static PB_CLONES void SUF(gather8)(char *const *inb, int64_t es, int64_t m, R *r
       VST(xi + t * L, FFT_SHUF(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));
     }
   } else if (lay == 1) {
+    fft_pwalk pw = fft_pwalk_new(pf ? pf->in : NULL, pf ? pf->in_bytes : 0, m / 4);
     for (; t + 4 <= m; t += 4) {
       SUF(vec) a[8];
-      if (pf) fft_prefetch(pf->in, pf->in_bytes, t / 4, m / 4, 0);
-      for (int v = 0; v < 8; ++v) a[v] = VLD(inb[v] + t * es);
-      SUF(transpose8)(a);
+      const R *row[8];
+      if (pf) fft_prefetch(&pw, 0);
+      for (int v = 0; v < 8; ++v) row[v] = (const R *)(inb[v] + t * es);
+      SUF(load_t8)(row, a);
       for (int j = 0; j < 4; ++j) {
         VST(xr + (t + j) * L, a[2 * j]);
         VST(xi + (t + j) * L, a[2 * j + 1]);
@@ -92,15 +123,17 @@ static PB_CLONES void SUF(scatter8)(const R *restrict zr, const R *restrict zi, 
       VST(p + sizeof(SUF(vec)), FFT_SHUF(r, i, 4, 12, 5, 13, 6, 14, 7, 15));
     }
   } else if (lay == 1) {
+    fft_pwalk pw = fft_pwalk_new(pf ? pf->out : NULL, pf ? pf->out_bytes : 0, m / 4);
     for (; t + 4 <= m; t += 4) {
       SUF(vec) a[8];
-      if (pf) fft_prefetch(pf->out, pf->out_bytes, t / 4, m / 4, 1);
+      R *row[8];
+      if (pf) fft_prefetch(&pw, 1);
       for (int j = 0; j < 4; ++j) {
         a[2 * j] = VLD(zr + (t + j) * L) * scale;
         a[2 * j + 1] = VLD(zi + (t + j) * L) * scale;
       }
-      SUF(transpose8)(a);
-      for (int v = 0; v < 8; ++v) VST(outb[v] + t * es, a[v]);
+      for (int v = 0; v < 8; ++v) row[v] = (R *)(outb[v] + t * es);
+      SUF(store_t8)(a, row);
     }
   }
   for (; t < m; ++t)

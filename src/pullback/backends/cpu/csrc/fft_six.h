@@ -87,11 +87,10 @@ static PB_CLONES void SUF(six_rows)(const SUF(cplan) *P, int64_t g, int gw, cons
         int64_t t = 0;
         for (; t + 8 <= n2; t += 8) {
           SUF(vec) a[8], b[8];
-          for (int v = 0; v < 8; ++v) {
-            a[v] = VLD(tr + (rq + v) * n2 + t); b[v] = VLD(ti + (rq + v) * n2 + t);
-          }
-          SUF(transpose8)(a);
-          SUF(transpose8)(b);
+          const R *ra[8], *rb[8];
+          for (int v = 0; v < 8; ++v) { ra[v] = tr + (rq + v) * n2 + t; rb[v] = ti + (rq + v) * n2 + t; }
+          SUF(load_t8)(ra, a);
+          SUF(load_t8)(rb, b);
           for (int j = 0; j < 8; ++j) {
             const SUF(vec) c = VLD(wr + (t + j) * L), d = VLD(wi + (t + j) * L);
             VST(qr + (t + j) * L, a[j] * c - b[j] * d);

@@ -209,29 +209,41 @@ typedef RI SUF(ivec) __attribute__((vector_size(FFT_LANES * sizeof(R))));
 #undef PSUF
 
 /* The stages of a direct plan, part `tid` of `nt` of each stage (barriers between stages are
- * the caller's): k split when there are enough k, else i. */
-#define STAGE_BODY(PART, T_)                                                                   \
-  const int64_t l1 = S->l1, ido = S->ido;                                                      \
+ * the caller's): k split when there are enough k, else i. p_, ido_: S->p and S->ido, or the
+ * same values as constants. */
+#define STAGE_BODY(PART, T_, p_, ido_)                                                         \
+  const int64_t l1 = S->l1, ido = ido_;                                                        \
   const T_ *x_r = (const T_ *)xr, *x_i = (const T_ *)xi;                                       \
   T_ *y_r = (T_ *)yr, *y_i = (T_ *)yi;                                                         \
-  if (nt == 1) PART(P, S, 0, l1, 0, ido, x_r, x_i, y_r, y_i);                                  \
-  else if (l1 >= nt) PART(P, S, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, x_r, x_i, y_r, y_i); \
-  else PART(P, S, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, x_r, x_i, y_r, y_i);
+  if (nt == 1) PART(P, S, p_, ido, 0, l1, 0, ido, x_r, x_i, y_r, y_i);                         \
+  else if (l1 >= nt) PART(P, S, p_, ido, l1 * tid / nt, l1 * (tid + 1) / nt, 0, ido, x_r, x_i, y_r, y_i); \
+  else PART(P, S, p_, ido, 0, l1, ido * tid / nt, ido * (tid + 1) / nt, x_r, x_i, y_r, y_i);
 
 static PB_CLONES void SUF(stage_v1)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
                                     const R *xi, R *yr, R *yi, int tid, int nt) {
-  STAGE_BODY(SUF(stage_part_s), R)
+  STAGE_BODY(SUF(stage_part_s), R, S->p, S->ido)
 }
 static PB_CLONES void SUF(stage_vl)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
                                     const R *xi, R *yr, R *yi, int tid, int nt) {
-  STAGE_BODY(SUF(stage_part_v), SUF(vec))
+  STAGE_BODY(SUF(stage_part_v), SUF(vec), S->p, S->ido)
 }
-/* lanes whose imaginary planes sit SUF(DPLANE) after the real ones (see plane) */
+/* Lanes whose imaginary planes sit SUF(DPLANE) after the real ones (see plane). The first stage
+ * of 256 = 16 16 on one thread and every last radix-16 stage (ido 1) are compiled with their
+ * radix and strides as constants: a butterfly's elements are then constant offsets from one
+ * pointer, where run-time strides took a pointer per element, more than the registers hold
+ * (see docs/fft.md). */
 static PB_CLONES void SUF(stage_vd)(const SUF(cplan) *P, const SUF(stage) *S, const R *xr,
                                     R *yr, int tid, int nt) {
   const R *xi = xr + SUF(DPLANE);
   R *yi = yr + SUF(DPLANE);
-  STAGE_BODY(SUF(stage_part_v), SUF(vec))
+  if (S->p == 16 && S->ido == 16 && S->l1 == 1 && nt == 1) {
+    SUF(stage_part_v)(P, S, 16, 16, 0, 1, 0, 16, (const SUF(vec) *)xr, (const SUF(vec) *)xi,
+                      (SUF(vec) *)yr, (SUF(vec) *)yi);
+  } else if (S->p == 16 && S->ido == 1) {
+    STAGE_BODY(SUF(stage_part_v), SUF(vec), 16, 1)
+  } else {
+    STAGE_BODY(SUF(stage_part_v), SUF(vec), S->p, S->ido)
+  }
 }
 #undef STAGE_BODY
 #pragma GCC pop_options

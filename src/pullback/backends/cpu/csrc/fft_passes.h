@@ -202,12 +202,13 @@ static inline __attribute__((always_inline)) void PSUF(pass_odd)(
 #undef CHI
 
 /* One stage's butterflies on [k0, k1) x [i0, i1) with (tw 1) or without (tw 0: i = 0, where
- * every twiddle is 1) twiddles. */
+ * every twiddle is 1) twiddles; p and ido are S's (constants in the copies that stage_vd
+ * compiles for short strides). */
 static inline __attribute__((always_inline)) void PSUF(stage_run)(
-    const SUF(cplan) *P, const SUF(stage) *S, const int tw, int64_t k0, int64_t k1, int64_t i0,
-    int64_t i1, const T *xr, const T *xi, T *yr, T *yi) {
-  const int64_t ido = S->ido, l1 = S->l1;
-  switch (S->p) {
+    const SUF(cplan) *P, const SUF(stage) *S, const int p, const int64_t ido, const int tw,
+    int64_t k0, int64_t k1, int64_t i0, int64_t i1, const T *xr, const T *xi, T *yr, T *yi) {
+  const int64_t l1 = S->l1;
+  switch (p) {
     case 2: PSUF(pass2)(tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
     case 8: PSUF(pass8)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi); break;
     case 16: PSUF(pass16)(P->sign, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
@@ -222,7 +223,7 @@ static inline __attribute__((always_inline)) void PSUF(stage_run)(
     }
     case 5: PSUF(pass_odd)(5, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
     case 7: PSUF(pass_odd)(7, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci); break;
-    default: PSUF(pass_odd)(S->p, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
+    default: PSUF(pass_odd)(p, tw, k0, k1, i0, i1, ido, l1, xr, xi, yr, yi, S->twr, S->twi, S->cr, S->ci);
   }
 }
 
@@ -230,14 +231,14 @@ static inline __attribute__((always_inline)) void PSUF(stage_run)(
  * twiddles; on lanes, i = 0 without twiddles too (for one long line, whose loop over i is the
  * vectorised one, a separate sweep over k for i = 0 would cost more than it saves). */
 static inline __attribute__((always_inline)) void PSUF(stage_part)(
-    const SUF(cplan) *P, const SUF(stage) *S, int64_t k0, int64_t k1, int64_t i0, int64_t i1,
-    const T *xr, const T *xi, T *yr, T *yi) {
-  if (S->ido == 1) {
-    PSUF(stage_run)(P, S, 0, k0, k1, i0, i1, xr, xi, yr, yi);
+    const SUF(cplan) *P, const SUF(stage) *S, const int p, const int64_t ido, int64_t k0,
+    int64_t k1, int64_t i0, int64_t i1, const T *xr, const T *xi, T *yr, T *yi) {
+  if (ido == 1) {
+    PSUF(stage_run)(P, S, p, ido, 0, k0, k1, i0, i1, xr, xi, yr, yi);
   } else if (sizeof(T) > sizeof(R) && i0 == 0 && i1 > 0) {
-    PSUF(stage_run)(P, S, 0, k0, k1, 0, 1, xr, xi, yr, yi);
-    PSUF(stage_run)(P, S, 1, k0, k1, 1, i1, xr, xi, yr, yi);
+    PSUF(stage_run)(P, S, p, ido, 0, k0, k1, 0, 1, xr, xi, yr, yi);
+    PSUF(stage_run)(P, S, p, ido, 1, k0, k1, 1, i1, xr, xi, yr, yi);
   } else {
-    PSUF(stage_run)(P, S, 1, k0, k1, i0, i1, xr, xi, yr, yi);
+    PSUF(stage_run)(P, S, p, ido, 1, k0, k1, i0, i1, xr, xi, yr, yi);
   }
 }

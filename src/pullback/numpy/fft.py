@@ -63,10 +63,13 @@ def _fft_core(func_name: str, fft_type: lax.FftType, a: Any, s: Sequence[int] | 
         if not -ndim <= ax < ndim:
             raise ValueError(f"{full_name}: argument 'axes' holds {ax}, out of range for an "
                              f"array of {ndim} dimensions")
-    if orig_axes is not None:
-        new_axes = tuple(range(ndim - len(axes), ndim))
-        arr = moveaxis(arr, axes, new_axes)
-        axes = new_axes
+    # the axes moved last (and back after) unless they are there already: for the default
+    # axis, two identity moveaxis calls were half of an eager call's Python time
+    last = tuple(range(ndim - len(axes), ndim))
+    moved = tuple(ax % ndim for ax in axes) != last
+    if moved:
+        arr = moveaxis(arr, axes, last)
+    axes = last
     shape = aval_of(arr).shape
     if s is not None:
         in_s = list(shape)
@@ -87,8 +90,8 @@ def _fft_core(func_name: str, fft_type: lax.FftType, a: Any, s: Sequence[int] | 
     factor = _norm_factor(s, func_name, norm)
     if factor is not None:
         transformed = multiply(transformed, factor)
-    if orig_axes is not None:
-        transformed = moveaxis(transformed, axes, orig_axes)
+    if moved:
+        transformed = moveaxis(transformed, last, orig_axes)
     return transformed
 
 
